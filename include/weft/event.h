@@ -1,0 +1,129 @@
+/*
+ * weft/event.h - the unified event model and the cursors that deliver
+ * events of one stream, or of many streams merged by time.
+ *
+ * One event model serves every format:
+ *   - ovni:   a point event; code = MCV ("OHx"); payload = the 0..16 payload
+ *             bytes; data = jumbo data.
+ *   - Heph:   an interval [time, end]; code = description; fields =
+ *             attributes; depth/parent = call tree.
+ *   - ROSS:   a sample record; code = "PE", "KP", "LP", "MODEL", "EVENT".
+ *   - Pallas: an event occurrence; code = record kind ("Enter", ...).
+ * Payload bytes are delivered as stored (no copy when possible); typed
+ * values come from weft_event_fields(), which knows each format's layouts.
+ */
+#ifndef WEFT_EVENT_H
+#define WEFT_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum weft_event_flags {
+	WEFT_EVENT_JUMBO = 1u << 0,      /* ovni jumbo event: data holds its bytes */
+	WEFT_EVENT_BIG_ENDIAN = 1u << 1, /* payload/data bytes are big-endian */
+	WEFT_EVENT_INTERVAL = 1u << 2,   /* [time, end] is an interval */
+	WEFT_EVENT_REORDERED = 1u << 3   /* moved by unordered-region sorting */
+};
+
+typedef struct weft_event {
+	uint64_t time;          /* ns, clock offset applied */
+	uint64_t end;           /* ns; equals time for point events */
+	uint64_t offset;        /* byte offset of the record in its stream file */
+	uint64_t seq;           /* index of the event in its stream (stored order) */
+	uint32_t stream;        /* stream index */
+	uint32_t flags;         /* enum weft_event_flags */
+	const char *code;       /* event kind, NOT NUL-terminated */
+	uint32_t code_len;
+	uint32_t payload_size;
+	const uint8_t *payload; /* fixed payload bytes, as stored */
+	const uint8_t *data;    /* variable data (ovni jumbo), as stored */
+	uint64_t data_size;
+	int32_t depth;          /* nesting depth in a call tree, -1 if none */
+	int64_t parent;         /* seq of the enclosing event, -1 if none */
+} weft_event;
+
+/* ---- Typed fields -------------------------------------------------------- */
+
+typedef enum weft_type {
+	WEFT_TYPE_U8 = 1, WEFT_TYPE_U16, WEFT_TYPE_U32, WEFT_TYPE_U64,
+	WEFT_TYPE_I8, WEFT_TYPE_I16, WEFT_TYPE_I32, WEFT_TYPE_I64,
+	WEFT_TYPE_F32, WEFT_TYPE_F64,
+	WEFT_TYPE_STR,   /* text (not NUL-terminated: use v.s.len) */
+	WEFT_TYPE_BYTES, /* opaque bytes (v.s) */
+	WEFT_TYPE_BOOL
+} weft_type;
+
+/* "u32", "str", ... */
+const char *weft_type_name(weft_type type);
+
+typedef struct weft_field {
+	const char *name;   /* NOT NUL-terminated: name_len */
+	uint32_t name_len;
+	weft_type type;     /* element type for arrays */
+	uint32_t count;     /* number of elements when is_array */
+	int is_array;
+	union {
+		uint64_t u;     /* U8..U64, BOOL */
+		int64_t i;      /* I8..I64 */
+		double f;       /* F32, F64 */
+		struct { const char *ptr; size_t len; } s; /* STR, BYTES */
+	} v;                /* scalar value (when !is_array) */
+	const uint8_t *raw; /* arrays: the stored elements (format's layout) */
+	size_t raw_size;
+	int big_endian;     /* byte order of raw */
+} weft_field;
+
+/*
+ * Decodes the typed fields of `event` into out[0..cap-1]. Returns the
+ * number of fields the event has (which may exceed cap: call again with a
+ * larger array), 0 when the format knows no layout for this event (print
+ * the payload as bytes), or a negative WEFT_E* code when the payload does
+ * not match its layout.
+ */
+int weft_event_fields(const weft_trace *trace, const weft_event *event,
+		      weft_field *out, size_t cap);
+
+/* Element i of an array field (as a scalar field named like the array). */
+int weft_field_element(const weft_field *array, uint32_t i, weft_field *out);
+
+/* ---- Cursors -------------------------------------------------------------- */
+
+typedef struct weft_cursor weft_cursor;
+
+/* What a cursor delivers. Zero-initialise, then set what you need. */
+typedef struct weft_filter {
+	uint64_t from;              /* earliest time (ns), inclusive */
+	uint64_t to;                /* latest time (ns), inclusive; 0 = no bound */
+	const char *stream_pattern; /* fnmatch() glob on the stream path, or NULL */
+	const char *code_pattern;   /* fnmatch() glob on the event code, or NULL */
+} weft_filter;
+
+/*
+ * A cursor over every stream selected by `filter` (NULL = all), merged by
+ * time (ties broken by stream index, then stored order).
+ */
+int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
+		       weft_cursor **out);
+/* A cursor over one stream, in stream order. */
+int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,
+			      weft_cursor **out);
+/*
+ * Next event: returns 1 and sets *event (valid until the next call on this
+ * cursor), 0 at the end, or a negative WEFT_E* code. A stream that cannot
+ * be read further records a diagnostic on the trace and ends; the other
+ * streams go on.
+ */
+int weft_cursor_next(weft_cursor *cursor, const weft_event **event);
+void weft_cursor_free(weft_cursor *cursor);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_EVENT_H */

@@ -1,0 +1,131 @@
+/*
+ * weft/trace.h - opening a trace of any supported format, its hierarchy of
+ * nodes (e.g. ovni loom > process > thread) and its streams.
+ *
+ * A trace is a set of streams. Each stream is an ordered sequence of events
+ * (see weft/event.h) and is attached to a node of the trace's hierarchy.
+ * The hierarchy and the metadata are loaded when the trace is opened; the
+ * events are read on demand through cursors, in bounded memory.
+ */
+#ifndef WEFT_TRACE_H
+#define WEFT_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_trace weft_trace;
+
+typedef enum weft_format {
+	WEFT_FORMAT_AUTO = 0, /* detect from the files */
+	WEFT_FORMAT_OVNI = 1,
+	WEFT_FORMAT_HEPH = 2,
+	WEFT_FORMAT_ROSS = 3,
+	WEFT_FORMAT_PALLAS = 4
+} weft_format;
+
+/* "ovni", "heph", ...; NULL for an unknown value. */
+const char *weft_format_name(weft_format format);
+/* Parses a format name; WEFT_FORMAT_AUTO for "auto", -1 when unknown. */
+int weft_format_from_name(const char *name);
+
+/* How a trace is opened. Initialise with weft_open_options_init(). */
+typedef struct weft_open_options {
+	weft_format format;             /* WEFT_FORMAT_AUTO to detect */
+	/* ovni: ovnisync clock offset table; NULL = `clock-offsets.txt` in
+	 * the trace directory when it exists. */
+	const char *clock_offsets_path;
+	/* ovni unordered regions (OU[ .. OU]): how far back, in bytes of a
+	 * stream, a region may move events before its OU[ (0 = default), and
+	 * how many events a region may hold at most (0 = default). */
+	uint64_t unordered_lookback_bytes;
+	uint64_t unordered_max_events;
+	/* Deliver events in stored order: do not sort unordered regions. */
+	int stored_order;
+	/* Upper bound of the bytes of stream data kept mapped at once by the
+	 * cursors of this trace (0 = default, 32 MiB). */
+	uint64_t read_budget_bytes;
+} weft_open_options;
+
+void weft_open_options_init(weft_open_options *options);
+
+/*
+ * Opens the trace at `path` (a directory or a file). On success *out owns
+ * the trace; release it with weft_trace_free(). Problems that leave the
+ * trace readable are kept as warnings (weft_trace_diag_*).
+ */
+int weft_trace_open(const char *path, const weft_open_options *options,
+		    weft_trace **out);
+void weft_trace_free(weft_trace *trace);
+
+weft_format weft_trace_format(const weft_trace *trace);
+/* Format layout version (ovni: 1, 2 or 3), 0 when not applicable. */
+int weft_trace_layout_version(const weft_trace *trace);
+const char *weft_trace_path(const weft_trace *trace);
+
+/* ---- Hierarchy --------------------------------------------------------- */
+
+#define WEFT_NO_PARENT UINT32_MAX
+
+typedef struct weft_node {
+	uint32_t id;         /* index in the node table */
+	uint32_t parent;     /* parent node id, or WEFT_NO_PARENT */
+	const char *kind;    /* "loom", "process", "thread", ... */
+	const char *name;    /* path component, e.g. "proc.2184" */
+	const char *path;    /* full path from the root, '/'-separated */
+	int64_t number;      /* pid, tid, stream id...; -1 when none */
+	int32_t stream;      /* stream index when the node is a stream, or -1 */
+	/* Merged metadata of this node as a JSON object text (never NULL;
+	 * "{}" when there is none). */
+	const char *metadata_json;
+} weft_node;
+
+size_t weft_trace_node_count(const weft_trace *trace);
+const weft_node *weft_trace_node(const weft_trace *trace, size_t index);
+
+/* ---- Streams ----------------------------------------------------------- */
+
+typedef struct weft_stream_info {
+	uint32_t index;      /* stream index, 0..count-1 */
+	uint32_t node;       /* node id of the stream in the hierarchy */
+	const char *path;    /* stream path, e.g. "loom.vm.0/proc.1/thread.1" */
+	const char *file;    /* data file, relative to the trace root */
+	uint64_t file_size;  /* bytes */
+	int finished;        /* 1: closed properly, 0: not (crash), -1: the
+	                        layout does not record it (ovni v1) */
+	int big_endian;      /* 1 when the data is big-endian */
+	int64_t clock_offset;/* ns added to every clock of the stream */
+} weft_stream_info;
+
+size_t weft_trace_stream_count(const weft_trace *trace);
+const weft_stream_info *weft_trace_stream(const weft_trace *trace,
+					  size_t index);
+/* Index of the stream whose path is `path`, or WEFT_ENOTFOUND. */
+int weft_trace_stream_find(const weft_trace *trace, const char *path);
+
+/*
+ * Threads: a trace and its cursors belong to one thread at a time (cursors
+ * record diagnostics on their trace). Open the trace once per thread to
+ * read in parallel.
+ */
+
+/* ---- Diagnostics --------------------------------------------------------- */
+
+/*
+ * Problems found so far: while opening and while reading events through
+ * any cursor of this trace. The list only grows (bounded: repeated problems
+ * of one stream are counted, not stored again).
+ */
+size_t weft_trace_diag_count(const weft_trace *trace);
+const weft_diag *weft_trace_diag(const weft_trace *trace, size_t index);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_TRACE_H */

@@ -1,0 +1,31 @@
+/*
+ * weft/weft.h - the umbrella header of libweft: include only this one.
+ *
+ * libweft reads, checks and converts execution traces of parallel
+ * programs (ovni, Heph, ROSS, Pallas) through one reading API.
+ */
+#ifndef WEFT_WEFT_H
+#define WEFT_WEFT_H
+
+#define WEFT_VERSION_MAJOR 0
+#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_PATCH 0
+#define WEFT_VERSION_STRING "0.1.0"
+
+#include "weft/error.h"
+#include "weft/trace.h"
+#include "weft/event.h"
+#include "weft/ovni.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of the library actually linked ("0.1.0"). */
+const char *weft_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_WEFT_H */

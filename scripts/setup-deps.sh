@@ -1,0 +1,29 @@
+#!/bin/sh
+# Installs the Debian 12 packages weft needs to build and test, when they
+# are missing. Runs apt-get only when something is missing (as root, or
+# through sudo when available). Used by scripts/demo.sh and scripts/test.sh.
+set -eu
+
+PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev python3 python3-pytest"
+
+missing=""
+for p in $PACKAGES; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+echo "weft: installing missing Debian packages:$missing"
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO="sudo"
+else
+	echo "weft: please install as root: apt-get install$missing" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,122 @@
+/*
+ * cli/cli.h - what the subcommands of the `weft` command share: exit
+ * codes, a small option parser, the options common to every command
+ * (--format, --clock-offsets), opening a trace with a clear message, and
+ * printing diagnostics.
+ */
+#ifndef WEFT_CLI_H
+#define WEFT_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "weft/weft.h"
+
+/* Exit codes of every subcommand. */
+enum cli_exit {
+	CLI_EXIT_OK = 0,       /* done, nothing wrong */
+	CLI_EXIT_PROBLEMS = 1, /* done, problems found (check, sort --check) */
+	CLI_EXIT_FAILURE = 2   /* bad usage, or the trace could not be opened */
+};
+
+/* ---- Option parsing (cli/options.c) -------------------------------------- */
+
+/* One option a command accepts. `id` is returned by cli_next_option(). */
+typedef struct cli_option {
+	const char *long_name; /* without the leading "--" */
+	char short_name;       /* 0 when none */
+	int takes_value;       /* 1: "--name VALUE" or "--name=VALUE" */
+	int id;                /* > 0 */
+} cli_option;
+
+/* Identifiers of the options shared by all commands (commands use >= 100). */
+enum cli_common_option_id {
+	CLI_OPT_HELP = 1,
+	CLI_OPT_FORMAT,
+	CLI_OPT_CLOCK_OFFSETS
+};
+
+/* The option entries of the common options, to put in a command's table. */
+#define CLI_COMMON_OPTIONS \
+	{ "help", 'h', 0, CLI_OPT_HELP }, \
+	{ "format", 0, 1, CLI_OPT_FORMAT }, \
+	{ "clock-offsets", 0, 1, CLI_OPT_CLOCK_OFFSETS }
+
+/* Walks the arguments of one command; positional arguments are kept. */
+typedef struct cli_parser {
+	const char *command;        /* "dump", for messages */
+	int argc;
+	char **argv;
+	int index;                  /* next argument to look at */
+	const cli_option *options;  /* terminated by an entry with id 0 */
+	const char *positional[8];
+	int positional_count;
+	int options_ended;          /* "--" seen */
+} cli_parser;
+
+void cli_parser_init(cli_parser *p, const char *command, int argc, char **argv,
+		     const cli_option *options);
+/*
+ * The id of the next option (and its value), 0 when the arguments are
+ * exhausted, or -1 after printing a usage error.
+ */
+int cli_next_option(cli_parser *p, const char **value);
+
+/* Settings of the common options, filled by cli_common_option(). */
+typedef struct cli_common {
+	weft_open_options open;
+	const char *trace_path;
+} cli_common;
+
+void cli_common_init(cli_common *c);
+/*
+ * Applies a common option. Returns 1 when handled, 0 when `id` is not a
+ * common option, -1 after printing an error about its value.
+ */
+int cli_common_option(cli_common *c, const char *command, int id, const char *value);
+/*
+ * Takes the single TRACE argument out of the positional arguments; -1
+ * after printing an error when there is none or more than one.
+ */
+int cli_take_trace_path(cli_common *c, const cli_parser *p);
+
+/*
+ * Parses a time: an integer or decimal number with an optional unit
+ * (ns, us, ms, s, min, h; no unit = ns). 0 on success, -1 when invalid.
+ */
+int cli_parse_time(const char *text, uint64_t *ns);
+
+/* Prints "weft CMD: <message>" on stderr and returns CLI_EXIT_FAILURE. */
+int cli_usage_error(const char *command, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+
+/* ---- Shared helpers (cli/common.c) ----------------------------------------- */
+
+/*
+ * Opens the trace of the common options; on failure prints the library's
+ * message (weft_last_error()) and returns CLI_EXIT_FAILURE.
+ */
+int cli_open_trace(const cli_common *c, const char *command, weft_trace **out);
+/* Prints a message for a failed library call; returns CLI_EXIT_FAILURE. */
+int cli_library_error(const char *command, const char *what, int status);
+/* "<file>:<offset>: <severity>: <message>" (without ":<offset>" when none). */
+void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file);
+const char *cli_severity_name(int severity);
+/* A library message without its leading "<file>: byte <offset>: ". */
+const char *cli_message_without_place(const char *msg);
+/* "1.234567890 s", "12.345 ms", ... for a duration in ns. */
+void cli_format_duration(char *buf, size_t size, uint64_t ns);
+
+/* ---- Subcommands (cli/cmd_*.c) -------------------------------------------- */
+
+/* Each gets argv[0] = command name; returns an exit code. */
+int cli_cmd_info(int argc, char **argv);
+int cli_cmd_dump(int argc, char **argv);
+int cli_cmd_top(int argc, char **argv);
+int cli_cmd_check(int argc, char **argv);
+int cli_cmd_sort(int argc, char **argv);
+
+#endif /* WEFT_CLI_H */

@@ -1,0 +1,389 @@
+/*
+ * cli/cmd_check.c - `weft check`: reads a whole trace and lists what is
+ * wrong with it, one "<file>:<offset>: <severity>: <message>" per
+ * problem; exit 0 when clean, 1 when problems were found.
+ *
+ * What is looked at: every diagnostic the library records while opening
+ * and reading (missing or conflicting metadata, unfinished streams,
+ * truncated or malformed events, byte order, ...), payloads that do not
+ * match their event's layout, clocks that go back outside unordered
+ * regions (each stream in stored order), and with --sorted whether the
+ * unordered regions are sorted (what ovniemu requires).
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+enum check_option_id {
+	OPT_SORTED = 100
+};
+
+static const cli_option check_options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "sorted", 0, 0, OPT_SORTED },
+	{ NULL, 0, 0, 0 }
+};
+
+/* At most this many problems of one kind are listed per stream. */
+#define MAX_REPORTS_PER_KIND 10
+
+static void print_check_help(void)
+{
+	printf("usage: weft check [OPTIONS] TRACE\n"
+	       "\n"
+	       "Reads every event of TRACE and prints one line per problem:\n"
+	       "  <file>:<offset>: <severity>: <message>\n"
+	       "(file relative to the trace root; no offset when the problem is not at\n"
+	       "one place). Exit status 0 when the trace is clean, 1 otherwise.\n"
+	       "\n"
+	       "Checks: metadata (missing, conflicting, unfinished streams, missing\n"
+	       "loom_cpus), stream headers and byte order, truncated or malformed events,\n"
+	       "payloads that do not match their event's signature, clocks going back\n"
+	       "outside unordered regions.\n"
+	       "\n"
+	       "options:\n"
+	       "  --sorted             also require sorted unordered regions (as ovniemu)\n"
+	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
+	       "  --clock-offsets FILE ovnisync clock offsets\n"
+	       "  -h, --help           this text\n"
+	       "\n"
+	       "example:\n"
+	       "  weft check --sorted ovni/\n");
+}
+
+/* ---- The list of problems ----------------------------------------------------- */
+
+typedef struct problem {
+	int severity;
+	char *file;
+	uint64_t offset;
+	char *message;
+} problem;
+
+typedef struct problem_list {
+	problem *items;
+	size_t count, cap;
+	int out_of_memory;
+} problem_list;
+
+/* Appends a problem (the strings are copied). */
+static void add_problem(problem_list *l, int severity, const char *file,
+			uint64_t offset, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void add_problem(problem_list *l, int severity, const char *file,
+			uint64_t offset, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	if (l->count == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		problem *bigger = realloc(l->items, cap * sizeof *bigger);
+		if (bigger == NULL) {
+			l->out_of_memory = 1;
+			return;
+		}
+		l->items = bigger;
+		l->cap = cap;
+	}
+	problem *p = &l->items[l->count];
+	p->severity = severity;
+	p->file = strdup(file ? file : "");
+	p->offset = offset;
+	p->message = strdup(message);
+	if (p->file == NULL || p->message == NULL) {
+		free(p->file);
+		free(p->message);
+		l->out_of_memory = 1;
+		return;
+	}
+	l->count++;
+}
+
+static void free_problems(problem_list *l)
+{
+	for (size_t i = 0; i < l->count; i++) {
+		free(l->items[i].file);
+		free(l->items[i].message);
+	}
+	free(l->items);
+}
+
+/*
+ * 1 when the library already recorded a diagnostic for this place, so
+ * that the same problem found by both is listed once.
+ */
+static int diag_exists_at(const weft_trace *trace, const char *file, uint64_t offset)
+{
+	size_t n = weft_trace_diag_count(trace);
+
+	for (size_t i = 0; i < n; i++) {
+		const weft_diag *d = weft_trace_diag(trace, i);
+		if (d->offset == offset && d->file != NULL && strcmp(d->file, file) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- Reading one stream ---------------------------------------------------------- */
+
+/* What is followed while one stream is read in stored order. */
+typedef struct stream_check {
+	const weft_stream_info *info;
+	int ovni;                 /* OU[ .. OU] regions exist */
+	int region_depth;         /* inside unordered regions */
+	int have_clock;
+	uint64_t last_clock;      /* last clock outside regions */
+	uint64_t last_any_clock;  /* last clock, regions included */
+	uint64_t backwards, bad_payloads, unsorted;
+	uint64_t first_unsorted_offset;
+	weft_field fields[32];
+} stream_check;
+
+/* Payload against its layout (weft_event_fields() < 0 means mismatch). */
+static void check_payload(const weft_trace *trace, stream_check *sc,
+			  const weft_event *ev, problem_list *problems)
+{
+	int n = weft_event_fields(trace, ev, sc->fields,
+				  sizeof sc->fields / sizeof sc->fields[0]);
+
+	if (n >= 0)
+		return;
+	if (++sc->bad_payloads <= MAX_REPORTS_PER_KIND)
+		add_problem(problems, WEFT_SEV_WARNING, sc->info->file, ev->offset,
+			    "payload of %.*s does not match its signature: %s",
+			    (int)ev->code_len, ev->code,
+			    cli_message_without_place(weft_last_error()));
+}
+
+/* 1 when the event code is exactly `code` (3-letter ovni MCVs). */
+static int code_is(const weft_event *ev, const char *code)
+{
+	return ev->code_len == strlen(code) && memcmp(ev->code, code, ev->code_len) == 0;
+}
+
+/*
+ * Clocks in stored order: outside unordered regions they must not go
+ * back (checked against the last clock outside regions, the OU[ and OU]
+ * included); inside, any order is allowed but noted as unsorted.
+ */
+static void check_clock(const weft_trace *trace, stream_check *sc,
+			const weft_event *ev, problem_list *problems)
+{
+	int opens = sc->ovni && code_is(ev, "OU[");
+	int closes = sc->ovni && code_is(ev, "OU]");
+
+	if (sc->have_clock && ev->time < sc->last_any_clock && sc->unsorted++ == 0)
+		sc->first_unsorted_offset = ev->offset;
+	if (sc->region_depth == 0 || closes) {
+		if (sc->have_clock && ev->time < sc->last_clock &&
+		    ++sc->backwards <= MAX_REPORTS_PER_KIND &&
+		    !diag_exists_at(trace, sc->info->file, ev->offset))
+			add_problem(problems, WEFT_SEV_ERROR, sc->info->file, ev->offset,
+				    "clock goes backwards outside an unordered region: "
+				    "%" PRIu64 " after %" PRIu64, ev->time, sc->last_clock);
+		sc->last_clock = ev->time;
+	}
+	if (opens)
+		sc->region_depth++;
+	else if (closes && sc->region_depth > 0)
+		sc->region_depth--;
+	sc->last_any_clock = ev->time;
+	sc->have_clock = 1;
+}
+
+/* Lines that say how many more problems of a kind were not listed. */
+static void add_overflow_notes(stream_check *sc, problem_list *problems)
+{
+	if (sc->backwards > MAX_REPORTS_PER_KIND)
+		add_problem(problems, WEFT_SEV_ERROR, sc->info->file, WEFT_NO_OFFSET,
+			    "%" PRIu64 " more backward clocks not listed",
+			    sc->backwards - MAX_REPORTS_PER_KIND);
+	if (sc->bad_payloads > MAX_REPORTS_PER_KIND)
+		add_problem(problems, WEFT_SEV_WARNING, sc->info->file, WEFT_NO_OFFSET,
+			    "%" PRIu64 " more payloads not matching their signature",
+			    sc->bad_payloads - MAX_REPORTS_PER_KIND);
+}
+
+/*
+ * A stream that could not be read: the place is taken from the library
+ * message ("<file>: byte <offset>: ..."), and nothing is added when the
+ * library already recorded a diagnostic for that place.
+ */
+static void add_read_failure(const weft_trace *trace, const char *file,
+			     const char *what, problem_list *problems)
+{
+	const char *msg = weft_last_error();
+	const char *text = cli_message_without_place(msg);
+	const char *byte = strstr(msg, ": byte ");
+	uint64_t offset = WEFT_NO_OFFSET;
+
+	if (text != msg)
+		offset = strtoull(byte + 7, NULL, 10);
+	if (!diag_exists_at(trace, file, offset))
+		add_problem(problems, WEFT_SEV_ERROR, file, offset, "%s: %s", what, text);
+}
+
+/*
+ * Reads one stream through its own cursor. Returns the number of events
+ * read; problems go to the list.
+ */
+static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted,
+			     problem_list *problems)
+{
+	stream_check sc;
+	weft_cursor *cursor;
+	const weft_event *ev;
+	uint64_t events = 0;
+	int rc;
+
+	memset(&sc, 0, sizeof sc);
+	sc.info = weft_trace_stream(trace, stream);
+	sc.ovni = weft_trace_format(trace) == WEFT_FORMAT_OVNI;
+	rc = weft_cursor_create_stream(trace, stream, &cursor);
+	if (rc < 0) {
+		add_read_failure(trace, sc.info->file, "cannot read the stream", problems);
+		return 0;
+	}
+	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
+		check_payload(trace, &sc, ev, problems);
+		check_clock(trace, &sc, ev, problems);
+		events++;
+	}
+	if (rc < 0)
+		add_read_failure(trace, sc.info->file, "reading stopped", problems);
+	weft_cursor_free(cursor);
+	add_overflow_notes(&sc, problems);
+	if (want_sorted && sc.unsorted > 0)
+		add_problem(problems, WEFT_SEV_ERROR, sc.info->file, sc.first_unsorted_offset,
+			    "stream not sorted: the clock goes back %" PRIu64 " time%s "
+			    "(first here; 'weft sort' sorts the unordered regions)",
+			    sc.unsorted, sc.unsorted == 1 ? "" : "s");
+	return events;
+}
+
+/* ---- Whole trace --------------------------------------------------------------------- */
+
+/* --sorted: what weft_ovni_sort() would do, as one trace-level problem. */
+static void check_sorted(const char *path, problem_list *problems)
+{
+	weft_ovni_sort_report report;
+	int rc;
+
+	memset(&report, 0, sizeof report);
+	rc = weft_ovni_sort(path, 1, &report);
+	if (rc < 0) {
+		add_problem(problems, WEFT_SEV_ERROR, path, WEFT_NO_OFFSET,
+			    "cannot check the unordered regions: %s", weft_last_error());
+		return;
+	}
+	if (report.unsorted_streams > 0)
+		add_problem(problems, WEFT_SEV_ERROR, path, WEFT_NO_OFFSET,
+			    "%" PRIu64 " of %" PRIu64 " streams have unsorted unordered "
+			    "regions (%" PRIu64 " regions, %" PRIu64 " events out of place)",
+			    report.unsorted_streams, report.streams, report.regions,
+			    report.moved_events);
+}
+
+/* Diagnostics of the library first, then the problems found here. */
+static size_t print_problems(const weft_trace *trace, const problem_list *problems)
+{
+	size_t n = weft_trace_diag_count(trace);
+	const char *root = weft_trace_path(trace);
+
+	for (size_t i = 0; i < n; i++)
+		cli_print_diag(stdout, weft_trace_diag(trace, i), root);
+	for (size_t i = 0; i < problems->count; i++) {
+		const problem *p = &problems->items[i];
+		weft_diag d = { p->severity, 0, p->file, p->offset, p->message };
+		cli_print_diag(stdout, &d, root);
+	}
+	return n + problems->count;
+}
+
+/*
+ * An open that failed on malformed data is a finding, not a usage error:
+ * the library message "<file>: byte <offset>: <text>" becomes a problem
+ * line "<file>:<offset>: error: <text>".
+ */
+static int report_open_failure(const char *path, int status)
+{
+	const char *msg = weft_last_error();
+	const char *byte = strstr(msg, ": byte ");
+	uint64_t offset;
+	char rest[1024];
+
+	if (status == WEFT_ENOTFOUND || status == WEFT_EINVAL || status == WEFT_ENOMEM) {
+		fprintf(stderr, "weft check: cannot open '%s': %s\n", path,
+			msg[0] ? msg : weft_strerror(status));
+		return CLI_EXIT_FAILURE;
+	}
+	if (byte != NULL && sscanf(byte, ": byte %" SCNu64 ": %1023[^\n]", &offset, rest) == 2)
+		printf("%.*s:%" PRIu64 ": error: %s\n", (int)(byte - msg), msg, offset, rest);
+	else
+		printf("%s: error: %s\n", path, msg[0] ? msg : weft_strerror(status));
+	return CLI_EXIT_PROBLEMS;
+}
+
+static int run_check(cli_common *common, int want_sorted)
+{
+	weft_trace *trace;
+	problem_list problems;
+	uint64_t events = 0;
+
+	common->open.stored_order = 1; /* clocks are checked as stored */
+	int rc = weft_trace_open(common->trace_path, &common->open, &trace);
+	if (rc < 0)
+		return report_open_failure(common->trace_path, rc);
+	memset(&problems, 0, sizeof problems);
+	size_t streams = weft_trace_stream_count(trace);
+	for (size_t i = 0; i < streams; i++)
+		events += check_stream(trace, (uint32_t)i, want_sorted, &problems);
+	if (want_sorted && weft_trace_format(trace) == WEFT_FORMAT_OVNI)
+		check_sorted(common->trace_path, &problems);
+	size_t found = print_problems(trace, &problems);
+	if (problems.out_of_memory)
+		fprintf(stderr, "weft check: out of memory: some problems are not listed\n");
+	if (found == 0)
+		printf("ok: %zu streams, %" PRIu64 " events, no problems\n", streams, events);
+	else
+		printf("%zu problems in %zu streams, %" PRIu64 " events\n", found, streams, events);
+	free_problems(&problems);
+	weft_trace_free(trace);
+	return found == 0 ? CLI_EXIT_OK : CLI_EXIT_PROBLEMS;
+}
+
+int cli_cmd_check(int argc, char **argv)
+{
+	cli_parser parser;
+	cli_common common;
+	const char *value;
+	int want_sorted = 0;
+	int id;
+
+	cli_common_init(&common);
+	cli_parser_init(&parser, "check", argc, argv, check_options);
+	while ((id = cli_next_option(&parser, &value)) != 0) {
+		if (id < 0)
+			return CLI_EXIT_FAILURE;
+		if (id == CLI_OPT_HELP) {
+			print_check_help();
+			return CLI_EXIT_OK;
+		}
+		if (id == OPT_SORTED)
+			want_sorted = 1;
+		else if (cli_common_option(&common, "check", id, value) != 1)
+			return CLI_EXIT_FAILURE;
+	}
+	if (cli_take_trace_path(&common, &parser) < 0)
+		return CLI_EXIT_FAILURE;
+	return run_check(&common, want_sorted);
+}

@@ -1,0 +1,200 @@
+/*
+ * cli/cmd_dump.c - `weft dump`: every event of the trace merged in time
+ * order, one line each, as decoded fields, raw hex (ovnidump -x) or JSON
+ * lines. The lines are formatted by outputs/dump_writer.c straight into a
+ * 1 MiB buffer written to standard output with write(2).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "outputs/outputs.h"
+
+enum dump_option_id {
+	OPT_HEX = 100,
+	OPT_JSON,
+	OPT_FROM,
+	OPT_TO,
+	OPT_STREAM,
+	OPT_CODE,
+	OPT_STORED_ORDER
+};
+
+static const cli_option dump_options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "hex", 'x', 0, OPT_HEX },
+	{ "json", 0, 0, OPT_JSON },
+	{ "from", 0, 1, OPT_FROM },
+	{ "to", 0, 1, OPT_TO },
+	{ "stream", 0, 1, OPT_STREAM },
+	{ "mcv", 0, 1, OPT_CODE },
+	{ "event", 0, 1, OPT_CODE },
+	{ "stored-order", 0, 0, OPT_STORED_ORDER },
+	{ NULL, 0, 0, 0 }
+};
+
+static void print_dump_help(void)
+{
+	printf("usage: weft dump [OPTIONS] TRACE\n"
+	       "\n"
+	       "Prints every event of TRACE merged in time order, one per line:\n"
+	       "  <clock>  <code>  <stream>  <fields>\n"
+	       "Fields are decoded by name (cpu=0 tid=-1 tag=0); events without a\n"
+	       "known layout show their payload bytes as :xx:xx.\n"
+	       "\n"
+	       "options:\n"
+	       "  -x, --hex            payload bytes in hex instead of fields (as ovnidump -x;\n"
+	       "                       for jumbo events the 4-byte size, then the data)\n"
+	       "  --json               one JSON object per event (see docs/dump-json.md)\n"
+	       "  --from T, --to T     only events with from <= time <= to; T in ns or\n"
+	       "                       with a unit: 5us, 10ms, 2s, 1.5min, 1h\n"
+	       "  --stream GLOB        only streams whose path matches the glob\n"
+	       "  --mcv GLOB           only events whose code matches (alias: --event);\n"
+	       "                       write \\[ for a literal [\n"
+	       "  --stored-order       events of unordered regions as stored (not sorted)\n"
+	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
+	       "  --clock-offsets FILE ovnisync clock offsets (default: clock-offsets.txt\n"
+	       "                       in the trace directory when present)\n"
+	       "  -h, --help           this text\n"
+	       "\n"
+	       "example:\n"
+	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n");
+}
+
+/* Everything the options of `weft dump` set. */
+typedef struct dump_settings {
+	cli_common common;
+	weft__dump_mode mode;
+	weft_filter filter;
+} dump_settings;
+
+/* Applies one dump option; -1 after printing an error. */
+static int apply_dump_option(dump_settings *s, int id, const char *value)
+{
+	switch (id) {
+	case OPT_HEX:
+		s->mode = WEFT__DUMP_HEX;
+		return 0;
+	case OPT_JSON:
+		s->mode = WEFT__DUMP_JSON;
+		return 0;
+	case OPT_FROM:
+	case OPT_TO: {
+		uint64_t *dest = id == OPT_FROM ? &s->filter.from : &s->filter.to;
+		if (cli_parse_time(value, dest) < 0)
+			return cli_usage_error("dump", "invalid time '%s' (e.g. 1500, 10ms, 2s)",
+					       value), -1;
+		return 0;
+	}
+	case OPT_STREAM:
+		s->filter.stream_pattern = value;
+		return 0;
+	case OPT_CODE:
+		s->filter.code_pattern = value;
+		return 0;
+	case OPT_STORED_ORDER:
+		s->common.open.stored_order = 1;
+		return 0;
+	default:
+		return cli_common_option(&s->common, "dump", id, value) == 1 ? 0 : -1;
+	}
+}
+
+/*
+ * Reads the arguments. Returns -1 to go on, or the exit code to end with
+ * (0 after --help, 2 after an error).
+ */
+static int parse_dump_arguments(dump_settings *s, int argc, char **argv)
+{
+	cli_parser parser;
+	const char *value;
+	int id;
+
+	memset(s, 0, sizeof *s);
+	cli_common_init(&s->common);
+	s->mode = WEFT__DUMP_FIELDS;
+	cli_parser_init(&parser, "dump", argc, argv, dump_options);
+	while ((id = cli_next_option(&parser, &value)) != 0) {
+		if (id < 0)
+			return CLI_EXIT_FAILURE;
+		if (id == CLI_OPT_HELP) {
+			print_dump_help();
+			return CLI_EXIT_OK;
+		}
+		if (apply_dump_option(s, id, value) < 0)
+			return CLI_EXIT_FAILURE;
+	}
+	if (s->filter.to != 0 && s->filter.to < s->filter.from)
+		return cli_usage_error("dump", "--to is before --from");
+	if (cli_take_trace_path(&s->common, &parser) < 0)
+		return CLI_EXIT_FAILURE;
+	return -1;
+}
+
+/* Problems the library found while reading, on stderr after the dump. */
+static void report_diagnostics(const weft_trace *trace)
+{
+	size_t n = weft_trace_diag_count(trace);
+
+	for (size_t i = 0; i < n; i++) {
+		fprintf(stderr, "weft dump: ");
+		cli_print_diag(stderr, weft_trace_diag(trace, i), weft_trace_path(trace));
+	}
+}
+
+/* The hot loop: next event, format it, until the cursor ends. */
+static int write_all_events(weft_cursor *cursor, weft__dump_writer *writer)
+{
+	const weft_event *event;
+	int rc;
+
+	while ((rc = weft_cursor_next(cursor, &event)) == 1)
+		weft__dump_writer_event(writer, event);
+	return rc;
+}
+
+/* Opens, creates the merged cursor, writes, reports. */
+static int run_dump(const dump_settings *s)
+{
+	weft_trace *trace;
+	weft_cursor *cursor = NULL;
+	weft__dump_writer writer;
+	int exit_code = cli_open_trace(&s->common, "dump", &trace);
+
+	if (exit_code != CLI_EXIT_OK)
+		return exit_code;
+	int rc = weft_cursor_create(trace, &s->filter, &cursor);
+	if (rc < 0) {
+		exit_code = cli_library_error("dump", "cannot read the events", rc);
+		goto out_trace;
+	}
+	rc = weft__dump_writer_init(&writer, trace, STDOUT_FILENO, s->mode);
+	if (rc < 0) {
+		exit_code = cli_library_error("dump", "cannot start the output", rc);
+		goto out_cursor;
+	}
+	rc = write_all_events(cursor, &writer);
+	int out_rc = weft__dump_writer_finish(&writer);
+	if (rc < 0)
+		exit_code = cli_library_error("dump", "reading the events failed", rc);
+	else if (out_rc < 0)
+		exit_code = cli_library_error("dump", "writing the output failed", out_rc);
+	weft__dump_writer_destroy(&writer);
+	report_diagnostics(trace);
+out_cursor:
+	weft_cursor_free(cursor);
+out_trace:
+	weft_trace_free(trace);
+	return exit_code;
+}
+
+int cli_cmd_dump(int argc, char **argv)
+{
+	dump_settings settings;
+	int done = parse_dump_arguments(&settings, argc, argv);
+
+	if (done >= 0)
+		return done;
+	return run_dump(&settings);
+}

@@ -1,0 +1,366 @@
+/*
+ * cli/cmd_top.c - `weft top`: how many events of each code (MCV) a trace
+ * has, like ovnitop, optionally per stream. Built for speed: each stream
+ * is read alone through its own cursor (no merge, no sorting), and a
+ * 3-letter ASCII code is counted through one look-up in a flat table
+ * indexed by its three bytes; no payload is decoded.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+enum top_option_id {
+	OPT_STREAMS = 100
+};
+
+static const cli_option top_options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "streams", 0, 0, OPT_STREAMS },
+	{ NULL, 0, 0, 0 }
+};
+
+static void print_top_help(void)
+{
+	printf("usage: weft top [OPTIONS] TRACE\n"
+	       "\n"
+	       "Counts the events of each code (ovni MCV), most frequent first\n"
+	       "(same output as ovnitop: '<code> <count>').\n"
+	       "\n"
+	       "options:\n"
+	       "  --streams            also the counts of every stream\n"
+	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
+	       "  --clock-offsets FILE ovnisync clock offsets\n"
+	       "  -h, --help           this text\n"
+	       "\n"
+	       "example:\n"
+	       "  weft top --streams ovni/\n");
+}
+
+/* ---- Code table: code -> dense slot number ------------------------------- */
+
+/* 7 bits per character, three characters: the flat table's size. */
+#define FAST_TABLE_SIZE (1u << 21)
+
+typedef struct code_slot {
+	char *code;
+	uint32_t len;
+	uint64_t total; /* over all streams */
+} code_slot;
+
+typedef struct code_table {
+	int32_t *fast;      /* slot + 1 of each 3-character ASCII code, 0 = none */
+	code_slot *slots;
+	size_t slot_count, slot_cap;
+} code_table;
+
+/* Index of a 3-character code in the flat table, or -1 when not ASCII. */
+static inline int64_t fast_index(const char *code, uint32_t len)
+{
+	const unsigned char *k = (const unsigned char *)code;
+
+	if (len != 3 || ((k[0] | k[1] | k[2]) & 0x80) != 0)
+		return -1;
+	return (int64_t)(((uint32_t)k[0] << 14) | ((uint32_t)k[1] << 7) | k[2]);
+}
+
+/* The flat table is allocated zeroed: untouched pages cost no memory. */
+static int code_table_init(code_table *t)
+{
+	memset(t, 0, sizeof *t);
+	t->fast = calloc(FAST_TABLE_SIZE, sizeof *t->fast);
+	return t->fast != NULL ? 0 : -1;
+}
+
+static void code_table_free(code_table *t)
+{
+	for (size_t i = 0; i < t->slot_count; i++)
+		free(t->slots[i].code);
+	free(t->slots);
+	free(t->fast);
+}
+
+/* Slot of a code seen before (linear search: only for unusual codes). */
+static int64_t find_slow_slot(const code_table *t, const char *code, uint32_t len)
+{
+	for (size_t i = 0; i < t->slot_count; i++)
+		if (t->slots[i].len == len && memcmp(t->slots[i].code, code, len) == 0)
+			return (int64_t)i;
+	return -1;
+}
+
+/* Adds a new code; returns its slot, or -1 when out of memory. */
+static int64_t add_slot(code_table *t, const char *code, uint32_t len)
+{
+	if (t->slot_count == t->slot_cap) {
+		size_t cap = t->slot_cap ? t->slot_cap * 2 : 64;
+		code_slot *bigger = realloc(t->slots, cap * sizeof *bigger);
+		if (bigger == NULL)
+			return -1;
+		t->slots = bigger;
+		t->slot_cap = cap;
+	}
+	code_slot *s = &t->slots[t->slot_count];
+	s->code = malloc(len + 1u);
+	if (s->code == NULL)
+		return -1;
+	memcpy(s->code, code, len);
+	s->code[len] = '\0';
+	s->len = len;
+	s->total = 0;
+	return (int64_t)t->slot_count++;
+}
+
+/* Slot of any code, creating it on first sight; -1 when out of memory. */
+static int64_t code_table_slot(code_table *t, const char *code, uint32_t len)
+{
+	int64_t fi = fast_index(code, len);
+	int64_t slot;
+
+	if (fi >= 0 && t->fast[fi] > 0)
+		return t->fast[fi] - 1;
+	slot = fi >= 0 ? -1 : find_slow_slot(t, code, len);
+	if (slot >= 0)
+		return slot;
+	slot = add_slot(t, code, len);
+	if (slot >= 0 && fi >= 0)
+		t->fast[fi] = (int32_t)(slot + 1);
+	return slot;
+}
+
+/* ---- Counting -------------------------------------------------------------- */
+
+/* Counts of one stream, indexed by slot. */
+typedef struct stream_counts {
+	uint64_t *count;
+	size_t cap;
+} stream_counts;
+
+/* Makes room for `slots` counters (new ones zeroed). */
+static int counts_reserve(stream_counts *c, size_t slots)
+{
+	if (slots <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 64;
+	while (cap < slots)
+		cap *= 2;
+	uint64_t *bigger = realloc(c->count, cap * sizeof *bigger);
+	if (bigger == NULL)
+		return -1;
+	memset(bigger + c->cap, 0, (cap - c->cap) * sizeof *bigger);
+	c->count = bigger;
+	c->cap = cap;
+	return 0;
+}
+
+/* Counts an event whose code is not yet in the flat table or is unusual. */
+static int count_slow(code_table *t, stream_counts *c, const weft_event *ev)
+{
+	int64_t slot = code_table_slot(t, ev->code, ev->code_len);
+
+	if (slot < 0 || counts_reserve(c, t->slot_count) < 0)
+		return -1;
+	c->count[slot]++;
+	return 0;
+}
+
+/*
+ * Reads one stream to its end. The fast path costs a table read and an
+ * increment per event. Returns 0, or a negative code.
+ */
+static int count_stream(weft_trace *trace, uint32_t stream, code_table *t,
+			stream_counts *c)
+{
+	weft_cursor *cursor;
+	const weft_event *ev;
+	int rc = weft_cursor_create_stream(trace, stream, &cursor);
+
+	if (rc < 0)
+		return rc;
+	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
+		int64_t fi = fast_index(ev->code, ev->code_len);
+		int32_t slot1 = fi >= 0 ? t->fast[fi] : 0;
+		if (slot1 > 0 && (size_t)slot1 <= c->cap) {
+			c->count[slot1 - 1]++;
+			continue;
+		}
+		if (count_slow(t, c, ev) < 0) {
+			rc = WEFT_ENOMEM;
+			break;
+		}
+	}
+	weft_cursor_free(cursor);
+	return rc;
+}
+
+/* ---- Output ------------------------------------------------------------------ */
+
+/* One line of the table: a code and how many times it occurs. */
+typedef struct top_row {
+	const code_slot *slot;
+	uint64_t count;
+} top_row;
+
+/* Most frequent first; equal counts by code bytes, as ovnitop orders them. */
+static int compare_rows(const void *a, const void *b)
+{
+	const top_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	uint32_t n = x->slot->len < y->slot->len ? x->slot->len : y->slot->len;
+	int c = memcmp(x->slot->code, y->slot->code, n);
+	if (c != 0)
+		return c;
+	return (x->slot->len > y->slot->len) - (x->slot->len < y->slot->len);
+}
+
+/* Prints the non-zero counts sorted, each line "<code> <count, 10 wide>". */
+static int print_counts(const code_table *t, const uint64_t *counts, size_t n,
+			const char *indent)
+{
+	top_row *rows = malloc((n ? n : 1) * sizeof *rows);
+	size_t used = 0;
+
+	if (rows == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (counts[i] > 0)
+			rows[used++] = (top_row){ &t->slots[i], counts[i] };
+	qsort(rows, used, sizeof *rows, compare_rows);
+	for (size_t i = 0; i < used; i++)
+		printf("%s%-3s %10" PRIu64 "\n", indent, rows[i].slot->code, rows[i].count);
+	free(rows);
+	return 0;
+}
+
+/* ---- The command ---------------------------------------------------------------- */
+
+typedef struct top_state {
+	code_table table;
+	stream_counts *per_stream; /* one per stream when --streams, else one */
+	size_t stream_count;
+	int by_stream;
+} top_state;
+
+/* Reads every stream; with --streams each keeps its own counters. */
+static int count_all_streams(weft_trace *trace, top_state *st)
+{
+	for (size_t i = 0; i < st->stream_count; i++) {
+		stream_counts *c = &st->per_stream[st->by_stream ? i : 0];
+		int rc = count_stream(trace, (uint32_t)i, &st->table, c);
+		if (rc < 0)
+			return rc;
+		if (counts_reserve(c, st->table.slot_count) < 0)
+			return WEFT_ENOMEM;
+		if (st->by_stream)
+			for (size_t s = 0; s < st->table.slot_count; s++)
+				st->table.slots[s].total += c->count[s];
+	}
+	if (!st->by_stream)
+		for (size_t s = 0; s < st->table.slot_count; s++)
+			st->table.slots[s].total = st->per_stream[0].count[s];
+	return 0;
+}
+
+/* The overall table, then (with --streams) one table per stream. */
+static int print_top(const weft_trace *trace, const top_state *st)
+{
+	size_t n = st->table.slot_count;
+	uint64_t *totals = calloc(n ? n : 1, sizeof *totals);
+
+	if (totals == NULL)
+		return -1;
+	for (size_t s = 0; s < n; s++)
+		totals[s] = st->table.slots[s].total;
+	int rc = print_counts(&st->table, totals, n, "");
+	free(totals);
+	for (size_t i = 0; st->by_stream && rc == 0 && i < st->stream_count; i++) {
+		printf("\n%s:\n", weft_trace_stream(trace, i)->path);
+		rc = print_counts(&st->table, st->per_stream[i].count, n, "  ");
+	}
+	return rc;
+}
+
+static void free_top_state(top_state *st)
+{
+	if (st->per_stream != NULL) {
+		size_t n = st->by_stream ? st->stream_count : 1;
+		for (size_t i = 0; i < n; i++)
+			free(st->per_stream[i].count);
+	}
+	free(st->per_stream);
+	code_table_free(&st->table);
+}
+
+/* Problems the library found while reading, on stderr. */
+static void report_diagnostics(const weft_trace *trace)
+{
+	size_t n = weft_trace_diag_count(trace);
+
+	for (size_t i = 0; i < n; i++) {
+		fprintf(stderr, "weft top: ");
+		cli_print_diag(stderr, weft_trace_diag(trace, i), weft_trace_path(trace));
+	}
+}
+
+/* Opens the trace, counts, prints. */
+static int run_top(cli_common *common, int by_stream)
+{
+	weft_trace *trace;
+	top_state st;
+	int exit_code;
+
+	/* Counting does not need unordered regions sorted. */
+	common->open.stored_order = 1;
+	exit_code = cli_open_trace(common, "top", &trace);
+	if (exit_code != CLI_EXIT_OK)
+		return exit_code;
+	memset(&st, 0, sizeof st);
+	st.by_stream = by_stream;
+	st.stream_count = weft_trace_stream_count(trace);
+	st.per_stream = calloc(by_stream && st.stream_count ? st.stream_count : 1,
+			       sizeof *st.per_stream);
+	if (st.per_stream == NULL || code_table_init(&st.table) < 0) {
+		exit_code = cli_library_error("top", "out of memory", WEFT_ENOMEM);
+	} else {
+		int rc = count_all_streams(trace, &st);
+		if (rc < 0)
+			exit_code = cli_library_error("top", "reading the events failed", rc);
+		else if (print_top(trace, &st) < 0)
+			exit_code = cli_library_error("top", "out of memory", WEFT_ENOMEM);
+	}
+	report_diagnostics(trace);
+	free_top_state(&st);
+	weft_trace_free(trace);
+	return exit_code;
+}
+
+int cli_cmd_top(int argc, char **argv)
+{
+	cli_parser parser;
+	cli_common common;
+	const char *value;
+	int by_stream = 0;
+	int id;
+
+	cli_common_init(&common);
+	cli_parser_init(&parser, "top", argc, argv, top_options);
+	while ((id = cli_next_option(&parser, &value)) != 0) {
+		if (id < 0)
+			return CLI_EXIT_FAILURE;
+		if (id == CLI_OPT_HELP) {
+			print_top_help();
+			return CLI_EXIT_OK;
+		}
+		if (id == OPT_STREAMS)
+			by_stream = 1;
+		else if (cli_common_option(&common, "top", id, value) != 1)
+			return CLI_EXIT_FAILURE;
+	}
+	if (cli_take_trace_path(&common, &parser) < 0)
+		return CLI_EXIT_FAILURE;
+	return run_top(&common, by_stream);
+}

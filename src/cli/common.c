@@ -1,0 +1,95 @@
+/*
+ * cli/common.c - helpers every subcommand uses: opening the trace with a
+ * clear message on failure, reporting library errors, printing
+ * diagnostics in the "<file>:<offset>: <severity>: <message>" form.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* The library's detailed message, or the generic text of the status. */
+static const char *error_text(int status)
+{
+	const char *msg = weft_last_error();
+
+	if (msg != NULL && msg[0] != '\0')
+		return msg;
+	return weft_strerror(status);
+}
+
+/* Opens c->trace_path; on failure explains why and returns exit code 2. */
+int cli_open_trace(const cli_common *c, const char *command, weft_trace **out)
+{
+	int rc = weft_trace_open(c->trace_path, &c->open, out);
+
+	if (rc < 0) {
+		fprintf(stderr, "weft %s: cannot open '%s': %s\n", command,
+			c->trace_path, error_text(rc));
+		*out = NULL;
+		return CLI_EXIT_FAILURE;
+	}
+	return CLI_EXIT_OK;
+}
+
+/* "weft CMD: WHAT: <library message>" for a failed call after opening. */
+int cli_library_error(const char *command, const char *what, int status)
+{
+	fprintf(stderr, "weft %s: %s: %s\n", command, what, error_text(status));
+	return CLI_EXIT_FAILURE;
+}
+
+const char *cli_severity_name(int severity)
+{
+	return severity == WEFT_SEV_ERROR ? "error" : "warning";
+}
+
+/*
+ * One diagnostic per line. The file is relative to the trace root; when
+ * the diagnostic has none, `default_file` (the trace path) is used.
+ */
+void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file)
+{
+	const char *file = diag->file != NULL && diag->file[0] != '\0'
+				   ? diag->file : default_file;
+
+	if (diag->offset != WEFT_NO_OFFSET)
+		fprintf(out, "%s:%" PRIu64 ": %s: %s\n", file, diag->offset,
+			cli_severity_name(diag->severity), diag->message);
+	else
+		fprintf(out, "%s: %s: %s\n", file, cli_severity_name(diag->severity),
+			diag->message);
+}
+
+/* A duration in the largest unit that keeps it above 1. */
+void cli_format_duration(char *buf, size_t size, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, size, "%.3f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
+}
+
+/*
+ * The text of a library message without its leading place
+ * "<file>: byte <offset>: ", for lines that already show the place.
+ */
+const char *cli_message_without_place(const char *msg)
+{
+	const char *byte = strstr(msg, ": byte ");
+	const char *p;
+
+	if (byte == NULL)
+		return msg;
+	p = byte + 7;
+	if (*p < '0' || *p > '9')
+		return msg;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return strncmp(p, ": ", 2) == 0 ? p + 2 : msg;
+}

@@ -1,0 +1,253 @@
+/*
+ * cli/options.c - option parsing of the subcommands: "--name", "--name
+ * VALUE", "--name=VALUE", "-x", options anywhere among the positional
+ * arguments, "--" to end the options; plus the common options and the
+ * parsing of times with units ("10ms").
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* Prints "weft CMD: <message>" and returns the usage exit code. */
+int cli_usage_error(const char *command, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "weft %s: ", command);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see 'weft %s --help')\n", command);
+	return CLI_EXIT_FAILURE;
+}
+
+void cli_parser_init(cli_parser *p, const char *command, int argc, char **argv,
+		     const cli_option *options)
+{
+	memset(p, 0, sizeof *p);
+	p->command = command;
+	p->argc = argc;
+	p->argv = argv;
+	p->index = 1; /* argv[0] is the command name */
+	p->options = options;
+}
+
+/* The entry of a long option name (name_len bytes of `name`), or NULL. */
+static const cli_option *find_long(const cli_option *options, const char *name,
+				   size_t name_len)
+{
+	for (const cli_option *o = options; o->id != 0; o++)
+		if (strlen(o->long_name) == name_len &&
+		    strncmp(o->long_name, name, name_len) == 0)
+			return o;
+	return NULL;
+}
+
+/* The entry of a one-letter option, or NULL. */
+static const cli_option *find_short(const cli_option *options, char letter)
+{
+	for (const cli_option *o = options; o->id != 0; o++)
+		if (o->short_name != 0 && o->short_name == letter)
+			return o;
+	return NULL;
+}
+
+/* Keeps a positional argument; -1 (message printed) when there are too many. */
+static int add_positional(cli_parser *p, const char *arg)
+{
+	if (p->positional_count >= (int)(sizeof p->positional / sizeof p->positional[0])) {
+		cli_usage_error(p->command, "too many arguments");
+		return -1;
+	}
+	p->positional[p->positional_count++] = arg;
+	return 0;
+}
+
+/*
+ * The value of an option that takes one: the text after '=' when given
+ * inline, else the next argument.
+ */
+static int option_value(cli_parser *p, const cli_option *o, const char *inline_value,
+			const char *spelled, const char **value)
+{
+	if (inline_value != NULL) {
+		*value = inline_value;
+		return o->id;
+	}
+	if (p->index >= p->argc) {
+		cli_usage_error(p->command, "option %s needs a value", spelled);
+		return -1;
+	}
+	*value = p->argv[p->index++];
+	return o->id;
+}
+
+/* Handles "--name" and "--name=value". */
+static int parse_long(cli_parser *p, const char *arg, const char **value)
+{
+	const char *name = arg + 2;
+	const char *eq = strchr(name, '=');
+	size_t name_len = eq ? (size_t)(eq - name) : strlen(name);
+	const cli_option *o = find_long(p->options, name, name_len);
+
+	if (o == NULL) {
+		cli_usage_error(p->command, "unknown option '%s'", arg);
+		return -1;
+	}
+	if (!o->takes_value) {
+		if (eq != NULL) {
+			cli_usage_error(p->command, "option --%s takes no value", o->long_name);
+			return -1;
+		}
+		return o->id;
+	}
+	return option_value(p, o, eq ? eq + 1 : NULL, arg, value);
+}
+
+/* Handles "-x" and "-xVALUE" (one letter per argument). */
+static int parse_short(cli_parser *p, const char *arg, const char **value)
+{
+	const cli_option *o = find_short(p->options, arg[1]);
+
+	if (o == NULL) {
+		cli_usage_error(p->command, "unknown option '%s'", arg);
+		return -1;
+	}
+	if (!o->takes_value) {
+		if (arg[2] != '\0') {
+			cli_usage_error(p->command, "unknown option '%s'", arg);
+			return -1;
+		}
+		return o->id;
+	}
+	return option_value(p, o, arg[2] != '\0' ? arg + 2 : NULL, arg, value);
+}
+
+/* Next option; positional arguments are collected on the way. */
+int cli_next_option(cli_parser *p, const char **value)
+{
+	*value = NULL;
+	while (p->index < p->argc) {
+		const char *arg = p->argv[p->index++];
+		if (p->options_ended || arg[0] != '-' || arg[1] == '\0') {
+			if (add_positional(p, arg) < 0)
+				return -1;
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			p->options_ended = 1;
+			continue;
+		}
+		if (arg[1] == '-')
+			return parse_long(p, arg, value);
+		return parse_short(p, arg, value);
+	}
+	return 0;
+}
+
+/* Defaults: auto-detected format, library defaults for the rest. */
+void cli_common_init(cli_common *c)
+{
+	memset(c, 0, sizeof *c);
+	weft_open_options_init(&c->open);
+}
+
+/* --format NAME and --clock-offsets FILE. */
+int cli_common_option(cli_common *c, const char *command, int id, const char *value)
+{
+	switch (id) {
+	case CLI_OPT_FORMAT: {
+		int format = weft_format_from_name(value);
+		if (format < 0) {
+			cli_usage_error(command, "unknown format '%s' (auto, ovni, heph, ross, pallas)",
+					value);
+			return -1;
+		}
+		c->open.format = (weft_format)format;
+		return 1;
+	}
+	case CLI_OPT_CLOCK_OFFSETS:
+		c->open.clock_offsets_path = value;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Exactly one positional argument: the trace. */
+int cli_take_trace_path(cli_common *c, const cli_parser *p)
+{
+	if (p->positional_count == 0) {
+		cli_usage_error(p->command, "missing the TRACE argument");
+		return -1;
+	}
+	if (p->positional_count > 1) {
+		cli_usage_error(p->command, "unexpected argument '%s'", p->positional[1]);
+		return -1;
+	}
+	c->trace_path = p->positional[0];
+	return 0;
+}
+
+/* Nanoseconds per unit of the time suffixes; NULL suffix = end of table. */
+static const struct time_unit {
+	const char *suffix;
+	uint64_t ns;
+} time_units[] = {
+	{ "", 1 },
+	{ "ns", 1 },
+	{ "us", 1000 },
+	{ "ms", 1000000 },
+	{ "s", 1000000000 },
+	{ "min", 60ull * 1000000000 },
+	{ "h", 3600ull * 1000000000 },
+	{ NULL, 0 }
+};
+
+/*
+ * "<digits>[.<digits>][unit]". The value is computed with integers only
+ * (no rounding surprises): whole part times the unit, plus the fraction
+ * digits scaled down one decimal at a time. Overflow is an error.
+ */
+int cli_parse_time(const char *text, uint64_t *ns)
+{
+	const char *s = text;
+	uint64_t whole = 0;
+	const char *frac = NULL;
+	size_t frac_len = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (whole > (UINT64_MAX - 9) / 10)
+			return -1;
+		whole = whole * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s == '.') {
+		frac = ++s;
+		while (*s >= '0' && *s <= '9')
+			s++;
+		frac_len = (size_t)(s - frac);
+	}
+	for (const struct time_unit *u = time_units; u->suffix != NULL; u++) {
+		if (strcmp(s, u->suffix) != 0)
+			continue;
+		if (whole > UINT64_MAX / u->ns)
+			return -1;
+		uint64_t total = whole * u->ns;
+		uint64_t scale = u->ns;
+		for (size_t i = 0; i < frac_len && scale > 1; i++) {
+			scale /= 10;
+			uint64_t part = (uint64_t)(frac[i] - '0') * scale;
+			if (total > UINT64_MAX - part)
+				return -1;
+			total += part;
+		}
+		*ns = total;
+		return 0;
+	}
+	return -1;
+}

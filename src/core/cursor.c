@@ -1,0 +1,242 @@
+/*
+ * core/cursor.c - delivering the events of one stream, or of many streams
+ * merged by time with a binary min-heap (one entry per live stream).
+ *
+ * Memory is one event per stream plus what each backend's stream reader
+ * holds (a bounded window): the merge never buffers events.
+ */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+typedef struct cursor_slot {
+	void *state;      /* backend stream reader */
+	weft_event event; /* the stream's current event */
+	uint32_t stream;
+} cursor_slot;
+
+struct weft_cursor {
+	weft_trace *trace;
+	uint64_t from, to;
+	char *code_pattern;
+	cursor_slot *slots;
+	size_t slot_count;
+	uint32_t *heap;   /* slot indices, ordered by (time, stream) */
+	size_t heap_count;
+	long delivered;   /* slot whose event was handed out last, or -1 */
+};
+
+/* Heap order: time, then stream index (one slot per stream). */
+static inline int slot_before(const cursor_slot *a, const cursor_slot *b)
+{
+	if (a->event.time != b->event.time)
+		return a->event.time < b->event.time;
+	return a->stream < b->stream;
+}
+
+static void heap_sift_down(weft_cursor *c, size_t i)
+{
+	uint32_t *h = c->heap;
+	size_t n = c->heap_count;
+	uint32_t moving = h[i];
+	for (;;) {
+		size_t l = 2 * i + 1;
+		if (l >= n)
+			break;
+		size_t best = l;
+		if (l + 1 < n && slot_before(&c->slots[h[l + 1]], &c->slots[h[l]]))
+			best = l + 1;
+		if (!slot_before(&c->slots[h[best]], &c->slots[moving]))
+			break;
+		h[i] = h[best];
+		i = best;
+	}
+	h[i] = moving;
+}
+
+static void heap_sift_up(weft_cursor *c, size_t i)
+{
+	uint32_t *h = c->heap;
+	uint32_t moving = h[i];
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!slot_before(&c->slots[moving], &c->slots[h[parent]]))
+			break;
+		h[i] = h[parent];
+		i = parent;
+	}
+	h[i] = moving;
+}
+
+/* Does the event pass the time window and the code pattern? */
+static int event_selected(const weft_cursor *c, const weft_event *ev)
+{
+	if (ev->time < c->from || ev->time > c->to)
+		return 0;
+	if (c->code_pattern != NULL) {
+		char code[64];
+		size_t n = ev->code_len < sizeof code - 1 ? ev->code_len : sizeof code - 1;
+		memcpy(code, ev->code, n);
+		code[n] = '\0';
+		if (fnmatch(c->code_pattern, code, 0) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Moves a slot to its next selected event: 1 when there is one, 0 when the
+ * stream ended. A stream that fails is recorded as a diagnostic and ends,
+ * so that one broken stream does not hide the others.
+ */
+static int slot_advance(weft_cursor *c, cursor_slot *slot)
+{
+	const weft_backend *b = c->trace->backend;
+	for (;;) {
+		int rc = b->stream_next(slot->state, &slot->event);
+		if (rc == 1) {
+			if (event_selected(c, &slot->event))
+				return 1;
+			continue;
+		}
+		if (rc < 0) {
+			weft__trace_diag_last_error(c->trace, WEFT_SEV_ERROR, rc,
+						    " (the stream ends here)");
+		}
+		b->stream_close(slot->state);
+		slot->state = NULL;
+		return 0;
+	}
+}
+
+/* Allocates a cursor with room for `n` streams. */
+static weft_cursor *cursor_alloc(weft_trace *trace, size_t n)
+{
+	weft_cursor *c = calloc(1, sizeof *c);
+	if (c == NULL)
+		return NULL;
+	c->trace = trace;
+	c->to = UINT64_MAX;
+	c->delivered = -1;
+	c->slots = calloc(n ? n : 1, sizeof *c->slots);
+	c->heap = calloc(n ? n : 1, sizeof *c->heap);
+	if (c->slots == NULL || c->heap == NULL) {
+		weft_cursor_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * Opens stream `index` into a new slot and queues its first event. When
+ * `tolerant`, a stream that cannot be opened becomes a diagnostic and is
+ * left out (a merged cursor still shows the others).
+ */
+static int cursor_add_stream(weft_cursor *c, uint32_t index, int tolerant)
+{
+	cursor_slot *slot = &c->slots[c->slot_count++];
+	slot->stream = index;
+	int rc = c->trace->backend->stream_open(c->trace, index, &slot->state);
+	if (rc < 0) {
+		slot->state = NULL;
+		if (!tolerant)
+			return rc;
+		weft__trace_diag_last_error(c->trace, WEFT_SEV_ERROR, rc,
+					    " (the stream is left out)");
+		return 0;
+	}
+	if (slot_advance(c, slot)) {
+		c->heap[c->heap_count++] = (uint32_t)(slot - c->slots);
+		heap_sift_up(c, c->heap_count - 1);
+	}
+	return 0;
+}
+
+int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
+		       weft_cursor **out)
+{
+	*out = NULL;
+	weft_cursor *c = cursor_alloc(trace, trace->stream_count);
+	if (c == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	const char *stream_pattern = NULL;
+	if (filter != NULL) {
+		c->from = filter->from;
+		if (filter->to != 0)
+			c->to = filter->to;
+		stream_pattern = filter->stream_pattern;
+		if (filter->code_pattern != NULL &&
+		    (c->code_pattern = strdup(filter->code_pattern)) == NULL) {
+			weft_cursor_free(c);
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		}
+	}
+	for (size_t i = 0; i < trace->stream_count; i++) {
+		if (stream_pattern != NULL &&
+		    fnmatch(stream_pattern, trace->streams[i].path, 0) != 0)
+			continue;
+		int rc = cursor_add_stream(c, (uint32_t)i, 1);
+		if (rc < 0) {
+			weft_cursor_free(c);
+			return rc;
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,
+			      weft_cursor **out)
+{
+	*out = NULL;
+	if (stream >= trace->stream_count)
+		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
+				   "no stream %u (the trace has %zu)", stream,
+				   trace->stream_count);
+	weft_cursor *c = cursor_alloc(trace, 1);
+	if (c == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int rc = cursor_add_stream(c, stream, 0);
+	if (rc < 0) {
+		weft_cursor_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int weft_cursor_next(weft_cursor *c, const weft_event **event)
+{
+	if (c->delivered >= 0) {
+		/* The root of the heap is the slot handed out last. */
+		if (slot_advance(c, &c->slots[c->delivered])) {
+			if (c->heap_count > 1)
+				heap_sift_down(c, 0);
+		} else {
+			c->heap[0] = c->heap[--c->heap_count];
+			if (c->heap_count > 0)
+				heap_sift_down(c, 0);
+		}
+		c->delivered = -1;
+	}
+	if (c->heap_count == 0)
+		return 0;
+	c->delivered = c->heap[0];
+	*event = &c->slots[c->delivered].event;
+	return 1;
+}
+
+void weft_cursor_free(weft_cursor *c)
+{
+	if (c == NULL)
+		return;
+	for (size_t i = 0; i < c->slot_count; i++)
+		if (c->slots[i].state != NULL)
+			c->trace->backend->stream_close(c->slots[i].state);
+	free(c->slots);
+	free(c->heap);
+	free(c->code_pattern);
+	free(c);
+}

@@ -1,0 +1,170 @@
+/*
+ * core/internal.h - what the core gives the format backends and outputs:
+ * the backend interface, the trace object they fill, errors, diagnostics.
+ *
+ * Dependency direction: formats/ and outputs/ include this; core/ never
+ * includes anything from formats/ except the backend table in trace.c.
+ */
+#ifndef WEFT_CORE_INTERNAL_H
+#define WEFT_CORE_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+#if defined(__GNUC__)
+#define WEFT_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define WEFT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define WEFT_PRINTF(f, a)
+#define WEFT_LIKELY(x) (x)
+#define WEFT_UNLIKELY(x) (x)
+#endif
+
+/* ---- Errors (core/error.c) ----------------------------------------------- */
+
+/*
+ * Records the detailed message of a failure for weft_last_error() and
+ * returns `status`, so that readers can write `return weft__error(...)`.
+ * The message reads "<file>: byte <offset>: <text>" (parts left out when
+ * file is NULL or offset is WEFT_NO_OFFSET).
+ */
+int weft__error(int status, const char *file, uint64_t offset,
+		const char *fmt, ...) WEFT_PRINTF(4, 5);
+/* Same, with the text of errno appended (": No such file or directory"). */
+int weft__error_errno(const char *file, const char *what);
+void weft__error_clear(void);
+/* The parts of the last error: file (NULL if none), offset, bare text. */
+const char *weft__error_file(void);
+uint64_t weft__error_offset(void);
+const char *weft__error_text(void);
+
+/* ---- Backends --------------------------------------------------------------- */
+
+typedef struct weft_backend {
+	weft_format format;
+	const char *name;
+	/* > 0 when `path` looks like this format (higher = surer), else 0. */
+	int (*probe)(const char *path);
+	/* Fills the trace: nodes, streams, backend_data, layout version. */
+	int (*open)(weft_trace *trace, const char *path,
+		    const weft_open_options *options);
+	void (*close)(weft_trace *trace);
+	/* Per-stream reader: open, next event (1 / 0 at end / < 0), close. */
+	int (*stream_open)(weft_trace *trace, uint32_t stream, void **state);
+	int (*stream_next)(void *state, weft_event *event);
+	void (*stream_close)(void *state);
+	/* Typed fields of an event (see weft_event_fields()). */
+	int (*event_fields)(const weft_trace *trace, const weft_event *event,
+			    weft_field *out, size_t cap);
+} weft_backend;
+
+extern const weft_backend weft__ovni_backend;
+
+/* ---- The trace object --------------------------------------------------- */
+
+struct weft_trace {
+	const weft_backend *backend;
+	void *backend_data;
+	char *path;
+	int layout_version;
+	weft_open_options options;
+
+	weft_node *nodes;
+	size_t node_count, node_cap;
+	weft_stream_info *streams;
+	size_t stream_count, stream_cap;
+	weft_diag *diags;
+	size_t diag_count, diag_cap;
+	uint64_t diags_dropped;
+
+	/* Strings owned by the trace (names, paths, messages). */
+	char **strings;
+	size_t string_count, string_cap;
+};
+
+/* A copy of `s` owned by the trace (freed with it); NULL on ENOMEM. */
+const char *weft__trace_strdup(weft_trace *trace, const char *s);
+
+/*
+ * Appends a node. `metadata_json` may be NULL ("{}"). Sets *id. Strings
+ * are copied. The node path is the parent's path + "/" + name.
+ */
+int weft__trace_add_node(weft_trace *trace, uint32_t parent, const char *kind,
+			 const char *name, int64_t number,
+			 const char *metadata_json, uint32_t *id);
+/* Replaces the metadata of a node (copied). */
+int weft__trace_set_node_metadata(weft_trace *trace, uint32_t id,
+				  const char *metadata_json);
+/*
+ * Appends a stream attached to node `node` (which becomes a stream node).
+ * The stream path is the node path. Sets *index.
+ */
+int weft__trace_add_stream(weft_trace *trace, uint32_t node, const char *file,
+			   uint64_t file_size, uint32_t *index);
+
+/*
+ * Records a diagnostic on the trace. Repeated diagnostics beyond a fixed
+ * bound are counted (diags_dropped) instead of stored.
+ */
+void weft__trace_diag(weft_trace *trace, int severity, int status,
+		      const char *file, uint64_t offset, const char *fmt, ...)
+	WEFT_PRINTF(6, 7);
+
+/*
+ * Records the last error of this thread (weft__error) as a diagnostic,
+ * keeping its file and offset apart from its text, plus a note.
+ */
+void weft__trace_diag_last_error(weft_trace *trace, int severity, int status,
+				 const char *note);
+
+/* ---- Windowed file reading (core/mapfile.c) -------------------------------- */
+
+/*
+ * A read-only view of a file through a window of mapped memory that slides
+ * forward. At most `window` bytes (rounded to pages) are mapped at a time,
+ * which keeps the resident memory of a reader bounded whatever the file
+ * size. Pointers returned stay valid until the next call that moves the
+ * window.
+ */
+typedef struct weft_mapfile {
+	int fd;
+	uint64_t size;        /* file size */
+	uint64_t window;      /* preferred window size */
+	uint64_t map_start;   /* file offset of the mapping */
+	uint64_t map_len;
+	unsigned char *map;   /* NULL when nothing is mapped */
+	const char *name;     /* for messages */
+} weft_mapfile;
+
+int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
+		       uint64_t window);
+/*
+ * Makes [offset, offset + len) visible and returns a pointer to offset, or
+ * NULL with an error set when the range is outside the file or cannot be
+ * mapped. `len` may exceed the window (the mapping grows for it).
+ */
+const unsigned char *weft__mapfile_get(weft_mapfile *mf, uint64_t offset,
+				       uint64_t len);
+void weft__mapfile_close(weft_mapfile *mf);
+
+/* ---- Small helpers --------------------------------------------------------- */
+
+static inline uint16_t weft__bswap16(uint16_t x) { return __builtin_bswap16(x); }
+static inline uint32_t weft__bswap32(uint32_t x) { return __builtin_bswap32(x); }
+static inline uint64_t weft__bswap64(uint64_t x) { return __builtin_bswap64(x); }
+
+/*
+ * Sets a scalar field from `raw` bytes of `type` (fixed-size types only),
+ * in the given byte order. Returns 0 or WEFT_EINVAL.
+ */
+int weft__field_set_scalar(weft_field *out, weft_type type, const uint8_t *raw,
+			   int big_endian);
+
+/* Path joining into a malloc'ed string ("a" + "/" + "b"). */
+char *weft__path_join(const char *a, const char *b);
+
+#endif /* WEFT_CORE_INTERNAL_H */

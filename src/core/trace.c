@@ -1,0 +1,322 @@
+/*
+ * core/trace.c - opening a trace with the right backend, and the tables of
+ * nodes, streams and diagnostics that every backend fills the same way.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+/* Every format weft reads, in the order they are probed. */
+static const weft_backend *const backends[] = {
+	&weft__ovni_backend,
+};
+#define BACKEND_COUNT (sizeof backends / sizeof backends[0])
+
+/* Diagnostics kept per trace; more are counted in diags_dropped. */
+#define DIAG_MAX 4096
+
+const char *weft_version(void)
+{
+	return WEFT_VERSION_STRING;
+}
+
+const char *weft_format_name(weft_format format)
+{
+	switch (format) {
+	case WEFT_FORMAT_AUTO: return "auto";
+	case WEFT_FORMAT_OVNI: return "ovni";
+	case WEFT_FORMAT_HEPH: return "heph";
+	case WEFT_FORMAT_ROSS: return "ross";
+	case WEFT_FORMAT_PALLAS: return "pallas";
+	}
+	return NULL;
+}
+
+int weft_format_from_name(const char *name)
+{
+	for (int f = WEFT_FORMAT_AUTO; f <= WEFT_FORMAT_PALLAS; f++)
+		if (strcmp(name, weft_format_name((weft_format)f)) == 0)
+			return f;
+	return -1;
+}
+
+void weft_open_options_init(weft_open_options *options)
+{
+	memset(options, 0, sizeof *options);
+	options->format = WEFT_FORMAT_AUTO;
+}
+
+/* Grows *array (of *cap elements of `size` bytes) to hold at least need. */
+static int grow(void **array, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*array, n * size);
+	if (p == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory growing a table to %zu entries", n);
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
+const char *weft__trace_strdup(weft_trace *trace, const char *s)
+{
+	if (grow((void **)&trace->strings, &trace->string_cap,
+		 trace->string_count + 1, sizeof(char *)) < 0)
+		return NULL;
+	char *copy = strdup(s);
+	if (copy == NULL)
+		return NULL;
+	trace->strings[trace->string_count++] = copy;
+	return copy;
+}
+
+/* Chooses the backend: the forced one, or the one most sure of `path`. */
+static const weft_backend *pick_backend(const char *path, weft_format format)
+{
+	const weft_backend *best = NULL;
+	int best_score = 0;
+	for (size_t i = 0; i < BACKEND_COUNT; i++) {
+		if (format != WEFT_FORMAT_AUTO) {
+			if (backends[i]->format == format)
+				return backends[i];
+			continue;
+		}
+		int score = backends[i]->probe(path);
+		if (score > best_score) {
+			best = backends[i];
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+int weft_trace_open(const char *path, const weft_open_options *options,
+		    weft_trace **out)
+{
+	weft_open_options defaults;
+	if (path == NULL || out == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+				   "weft_trace_open: NULL argument");
+	*out = NULL;
+	if (options == NULL) {
+		weft_open_options_init(&defaults);
+		options = &defaults;
+	}
+	const weft_backend *backend = pick_backend(path, options->format);
+	if (backend == NULL) {
+		if (options->format != WEFT_FORMAT_AUTO)
+			return weft__error(WEFT_EUNSUPPORTED, path, WEFT_NO_OFFSET,
+					   "format %s is not supported yet",
+					   weft_format_name(options->format) ?
+					   weft_format_name(options->format) : "?");
+		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
+				   "not a trace of any supported format "
+				   "(expected an ovni trace directory)");
+	}
+	weft_trace *trace = calloc(1, sizeof *trace);
+	if (trace == NULL)
+		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	trace->backend = backend;
+	trace->options = *options;
+	trace->path = strdup(path);
+	if (trace->path == NULL) {
+		free(trace);
+		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	}
+	int rc = backend->open(trace, path, options);
+	if (rc < 0) {
+		weft_trace_free(trace);
+		return rc;
+	}
+	*out = trace;
+	return 0;
+}
+
+void weft_trace_free(weft_trace *trace)
+{
+	if (trace == NULL)
+		return;
+	if (trace->backend && trace->backend->close)
+		trace->backend->close(trace);
+	for (size_t i = 0; i < trace->string_count; i++)
+		free(trace->strings[i]);
+	free(trace->strings);
+	free(trace->nodes);
+	free(trace->streams);
+	free(trace->diags);
+	free(trace->path);
+	free(trace);
+}
+
+weft_format weft_trace_format(const weft_trace *trace)
+{
+	return trace->backend->format;
+}
+
+int weft_trace_layout_version(const weft_trace *trace)
+{
+	return trace->layout_version;
+}
+
+const char *weft_trace_path(const weft_trace *trace)
+{
+	return trace->path;
+}
+
+size_t weft_trace_node_count(const weft_trace *trace)
+{
+	return trace->node_count;
+}
+
+const weft_node *weft_trace_node(const weft_trace *trace, size_t index)
+{
+	return index < trace->node_count ? &trace->nodes[index] : NULL;
+}
+
+size_t weft_trace_stream_count(const weft_trace *trace)
+{
+	return trace->stream_count;
+}
+
+const weft_stream_info *weft_trace_stream(const weft_trace *trace, size_t index)
+{
+	return index < trace->stream_count ? &trace->streams[index] : NULL;
+}
+
+int weft_trace_stream_find(const weft_trace *trace, const char *path)
+{
+	for (size_t i = 0; i < trace->stream_count; i++)
+		if (strcmp(trace->streams[i].path, path) == 0)
+			return (int)i;
+	return weft__error(WEFT_ENOTFOUND, trace->path, WEFT_NO_OFFSET,
+			   "no stream named %s", path);
+}
+
+size_t weft_trace_diag_count(const weft_trace *trace)
+{
+	return trace->diag_count;
+}
+
+const weft_diag *weft_trace_diag(const weft_trace *trace, size_t index)
+{
+	return index < trace->diag_count ? &trace->diags[index] : NULL;
+}
+
+int weft__trace_add_node(weft_trace *trace, uint32_t parent, const char *kind,
+			 const char *name, int64_t number,
+			 const char *metadata_json, uint32_t *id)
+{
+	int rc = grow((void **)&trace->nodes, &trace->node_cap,
+		      trace->node_count + 1, sizeof(weft_node));
+	if (rc < 0)
+		return rc;
+	char *path;
+	if (parent == WEFT_NO_PARENT)
+		path = strdup(name);
+	else
+		path = weft__path_join(trace->nodes[parent].path, name);
+	if (path == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	const char *owned_path = weft__trace_strdup(trace, path);
+	free(path);
+	weft_node *node = &trace->nodes[trace->node_count];
+	node->id = (uint32_t)trace->node_count;
+	node->parent = parent;
+	node->kind = weft__trace_strdup(trace, kind);
+	node->name = weft__trace_strdup(trace, name);
+	node->path = owned_path;
+	node->number = number;
+	node->stream = -1;
+	node->metadata_json = weft__trace_strdup(trace, metadata_json ? metadata_json : "{}");
+	if (!node->kind || !node->name || !node->path || !node->metadata_json)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	*id = node->id;
+	trace->node_count++;
+	return 0;
+}
+
+int weft__trace_set_node_metadata(weft_trace *trace, uint32_t id,
+				  const char *metadata_json)
+{
+	const char *copy = weft__trace_strdup(trace, metadata_json);
+	if (copy == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	trace->nodes[id].metadata_json = copy;
+	return 0;
+}
+
+int weft__trace_add_stream(weft_trace *trace, uint32_t node, const char *file,
+			   uint64_t file_size, uint32_t *index)
+{
+	int rc = grow((void **)&trace->streams, &trace->stream_cap,
+		      trace->stream_count + 1, sizeof(weft_stream_info));
+	if (rc < 0)
+		return rc;
+	weft_stream_info *s = &trace->streams[trace->stream_count];
+	memset(s, 0, sizeof *s);
+	s->index = (uint32_t)trace->stream_count;
+	s->node = node;
+	s->path = trace->nodes[node].path;
+	s->file = weft__trace_strdup(trace, file);
+	if (s->file == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	s->file_size = file_size;
+	trace->nodes[node].stream = (int32_t)s->index;
+	*index = s->index;
+	trace->stream_count++;
+	return 0;
+}
+
+void weft__trace_diag(weft_trace *trace, int severity, int status,
+		      const char *file, uint64_t offset, const char *fmt, ...)
+{
+	if (trace->diag_count >= DIAG_MAX ||
+	    grow((void **)&trace->diags, &trace->diag_cap,
+		 trace->diag_count + 1, sizeof(weft_diag)) < 0) {
+		trace->diags_dropped++;
+		return;
+	}
+	char message[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	weft_diag *d = &trace->diags[trace->diag_count];
+	d->severity = severity;
+	d->status = status;
+	d->file = file ? weft__trace_strdup(trace, file) : NULL;
+	d->offset = offset;
+	d->message = weft__trace_strdup(trace, message);
+	if (d->message == NULL) {
+		trace->diags_dropped++;
+		return;
+	}
+	trace->diag_count++;
+}
+
+char *weft__path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *p = malloc(la + lb + 2);
+	if (p == NULL)
+		return NULL;
+	memcpy(p, a, la);
+	p[la] = '/';
+	memcpy(p + la + 1, b, lb + 1);
+	return p;
+}
+
+void weft__trace_diag_last_error(weft_trace *trace, int severity, int status,
+				 const char *note)
+{
+	weft__trace_diag(trace, severity, status, weft__error_file(),
+			 weft__error_offset(), "%s%s", weft__error_text(),
+			 note ? note : "");
+}

@@ -1,0 +1,85 @@
+/*
+ * formats/ovni/ovni_internal.h - shared by the pieces of the ovni backend:
+ * trace discovery and metadata (ovni_open.c), the stream reader
+ * (ovni_stream.c), the signature table (ovni_signatures.c) and sorting
+ * (ovni_sort.c).
+ */
+#ifndef WEFT_OVNI_INTERNAL_H
+#define WEFT_OVNI_INTERNAL_H
+
+#include "core/internal.h"
+
+/* Binary stream constants (every ovni release). */
+#define OVNI_STREAM_MAGIC "ovni"
+#define OVNI_STREAM_VERSION 1u
+#define OVNI_STREAM_HEADER_SIZE 8u
+#define OVNI_EVENT_HEADER_SIZE 12u
+#define OVNI_FLAG_JUMBO 0x10u
+#define OVNI_FLAG_RESERVED 0xe0u
+#define OVNI_SIZE_MASK 0x0fu
+
+/* Defaults of the bounds documented in docs/ovni.md. */
+#define OVNI_DEFAULT_READ_BUDGET (32ull << 20)
+#define OVNI_MIN_WINDOW (1ull << 20)
+#define OVNI_MAX_WINDOW (16ull << 20)
+#define OVNI_DEFAULT_MAX_REGION_EVENTS (4ull << 20)
+/* Metadata files larger than this are refused (they are a few KiB). */
+#define OVNI_MAX_JSON_BYTES (64ull << 20)
+
+/* What the backend keeps per stream beyond weft_stream_info. */
+typedef struct ovni_stream_meta {
+	char *abs_file;       /* path of the binary stream */
+} ovni_stream_meta;
+
+typedef struct ovni_data {
+	char *root;                 /* directory the stream paths start from */
+	ovni_stream_meta *streams;  /* one per weft stream */
+	uint64_t window;            /* bytes mapped per stream reader */
+	uint64_t lookback;          /* unordered-region look-back, bytes */
+	uint64_t max_region_events; /* unordered-region size bound */
+	int stored_order;
+} ovni_data;
+
+/* Reads the stream header of `mf`: sets *big_endian, or fails. */
+int weft__ovni_read_header(weft_mapfile *mf, int *big_endian);
+
+/*
+ * Size of the event whose 12-byte header is at `p` (with `avail` bytes of
+ * the file from p on), validating flags and sizes. Returns 0 and sets
+ * *size, or a WEFT_E* code with the error set (naming `name`/`offset`).
+ */
+int weft__ovni_event_size(const unsigned char *p, uint64_t avail,
+			  int big_endian, const char *name, uint64_t offset,
+			  uint64_t *size);
+
+/* Decodes typed fields (weft_event_fields for ovni traces). */
+int weft__ovni_event_fields(const weft_trace *trace, const weft_event *event,
+			    weft_field *out, size_t cap);
+
+/* Stream reader entry points for the backend table. */
+int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state);
+int weft__ovni_stream_next(void *state, weft_event *event);
+void weft__ovni_stream_close(void *state);
+
+/* Is the 3-byte MCV at p equal to the 3 characters of `mcv`? */
+static inline int ovni_mcv_is(const unsigned char *p, const char *mcv)
+{
+	return p[0] == (unsigned char)mcv[0] && p[1] == (unsigned char)mcv[1] &&
+	       p[2] == (unsigned char)mcv[2];
+}
+
+static inline uint32_t ovni_load32(const unsigned char *p, int big_endian)
+{
+	uint32_t v;
+	__builtin_memcpy(&v, p, 4);
+	return big_endian ? weft__bswap32(v) : v;
+}
+
+static inline uint64_t ovni_load64(const unsigned char *p, int big_endian)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p, 8);
+	return big_endian ? weft__bswap64(v) : v;
+}
+
+#endif /* WEFT_OVNI_INTERNAL_H */

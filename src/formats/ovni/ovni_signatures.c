@@ -1,0 +1,207 @@
+/*
+ * formats/ovni/ovni_signatures.c - the event signatures of the ovni 1.14
+ * models (generated from data/ovni-event-signatures.tsv at build time) and
+ * the decoding of payloads into typed, named fields.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "formats/ovni/ovni_internal.h"
+
+static const weft_ovni_signature signatures[] = {
+#include "ovni_signatures.inc"
+};
+#define SIGNATURE_COUNT (sizeof signatures / sizeof signatures[0])
+
+/* A field of a signature, parsed once from its "u32 name, str x" text. */
+#define MAX_FIELDS 8
+typedef struct compiled_field {
+	weft_type type;
+	const char *name; /* points into the signature's fields text */
+	uint32_t name_len;
+} compiled_field;
+
+typedef struct compiled_signature {
+	compiled_field fields[MAX_FIELDS];
+	int count;
+	uint32_t fixed_size; /* bytes of the non-string fields */
+	int has_str;
+} compiled_signature;
+
+/* Open-addressing table from a 3-byte MCV to the signature index. */
+#define TABLE_SIZE 2048
+static int16_t table[TABLE_SIZE];
+static compiled_signature compiled[SIGNATURE_COUNT];
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static uint32_t mcv_hash(const unsigned char *m)
+{
+	uint32_t h = (uint32_t)m[0] * 0x9e3779b1u ^ (uint32_t)m[1] * 0x85ebca6bu ^
+		     (uint32_t)m[2] * 0xc2b2ae35u;
+	return (h ^ (h >> 15)) & (TABLE_SIZE - 1);
+}
+
+/* Maps "u32" to WEFT_TYPE_U32 etc.; 0 when unknown. */
+static weft_type parse_type(const char *s, size_t n)
+{
+	static const struct { const char *name; weft_type type; } types[] = {
+		{"u8", WEFT_TYPE_U8}, {"u16", WEFT_TYPE_U16}, {"u32", WEFT_TYPE_U32},
+		{"u64", WEFT_TYPE_U64}, {"i8", WEFT_TYPE_I8}, {"i16", WEFT_TYPE_I16},
+		{"i32", WEFT_TYPE_I32}, {"i64", WEFT_TYPE_I64}, {"str", WEFT_TYPE_STR},
+	};
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		if (strlen(types[i].name) == n && memcmp(types[i].name, s, n) == 0)
+			return types[i].type;
+	return (weft_type)0;
+}
+
+static uint32_t type_size(weft_type t)
+{
+	switch (t) {
+	case WEFT_TYPE_U8: case WEFT_TYPE_I8: return 1;
+	case WEFT_TYPE_U16: case WEFT_TYPE_I16: return 2;
+	case WEFT_TYPE_U32: case WEFT_TYPE_I32: return 4;
+	default: return 8;
+	}
+}
+
+/* Parses "u32 taskid, str label" into typed fields. */
+static void compile_signature(const weft_ovni_signature *sig, compiled_signature *c)
+{
+	const char *s = sig->fields;
+	memset(c, 0, sizeof *c);
+	while (*s != '\0' && c->count < MAX_FIELDS) {
+		while (*s == ' ' || *s == ',')
+			s++;
+		const char *t = s;
+		while (*s != '\0' && *s != ' ')
+			s++;
+		weft_type type = parse_type(t, (size_t)(s - t));
+		while (*s == ' ')
+			s++;
+		const char *n = s;
+		while (*s != '\0' && *s != ',')
+			s++;
+		if (type == 0 || s == n)
+			break;
+		compiled_field *f = &c->fields[c->count++];
+		f->type = type;
+		f->name = n;
+		f->name_len = (uint32_t)(s - n);
+		if (type == WEFT_TYPE_STR)
+			c->has_str = 1;
+		else
+			c->fixed_size += type_size(type);
+	}
+}
+
+/* Builds the lookup table once (first lookup, any thread). */
+static void table_build(void)
+{
+	for (size_t i = 0; i < TABLE_SIZE; i++)
+		table[i] = -1;
+	for (size_t i = 0; i < SIGNATURE_COUNT; i++) {
+		const unsigned char *m = (const unsigned char *)signatures[i].mcv;
+		uint32_t h = mcv_hash(m);
+		int duplicate = 0;
+		while (table[h] >= 0) {
+			if (memcmp(signatures[table[h]].mcv, m, 3) == 0)
+				duplicate = 1; /* the table lists a few events twice */
+			h = (h + 1) & (TABLE_SIZE - 1);
+		}
+		if (!duplicate)
+			table[h] = (int16_t)i;
+		compile_signature(&signatures[i], &compiled[i]);
+	}
+}
+
+/* Index of the signature of a 3-byte MCV, or -1. */
+static int signature_index(const unsigned char *mcv)
+{
+	pthread_once(&table_once, table_build);
+	for (uint32_t h = mcv_hash(mcv); table[h] >= 0; h = (h + 1) & (TABLE_SIZE - 1))
+		if (memcmp(signatures[table[h]].mcv, mcv, 3) == 0)
+			return table[h];
+	return -1;
+}
+
+size_t weft_ovni_signature_count(void)
+{
+	return SIGNATURE_COUNT;
+}
+
+const weft_ovni_signature *weft_ovni_signature_at(size_t index)
+{
+	return index < SIGNATURE_COUNT ? &signatures[index] : NULL;
+}
+
+const weft_ovni_signature *weft_ovni_signature_find(const char *mcv)
+{
+	if (mcv == NULL || strlen(mcv) < 3)
+		return NULL;
+	int i = signature_index((const unsigned char *)mcv);
+	return i < 0 ? NULL : &signatures[i];
+}
+
+/*
+ * Decodes the payload (normal events) or the jumbo data (jumbo events) by
+ * the event's signature. The sizes must match the signature exactly: a
+ * mismatch is reported rather than guessed around.
+ */
+int weft__ovni_event_fields(const weft_trace *trace, const weft_event *ev,
+			    weft_field *out, size_t cap)
+{
+	if (ev->code_len != 3)
+		return 0;
+	int i = signature_index((const unsigned char *)ev->code);
+	if (i < 0)
+		return 0;
+	const compiled_signature *c = &compiled[i];
+	const weft_stream_info *s = &trace->streams[ev->stream];
+	int jumbo = (ev->flags & WEFT_EVENT_JUMBO) != 0;
+	const uint8_t *p = jumbo ? ev->data : ev->payload;
+	uint64_t size = jumbo ? ev->data_size : ev->payload_size;
+	int big_endian = (ev->flags & WEFT_EVENT_BIG_ENDIAN) != 0;
+	if (jumbo != signatures[i].jumbo)
+		return weft__error(WEFT_EFORMAT, s->file, ev->offset,
+				   "%s is %sa jumbo event in the %s model, found %s",
+				   signatures[i].mcv, signatures[i].jumbo ? "" : "not ",
+				   signatures[i].model, jumbo ? "a jumbo event" : "a normal event");
+	if (c->has_str ? size < c->fixed_size + 1 : size != c->fixed_size)
+		return weft__error(WEFT_EFORMAT, s->file, ev->offset,
+				   "%s expects %s%u payload bytes (%s), found %llu",
+				   signatures[i].mcv, c->has_str ? "at least " : "",
+				   c->fixed_size + (uint32_t)c->has_str,
+				   c->count ? signatures[i].fields : "no fields",
+				   (unsigned long long)size);
+	uint64_t pos = 0;
+	for (int k = 0; k < c->count; k++) {
+		const compiled_field *f = &c->fields[k];
+		weft_field field;
+		memset(&field, 0, sizeof field);
+		field.name = f->name;
+		field.name_len = f->name_len;
+		if (f->type == WEFT_TYPE_STR) {
+			const uint8_t *nul = memchr(p + pos, '\0', size - pos);
+			if (nul == NULL)
+				return weft__error(WEFT_EFORMAT, s->file, ev->offset,
+						   "%s: string field %.*s is not NUL-terminated",
+						   signatures[i].mcv, (int)f->name_len, f->name);
+			field.type = WEFT_TYPE_STR;
+			field.count = 1;
+			field.v.s.ptr = (const char *)p + pos;
+			field.v.s.len = (size_t)(nul - (p + pos));
+			pos += field.v.s.len + 1;
+		} else {
+			if (pos + type_size(f->type) > size)
+				return weft__error(WEFT_EFORMAT, s->file, ev->offset,
+						   "%s: field %.*s past the payload end",
+						   signatures[i].mcv, (int)f->name_len, f->name);
+			weft__field_set_scalar(&field, f->type, p + pos, big_endian);
+			pos += type_size(f->type);
+		}
+		if ((size_t)k < cap)
+			out[k] = field;
+	}
+	return c->count;
+}

@@ -1,0 +1,427 @@
+/*
+ * formats/ovni/ovni_stream.c - reading the events of one binary stream.
+ *
+ * The stream is seen through a sliding mapped window (core/mapfile.c), so
+ * a reader holds at most a window of the file whatever its size; events
+ * are delivered pointing into the window, without copies.
+ *
+ * Unordered regions (OU[ .. OU]) hold events whose clocks may go back in
+ * time, also before the OU[ itself. Unless stored order is asked, the
+ * reader scans ahead of what it delivers by `lookback` bytes; when the scan
+ * meets an OU[, every event from the delivery point to the matching OU] is
+ * indexed, stably sorted by clock and delivered from the index. So an
+ * unordered region may move events back by at most `lookback` bytes of the
+ * stream (and not past an earlier region), and may hold at most
+ * `max_region_events` events: the memory bound is that index (24 bytes an
+ * event) plus the mapped span of the region.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/ovni/ovni_internal.h"
+
+typedef struct region_entry {
+	uint64_t clock;  /* raw clock, before the offset */
+	uint64_t offset; /* file offset of the event */
+	uint64_t seq;    /* stored index, keeps the sort stable */
+} region_entry;
+
+typedef struct ovni_reader {
+	weft_trace *trace;
+	uint32_t stream;
+	const char *name;        /* stream file, relative to the trace root */
+	weft_mapfile mf;
+	int big_endian;
+	int finished;
+	int64_t clock_offset;
+	uint64_t pos;            /* offset of the next event in stored order */
+	uint64_t seq;            /* stored index of the event at pos */
+	uint64_t last_clock;     /* clock of the last delivered event */
+	int backwards_reported;
+	int in_region;           /* stored order: inside OU[ .. OU] */
+	/* Scan-ahead for unordered regions (not used in stored order). */
+	int scan;
+	uint64_t lookback;
+	uint64_t max_region_events;
+	uint64_t scan_pos;
+	/* Sorted index of the block being delivered, when any. */
+	region_entry *index;
+	size_t index_count, index_next, index_cap;
+	uint64_t index_end;      /* file offset just past the block */
+	uint64_t index_end_seq;
+	int ended;
+} ovni_reader;
+
+int weft__ovni_read_header(weft_mapfile *mf, int *big_endian)
+{
+	const unsigned char *h = weft__mapfile_get(mf, 0, OVNI_STREAM_HEADER_SIZE);
+	if (h == NULL)
+		return weft__error(WEFT_ETRUNCATED, mf->name, 0,
+				   "expected the 8-byte stream header (\"ovni\" + "
+				   "version), the file has %llu bytes",
+				   (unsigned long long)mf->size);
+	if (memcmp(h, OVNI_STREAM_MAGIC, 4) != 0)
+		return weft__error(WEFT_EFORMAT, mf->name, 0,
+				   "expected the magic \"ovni\", found %02x %02x %02x %02x",
+				   h[0], h[1], h[2], h[3]);
+	uint32_t version = ovni_load32(h + 4, 0);
+	if (version == OVNI_STREAM_VERSION) {
+		*big_endian = 0;
+		return 0;
+	}
+	if (weft__bswap32(version) == OVNI_STREAM_VERSION) {
+		*big_endian = 1; /* written on a machine of the other byte order */
+		return 0;
+	}
+	return weft__error(WEFT_EUNSUPPORTED, mf->name, 4,
+			   "expected stream version 1, found %u", version);
+}
+
+int weft__ovni_event_size(const unsigned char *p, uint64_t avail,
+			  int big_endian, const char *name, uint64_t offset,
+			  uint64_t *size)
+{
+	unsigned flags = p[0];
+	if (flags & OVNI_FLAG_RESERVED)
+		return weft__error(WEFT_EFORMAT, name, offset,
+				   "expected an event header, found flags 0x%02x with "
+				   "reserved bits 0x%02x set", flags,
+				   flags & OVNI_FLAG_RESERVED);
+	for (int i = 1; i <= 3; i++)
+		if (p[i] < 0x20 || p[i] > 0x7e)
+			return weft__error(WEFT_EFORMAT, name, offset,
+					   "expected a printable MCV, found bytes "
+					   "%02x %02x %02x (garbage?)", p[1], p[2], p[3]);
+	unsigned code = flags & OVNI_SIZE_MASK;
+	uint64_t payload = code ? code + 1u : 0u;
+	uint64_t total = OVNI_EVENT_HEADER_SIZE + payload;
+	if (flags & OVNI_FLAG_JUMBO) {
+		if (payload != 4)
+			return weft__error(WEFT_EFORMAT, name, offset,
+					   "jumbo event %c%c%c: expected a 4-byte payload "
+					   "(size code 3), found size code %u",
+					   p[1], p[2], p[3], code);
+		if (avail < total)
+			goto truncated;
+		total += ovni_load32(p + OVNI_EVENT_HEADER_SIZE, big_endian);
+	}
+	if (avail < total)
+		goto truncated;
+	*size = total;
+	return 0;
+truncated:
+	return weft__error(WEFT_ETRUNCATED, name, offset,
+			   "event %c%c%c needs %llu bytes, only %llu left in the file",
+			   p[1], p[2], p[3], (unsigned long long)total,
+			   (unsigned long long)avail);
+}
+
+int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state)
+{
+	ovni_data *data = trace->backend_data;
+	const weft_stream_info *info = &trace->streams[stream];
+	ovni_reader *r = calloc(1, sizeof *r);
+	if (r == NULL)
+		return weft__error(WEFT_ENOMEM, info->file, WEFT_NO_OFFSET, "out of memory");
+	r->trace = trace;
+	r->stream = stream;
+	r->name = info->file;
+	r->finished = info->finished;
+	r->clock_offset = info->clock_offset;
+	r->scan = !data->stored_order;
+	r->lookback = data->lookback;
+	r->max_region_events = data->max_region_events;
+	int rc = weft__mapfile_open(&r->mf, data->streams[stream].abs_file,
+				    info->file, data->window);
+	if (rc == 0)
+		rc = weft__ovni_read_header(&r->mf, &r->big_endian);
+	if (rc < 0) {
+		weft__mapfile_close(&r->mf);
+		free(r);
+		return rc;
+	}
+	r->pos = OVNI_STREAM_HEADER_SIZE;
+	r->scan_pos = r->pos;
+	*state = r;
+	return 0;
+}
+
+void weft__ovni_stream_close(void *state)
+{
+	ovni_reader *r = state;
+	if (r == NULL)
+		return;
+	weft__mapfile_close(&r->mf);
+	free(r->index);
+	free(r);
+}
+
+/*
+ * Handles a stream that cannot go on at r->pos: a truncated last event is
+ * expected in a stream that was not closed (a warning; everything before
+ * it is valid), an error otherwise. Either way the stream ends here.
+ */
+static int reader_stop(ovni_reader *r, int rc)
+{
+	r->ended = 1;
+	if (rc == WEFT_ETRUNCATED) {
+		int severity = r->finished == 1 ? WEFT_SEV_ERROR : WEFT_SEV_WARNING;
+		weft__trace_diag_last_error(r->trace, severity, rc, r->finished == 1 ?
+					    "; the stream ends at its last complete event" :
+					    "; the stream was not closed: it ends at its "
+					    "last complete event");
+		return 0;
+	}
+	return rc;
+}
+
+/* Parses the event at `offset` (whose size is known valid) into ev. */
+static void fill_event(ovni_reader *r, const unsigned char *p, uint64_t offset,
+		       uint64_t size, uint64_t seq, weft_event *ev)
+{
+	uint64_t clock = ovni_load64(p + 4, r->big_endian);
+	unsigned code = p[0] & OVNI_SIZE_MASK;
+	ev->time = clock + (uint64_t)r->clock_offset;
+	ev->end = ev->time;
+	ev->offset = offset;
+	ev->seq = seq;
+	ev->stream = r->stream;
+	ev->flags = r->big_endian ? WEFT_EVENT_BIG_ENDIAN : 0;
+	ev->code = (const char *)p + 1;
+	ev->code_len = 3;
+	ev->payload_size = code ? code + 1u : 0u;
+	ev->payload = p + OVNI_EVENT_HEADER_SIZE;
+	ev->depth = -1;
+	ev->parent = -1;
+	if (p[0] & OVNI_FLAG_JUMBO) {
+		ev->flags |= WEFT_EVENT_JUMBO;
+		ev->data = p + OVNI_EVENT_HEADER_SIZE + 4;
+		ev->data_size = size - OVNI_EVENT_HEADER_SIZE - 4;
+	} else {
+		ev->data = NULL;
+		ev->data_size = 0;
+	}
+}
+
+/*
+ * The fast path of reading: when the event at `offset` is a normal event
+ * lying wholly inside the mapped window, return it without calling into
+ * the mapping code (most events). NULL means "take the slow path", which
+ * also validates and reports everything the fast path does not accept.
+ */
+static inline const unsigned char *peek_normal(const ovni_reader *r, uint64_t offset,
+						uint64_t *size)
+{
+	const weft_mapfile *mf = &r->mf;
+	if (offset < mf->map_start)
+		return NULL;
+	uint64_t rel = offset - mf->map_start;
+	if (rel + OVNI_EVENT_HEADER_SIZE > mf->map_len)
+		return NULL;
+	const unsigned char *p = mf->map + rel;
+	unsigned flags = p[0];
+	if (flags & (OVNI_FLAG_RESERVED | OVNI_FLAG_JUMBO))
+		return NULL;
+	unsigned code = flags & OVNI_SIZE_MASK;
+	uint64_t total = OVNI_EVENT_HEADER_SIZE + (code ? code + 1u : 0u);
+	if (rel + total > mf->map_len ||
+	    (unsigned)(p[1] - 0x20) > 0x5e || (unsigned)(p[2] - 0x20) > 0x5e ||
+	    (unsigned)(p[3] - 0x20) > 0x5e)
+		return NULL;
+	*size = total;
+	return p;
+}
+
+/*
+ * Maps the event at `offset` and validates its size: sets *event and
+ * *size, or returns a WEFT_E* code with the error set.
+ */
+static int map_event(ovni_reader *r, uint64_t offset,
+		     const unsigned char **event, uint64_t *size)
+{
+	const unsigned char *fast = peek_normal(r, offset, size);
+	if (WEFT_LIKELY(fast != NULL)) {
+		*event = fast;
+		return 0;
+	}
+	uint64_t avail = r->mf.size - offset;
+	if (avail < OVNI_EVENT_HEADER_SIZE)
+		return weft__error(WEFT_ETRUNCATED, r->name, offset,
+				   "expected a 12-byte event header, only %llu "
+				   "bytes left", (unsigned long long)avail);
+	/* The header and, for jumbo events, the 4-byte size after it. */
+	uint64_t head = avail >= OVNI_EVENT_HEADER_SIZE + 4 ?
+			OVNI_EVENT_HEADER_SIZE + 4 : OVNI_EVENT_HEADER_SIZE;
+	const unsigned char *p = weft__mapfile_get(&r->mf, offset, head);
+	if (p == NULL)
+		return WEFT_EIO;
+	int rc = weft__ovni_event_size(p, avail, r->big_endian, r->name, offset, size);
+	if (rc < 0)
+		return rc;
+	if (*size > head && (p = weft__mapfile_get(&r->mf, offset, *size)) == NULL)
+		return WEFT_EIO;
+	*event = p;
+	return 0;
+}
+
+/* Orders region entries by clock, then stored order (a stable sort). */
+static int entry_cmp(const void *a, const void *b)
+{
+	const region_entry *x = a, *y = b;
+	if (x->clock != y->clock)
+		return x->clock < y->clock ? -1 : 1;
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+/* Appends one entry to the block index, growing it within the bound. */
+static int index_push(ovni_reader *r, uint64_t clock, uint64_t offset, uint64_t seq)
+{
+	if (r->index_count == r->index_cap) {
+		size_t cap = r->index_cap ? r->index_cap * 2 : 1024;
+		region_entry *p = realloc(r->index, cap * sizeof *p);
+		if (p == NULL)
+			return weft__error(WEFT_ENOMEM, r->name, offset,
+					   "out of memory indexing an unordered region");
+		r->index = p;
+		r->index_cap = cap;
+	}
+	r->index[r->index_count++] = (region_entry){ clock, offset, seq };
+	return 0;
+}
+
+/*
+ * Builds the sorted index of every event from r->pos to the OU] that
+ * closes the region opened at `ou_offset` (or to the end of the stream).
+ */
+static int index_region(ovni_reader *r, uint64_t ou_offset)
+{
+	uint64_t offset = r->pos, seq = r->seq, region_events = 0;
+	int in_region = 0;
+	r->index_count = 0;
+	r->index_next = 0;
+	while (offset < r->mf.size) {
+		uint64_t size;
+		const unsigned char *p;
+		if (map_event(r, offset, &p, &size) < 0)
+			break; /* the error is met again when delivery gets there */
+		if (offset == ou_offset)
+			in_region = 1;
+		if (in_region && ++region_events > r->max_region_events) {
+			weft__trace_diag(r->trace, WEFT_SEV_WARNING, WEFT_ENOMEM, r->name,
+					 ou_offset, "unordered region longer than %llu events: "
+					 "sorted in pieces", (unsigned long long)r->max_region_events);
+			break;
+		}
+		int rc = index_push(r, ovni_load64(p + 4, r->big_endian), offset, seq);
+		if (rc < 0)
+			return rc;
+		offset += size;
+		seq++;
+		if (in_region && ovni_mcv_is(p + 1, "OU]"))
+			break;
+	}
+	qsort(r->index, r->index_count, sizeof *r->index, entry_cmp);
+	/* Map the whole block at once: it is delivered in random order. */
+	if (offset > r->pos && weft__mapfile_get(&r->mf, r->pos, offset - r->pos) == NULL)
+		return WEFT_EIO;
+	r->index_end = offset;
+	r->index_end_seq = seq;
+	r->scan_pos = offset;
+	return 0;
+}
+
+/*
+ * Advances the scan-ahead position up to `lookback` bytes past r->pos.
+ * Returns the offset of an OU[ met on the way, UINT64_MAX when none.
+ */
+static uint64_t scan_ahead(ovni_reader *r)
+{
+	uint64_t limit = r->pos + r->lookback;
+	while (r->scan_pos < limit && r->scan_pos < r->mf.size) {
+		uint64_t size;
+		const unsigned char *p;
+		if (map_event(r, r->scan_pos, &p, &size) < 0) {
+			r->scan_pos = r->mf.size; /* delivery reports it */
+			break;
+		}
+		uint64_t at = r->scan_pos;
+		r->scan_pos += size;
+		if (ovni_mcv_is(p + 1, "OU["))
+			return at;
+	}
+	return UINT64_MAX;
+}
+
+/* Records a clock that goes back outside unordered regions (once). */
+static void check_clock(ovni_reader *r, const weft_event *ev)
+{
+	if (ev->time < r->last_clock && !r->backwards_reported) {
+		r->backwards_reported = 1;
+		weft__trace_diag(r->trace, WEFT_SEV_WARNING, WEFT_EFORMAT, r->name,
+				 ev->offset, "clock goes backwards %llu -> %llu outside "
+				 "a sortable unordered region (reported once per stream)",
+				 (unsigned long long)r->last_clock,
+				 (unsigned long long)ev->time);
+	}
+	r->last_clock = ev->time;
+}
+
+/* Delivers the next entry of the sorted block index. */
+static int next_from_index(ovni_reader *r, weft_event *ev)
+{
+	/* Stored index of the event that would come here unsorted. */
+	uint64_t in_place = r->seq + r->index_next;
+	const region_entry *e = &r->index[r->index_next++];
+	uint64_t size;
+	const unsigned char *p;
+	int rc = map_event(r, e->offset, &p, &size);
+	if (rc < 0)
+		return reader_stop(r, rc);
+	fill_event(r, p, e->offset, size, e->seq, ev);
+	if (e->seq != in_place)
+		ev->flags |= WEFT_EVENT_REORDERED;
+	if (r->index_next == r->index_count) {
+		r->pos = r->index_end;
+		r->seq = r->index_end_seq;
+		r->index_count = r->index_next = 0;
+	}
+	check_clock(r, ev);
+	return 1;
+}
+
+int weft__ovni_stream_next(void *state, weft_event *ev)
+{
+	ovni_reader *r = state;
+	if (r->index_count > 0)
+		return next_from_index(r, ev);
+	if (r->ended || r->pos >= r->mf.size)
+		return 0;
+	if (r->scan) {
+		uint64_t ou = scan_ahead(r);
+		if (ou != UINT64_MAX) {
+			int rc = index_region(r, ou);
+			if (rc < 0)
+				return rc;
+			if (r->index_count > 0)
+				return next_from_index(r, ev);
+		}
+	}
+	uint64_t size;
+	const unsigned char *p;
+	int rc = map_event(r, r->pos, &p, &size);
+	if (rc < 0)
+		return reader_stop(r, rc);
+	fill_event(r, p, r->pos, size, r->seq, ev);
+	r->pos += size;
+	r->seq++;
+	/* In stored order, clocks may go back only inside OU[ .. OU]. */
+	if (ovni_mcv_is(p + 1, "OU["))
+		r->in_region = 1;
+	if (!r->in_region)
+		check_clock(r, ev);
+	else
+		r->last_clock = ev->time > r->last_clock ? ev->time : r->last_clock;
+	if (ovni_mcv_is(p + 1, "OU]"))
+		r->in_region = 0;
+	return 1;
+}

@@ -1,0 +1,221 @@
+/*
+ * emit.c - building events and putting them into the thread's buffer.
+ *
+ * The buffer only ever holds whole events and is only written out whole,
+ * so a stream cut short by a crash ends at an event boundary (up to what
+ * the kernel itself was writing). Flushes are recorded with an OF[ / OF]
+ * pair, as libovni does, so the cost of tracing shows in the trace.
+ */
+#include <string.h>
+
+#include "libovni_priv.h"
+
+/* ---- Event construction ---------------------------------------------- */
+
+/* MCV: the three printable characters naming the event ("OHx"). */
+void
+ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
+{
+	ev->header.model = (uint8_t) mcv[0];
+	ev->header.category = (uint8_t) mcv[1];
+	ev->header.value = (uint8_t) mcv[2];
+}
+
+void
+ovni_ev_set_clock(struct ovni_ev *ev, uint64_t clock)
+{
+	ev->header.clock = clock;
+}
+
+uint64_t
+ovni_ev_get_clock(const struct ovni_ev *ev)
+{
+	return ev->header.clock;
+}
+
+/* Payload bytes of the event; for a jumbo event, its 4-byte size plus the
+ * data that follows it in the stream (as libovni counts it). */
+int
+ovni_payload_size(const struct ovni_ev *ev)
+{
+	unsigned flags = ev->header.flags;
+
+	if (flags & OVNI_EV_JUMBO)
+		return (int) (sizeof(uint32_t) + ev->payload.jumbo.size);
+	return (int) ov_ev_size_of(flags) - 12;
+}
+
+int
+ovni_ev_size(const struct ovni_ev *ev)
+{
+	return (int) sizeof(ev->header) + ovni_payload_size(ev);
+}
+
+/* Appends size bytes to the payload. The size code cannot say "1 byte",
+ * and there are 16 bytes at most: both are refused, as in libovni. */
+void
+ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
+{
+	if (ev->header.flags & OVNI_EV_JUMBO)
+		ov_die("ovni_payload_add", "the event is a jumbo event");
+	if (size < 2)
+		ov_die("ovni_payload_add", "payload size %d too small (2 bytes at least)", size);
+
+	int used = ovni_payload_size(ev);
+	if (used + size > (int) sizeof(ev->payload))
+		ov_die("ovni_payload_add", "no room for %d more bytes (%d of 16 used)",
+		       size, used);
+	memcpy(&ev->payload.u8[used], buf, (size_t) size);
+	ev->header.flags = (uint8_t) ((ev->header.flags & 0xf0u)
+				      | (unsigned) (used + size - 1));
+}
+
+/* ---- Writing the buffer --------------------------------------------- */
+
+/* Writes the buffered events and empties the buffer. Nothing is written
+ * once the exit handler has taken the stream over (dead). */
+void
+ov_buffer_write(struct ov_thread *t)
+{
+	size_t n = (size_t) (t->pos - t->buf);
+
+	if (n > 0 && !t->dead)
+		ov_write_all(t->fd, t->buf, n, "the event stream");
+	__atomic_store_n(&t->pos, t->buf, __ATOMIC_RELEASE);
+}
+
+/* Builds the 12-byte OF[ or OF] event at dst. */
+static void
+ov_put_flush_event(uint8_t *dst, char value, uint64_t clock)
+{
+	struct ovni_ev_header h = {
+		.flags = 0, .model = 'O', .category = 'F',
+		.value = (uint8_t) value, .clock = clock,
+	};
+	memcpy(dst, &h, sizeof(h));
+}
+
+/* Writes out a full buffer, timing it; the caller adds the OF pair after
+ * the event that did not fit, whose clock is earlier than t0. */
+static void
+ov_flush_full(struct ov_thread *t, uint64_t *t0, uint64_t *t1)
+{
+	pthread_mutex_lock(&t->lock);
+	*t0 = ov_clock();
+	ov_buffer_write(t);
+	*t1 = ov_clock();
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Appends the OF[ / OF] pair of an automatic flush (always fits: the
+ * buffer was just emptied and holds at least OV_MIN_BUF bytes). */
+static void
+ov_add_flush_pair(struct ov_thread *t, uint64_t t0, uint64_t t1)
+{
+	ov_put_flush_event(t->pos, '[', t0);
+	ov_put_flush_event(t->pos + 12, ']', t1);
+	__atomic_store_n(&t->pos, t->pos + 24, __ATOMIC_RELEASE);
+}
+
+/* Reports why a normal event cannot be emitted, or makes room for it. */
+void
+ov_emit_slow(struct ov_thread *t, const struct ovni_ev *ev, const char *func)
+{
+	unsigned flags = ev->header.flags;
+
+	if (t == NULL)
+		ov_die(func, "the thread is not initialized (call ovni_thread_init first)");
+	if (flags & OVNI_EV_JUMBO)
+		ov_die(func, "the event has the jumbo flag: use ovni_ev_jumbo_emit");
+	if (flags & 0xf0u)
+		ov_die(func, "reserved flag bits set (flags 0x%02x)", flags);
+
+	uint64_t t0, t1;
+	size_t size = ov_ev_size_of(flags);
+	ov_flush_full(t, &t0, &t1);
+	memcpy(t->pos, ev, size);
+	t->pos += size;
+	ov_add_flush_pair(t, t0, t1);
+}
+
+/* ---- Public emit functions ------------------------------------------ */
+
+/* The hot path: see ov_emit() in libovni_priv.h. */
+void
+ovni_ev_emit(struct ovni_ev *ev)
+{
+	ov_emit(ev, "ovni_ev_emit");
+}
+
+/*
+ * A jumbo event: header with flags 0x13, the u32 size, then the data.
+ * Unlike libovni 1.14 (which aborts at 2 MiB), any size is accepted: an
+ * event larger than the buffer goes straight to the file after a flush.
+ * The caller's event is not modified.
+ */
+void
+ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
+{
+	struct ov_thread *t = ov_self;
+
+	if (t == NULL)
+		ov_die("ovni_ev_jumbo_emit", "the thread is not initialized");
+	if (ev->header.flags != 0)
+		ov_die("ovni_ev_jumbo_emit", "the event payload must be empty (flags 0x%02x)",
+		       ev->header.flags);
+	if (bufsize > 0 && buf == NULL)
+		ov_die("ovni_ev_jumbo_emit", "NULL data of %u bytes", bufsize);
+
+	struct ovni_ev h = *ev;
+	h.header.flags = OVNI_EV_JUMBO | 0x03;
+	h.payload.jumbo.size = bufsize;
+	size_t total = 16 + (size_t) bufsize;
+
+	if ((size_t) (t->limit - t->pos) >= total) {
+		memcpy(t->pos, &h, 16);
+		if (bufsize > 0)
+			memcpy(t->pos + 16, buf, bufsize);
+		__atomic_store_n(&t->pos, t->pos + total, __ATOMIC_RELEASE);
+		return;
+	}
+
+	uint64_t t0, t1;
+	ov_flush_full(t, &t0, &t1);
+	if (total <= (size_t) (t->limit - t->pos)) {
+		memcpy(t->pos, &h, 16);
+		memcpy(t->pos + 16, buf, bufsize);
+		t->pos += total;
+	} else {
+		pthread_mutex_lock(&t->lock);
+		if (!t->dead)
+			ov_write2(t->fd, &h, 16, buf, bufsize, "a jumbo event");
+		pthread_mutex_unlock(&t->lock);
+	}
+	ov_add_flush_pair(t, t0, t1);
+}
+
+/*
+ * Writes every buffered event now. OF[ goes out with the buffer and OF]
+ * right after it, so the pair is on disk when ovni_flush() returns (in
+ * libovni 1.14 the pair stays in the buffer and is lost at thread close).
+ */
+void
+ovni_flush(void)
+{
+	struct ov_thread *t = ov_self;
+
+	if (t == NULL)
+		ov_die("ovni_flush", "the thread is not initialized");
+	if (!ov_proc.ready)
+		ov_die("ovni_flush", "the process is not initialized");
+
+	uint8_t end[12];
+	pthread_mutex_lock(&t->lock);
+	ov_put_flush_event(t->pos, '[', ov_clock()); /* fits in OV_SLACK */
+	t->pos += 12;
+	ov_buffer_write(t);
+	ov_put_flush_event(end, ']', ov_clock());
+	if (!t->dead)
+		ov_write_all(t->fd, end, sizeof(end), "the event stream");
+	pthread_mutex_unlock(&t->lock);
+}

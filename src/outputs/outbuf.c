@@ -1,0 +1,104 @@
+/*
+ * outputs/outbuf.c - the output buffer of the text writers: bytes gather
+ * in one large block that goes out with write(2), so that a dump costs a
+ * few system calls per megabyte instead of one stdio call per field.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "outputs/outputs.h"
+
+#define OUTBUF_MIN_SIZE (64u * 1024u)
+
+/*
+ * Sets up an empty buffer of at least OUTBUF_MIN_SIZE bytes, so that any
+ * reservation up to WEFT__OUTBUF_MAX_RESERVE fits after a flush.
+ */
+int weft__outbuf_init(weft__outbuf *ob, int fd, size_t cap)
+{
+	if (cap < OUTBUF_MIN_SIZE)
+		cap = OUTBUF_MIN_SIZE;
+	ob->fd = fd;
+	ob->len = 0;
+	ob->cap = cap;
+	ob->error = 0;
+	ob->buf = malloc(cap);
+	if (ob->buf == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "cannot allocate an output buffer of %zu bytes", cap);
+	return WEFT_OK;
+}
+
+/*
+ * Writes the whole buffer, retrying short writes and EINTR. After a
+ * failure the data is dropped and the first errno is kept: the caller
+ * learns about it once, from the final flush.
+ */
+int weft__outbuf_flush(weft__outbuf *ob)
+{
+	size_t done = 0;
+
+	while (done < ob->len && ob->error == 0) {
+		ssize_t n = write(ob->fd, ob->buf + done, ob->len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ob->error = errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	ob->len = 0;
+	if (ob->error != 0)
+		return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,
+				   "cannot write the output: %s", strerror(ob->error));
+	return WEFT_OK;
+}
+
+/* Releases the memory of the buffer; buffered bytes are lost. */
+void weft__outbuf_destroy(weft__outbuf *ob)
+{
+	free(ob->buf);
+	ob->buf = NULL;
+	ob->len = ob->cap = 0;
+}
+
+/*
+ * Out of line part of weft__outbuf_reserve(): empties the buffer. The
+ * buffer is never smaller than the largest reservation, so this always
+ * leaves enough room.
+ */
+char *weft__outbuf_make_room(weft__outbuf *ob, size_t n)
+{
+	(void)n;
+	weft__outbuf_flush(ob);
+	return ob->buf;
+}
+
+/* Copies data of any length, one buffer-full at a time. */
+void weft__outbuf_put(weft__outbuf *ob, const void *data, size_t n)
+{
+	const char *src = data;
+
+	while (n > 0) {
+		size_t room = ob->cap - ob->len;
+		if (room == 0) {
+			weft__outbuf_flush(ob);
+			room = ob->cap;
+		}
+		size_t chunk = n < room ? n : room;
+		memcpy(ob->buf + ob->len, src, chunk);
+		ob->len += chunk;
+		src += chunk;
+		n -= chunk;
+	}
+}
+
+/* Convenience for constant strings. */
+void weft__outbuf_puts(weft__outbuf *ob, const char *s)
+{
+	weft__outbuf_put(ob, s, strlen(s));
+}

@@ -1,0 +1,155 @@
+/*
+ * outputs/outputs.h - text writers shared by the `weft` command and the
+ * converters: a large output buffer with hand-written number formatting,
+ * string escapers (JSON and quoted text) and the event writers of
+ * `weft dump` (fields, raw hex as ovnidump -x, JSON lines).
+ *
+ * Everything here is internal to libweft (weft__ prefix). The writers are
+ * on the hot path of dumps of billions of events: they avoid printf and
+ * write through weft__outbuf, which flushes with write(2) in large blocks.
+ */
+#ifndef WEFT_OUTPUTS_H
+#define WEFT_OUTPUTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+#if defined(__GNUC__)
+#define WEFT__OUT_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define WEFT__OUT_LIKELY(x) (x)
+#endif
+
+/* ---- Output buffer (outputs/outbuf.c) ------------------------------------ */
+
+/* The largest single reservation: callers chunk anything longer. */
+#define WEFT__OUTBUF_MAX_RESERVE 4096
+/* Default size of the buffer of the dump writers. */
+#define WEFT__OUTBUF_DEFAULT_SIZE (1u << 20)
+
+/*
+ * A byte buffer in front of a file descriptor. Writes that fail are
+ * remembered (first errno in `error`) and later data is discarded, so the
+ * hot path never checks for errors; callers check once at the end.
+ */
+typedef struct weft__outbuf {
+	int fd;
+	char *buf;
+	size_t len;
+	size_t cap;
+	int error; /* errno of the first failed write(2), 0 when none */
+} weft__outbuf;
+
+/* Allocates a buffer of `cap` bytes (at least 64 KiB) for `fd`. */
+int weft__outbuf_init(weft__outbuf *ob, int fd, size_t cap);
+/* Writes out what is buffered. 0, or WEFT_EIO (message set) on failure. */
+int weft__outbuf_flush(weft__outbuf *ob);
+/* Frees the buffer (without flushing). */
+void weft__outbuf_destroy(weft__outbuf *ob);
+/* Slow path of weft__outbuf_reserve(): flushes to make room for n bytes. */
+char *weft__outbuf_make_room(weft__outbuf *ob, size_t n);
+/* Appends n bytes of any length (chunked through the buffer). */
+void weft__outbuf_put(weft__outbuf *ob, const void *data, size_t n);
+
+/*
+ * Returns a pointer where up to n (<= WEFT__OUTBUF_MAX_RESERVE) bytes may
+ * be written; weft__outbuf_commit() then tells where the writing ended.
+ */
+static inline char *weft__outbuf_reserve(weft__outbuf *ob, size_t n)
+{
+	if (WEFT__OUT_LIKELY(ob->cap - ob->len >= n))
+		return ob->buf + ob->len;
+	return weft__outbuf_make_room(ob, n);
+}
+
+static inline void weft__outbuf_commit(weft__outbuf *ob, char *end)
+{
+	ob->len = (size_t)(end - ob->buf);
+}
+
+/* Appends a NUL-terminated string. */
+void weft__outbuf_puts(weft__outbuf *ob, const char *s);
+
+/* ---- Number and byte formatting (outputs/format.c) ----------------------- */
+
+/* Each writes at p and returns the end; at most 20 bytes (21 for i64). */
+char *weft__fmt_u64(char *p, uint64_t v);
+char *weft__fmt_i64(char *p, int64_t v);
+/* Right-aligned in `width` columns with spaces (like printf "%10lu"). */
+char *weft__fmt_u64_width(char *p, uint64_t v, unsigned width);
+/* ":xx" for every byte (3 bytes out per byte in). */
+char *weft__fmt_hex_colon(char *p, const uint8_t *bytes, size_t n);
+/* "xx" for every byte (2 bytes out per byte in). */
+char *weft__fmt_hex_plain(char *p, const uint8_t *bytes, size_t n);
+/* Same two, for any length, through the buffer. */
+void weft__put_hex_colon(weft__outbuf *ob, const uint8_t *bytes, size_t n);
+void weft__put_hex_plain(weft__outbuf *ob, const uint8_t *bytes, size_t n);
+
+/* ---- String escaping (outputs/escape.c) ----------------------------------- */
+
+/*
+ * Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes at s
+ * are not valid UTF-8 (overlong forms, surrogates and code points above
+ * U+10FFFF are invalid).
+ */
+size_t weft__utf8_sequence_length(const unsigned char *s, size_t len);
+/*
+ * `s` as a JSON string literal with its quotes: quote, backslash and
+ * control characters escaped, invalid UTF-8 replaced by \ufffd.
+ */
+void weft__put_json_string(weft__outbuf *ob, const char *s, size_t len);
+/*
+ * `s` as a quoted text literal for humans: quote and backslash escaped,
+ * control characters and invalid UTF-8 bytes written as \xNN.
+ */
+void weft__put_text_string(weft__outbuf *ob, const char *s, size_t len);
+/* `s` unquoted, with only control characters and invalid bytes escaped. */
+void weft__put_text_bare(weft__outbuf *ob, const char *s, size_t len);
+
+/* ---- Event writers of `weft dump` (outputs/dump_writer.c) ---------------- */
+
+typedef enum weft__dump_mode {
+	WEFT__DUMP_FIELDS = 0, /* <clock>  <code>  <stream>  name=value ... */
+	WEFT__DUMP_HEX = 1,    /* <clock>  <code>  <stream>  :xx:xx (ovnidump -x) */
+	WEFT__DUMP_JSON = 2    /* one JSON object per line (docs/dump-json.md) */
+} weft__dump_mode;
+
+/* What the writer keeps of one stream: its path rendered once. */
+typedef struct weft__dump_stream {
+	char *prefix;        /* text: "  <path>  "; JSON: ",\"stream\":\"<path>\"" */
+	size_t prefix_len;
+} weft__dump_stream;
+
+typedef struct weft__dump_writer {
+	weft__outbuf out;
+	const weft_trace *trace;
+	weft__dump_mode mode;
+	weft__dump_stream *streams;
+	size_t stream_count;
+	weft_field *fields;  /* scratch array for weft_event_fields() */
+	size_t field_cap;
+	uint64_t events;     /* events written */
+	uint64_t bad_payloads; /* events whose payload did not match its layout */
+} weft__dump_writer;
+
+int weft__dump_writer_init(weft__dump_writer *w, const weft_trace *trace,
+			   int fd, weft__dump_mode mode);
+/* Writes one event; errors of the output are reported by _finish(). */
+void weft__dump_writer_event(weft__dump_writer *w, const weft_event *event);
+/* Flushes; 0 or WEFT_EIO (message set) when the output failed. */
+int weft__dump_writer_finish(weft__dump_writer *w);
+void weft__dump_writer_destroy(weft__dump_writer *w);
+
+/*
+ * Decodes the fields of `event` into w->fields (grown when needed).
+ * Returns what weft_event_fields() returns.
+ */
+int weft__dump_writer_fields(weft__dump_writer *w, const weft_event *event);
+
+/* Writes the value of one decoded field (text or JSON flavour). */
+void weft__put_field_text(weft__outbuf *ob, const weft_field *field);
+void weft__put_field_json(weft__outbuf *ob, const weft_field *field);
+
+#endif /* WEFT_OUTPUTS_H */

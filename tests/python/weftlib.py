@@ -1,0 +1,274 @@
+"""Helpers of the command-level tests: running `weft`, parsing the dumps
+of weft and of the real ovni tools, decoding payloads from the ovni event
+signature table, and comparing merged event sequences."""
+
+import collections
+import os
+import re
+import struct
+import subprocess
+from pathlib import Path
+
+TESTS_DIR = Path(__file__).resolve().parent.parent
+REPO_DIR = TESTS_DIR.parent
+DATA_DIR = Path(os.environ.get("WEFT_TEST_DATA", TESTS_DIR / "data"))
+OVNI_DATA = DATA_DIR / "ovni"
+SIGNATURES_TSV = REPO_DIR / "data" / "ovni-event-signatures.tsv"
+
+
+def find_weft_binary():
+    """The weft command under test: $WEFT_BIN, else $WEFT_BUILD_DIR/weft,
+    else the first build directory of the checkout that has one."""
+    if os.environ.get("WEFT_BIN"):
+        return os.environ["WEFT_BIN"]
+    candidates = []
+    if os.environ.get("WEFT_BUILD_DIR"):
+        candidates.append(Path(os.environ["WEFT_BUILD_DIR"]) / "weft")
+    candidates += sorted(REPO_DIR.glob("build*/weft"))
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    raise RuntimeError("no weft binary: set WEFT_BIN")
+
+
+WEFT = find_weft_binary()
+
+
+def run_weft(*args, expect=None, binary=False):
+    """Runs weft with the arguments; checks the exit status when `expect`
+    is given. Returns the CompletedProcess (text unless binary)."""
+    proc = subprocess.run([WEFT, *map(str, args)], capture_output=True,
+                          text=not binary, timeout=300)
+    if expect is not None:
+        assert proc.returncode == expect, (
+            f"weft {' '.join(map(str, args))}: exit {proc.returncode}, "
+            f"expected {expect}\nstderr: {proc.stderr!s:.2000}")
+    return proc
+
+
+# ---- Reference traces ----------------------------------------------------
+
+def v3_traces():
+    """Names of the layout-v3 reference traces (directories with a golden)."""
+    root = OVNI_DATA / "v3"
+    return sorted(p.name for p in root.iterdir()
+                  if p.is_dir() and (p / "ovnidump-x.txt").exists())
+
+
+def v3_dir(name):
+    return OVNI_DATA / "v3" / name
+
+
+OLD_TRACES = {  # layout version -> directory with ovni/ and golden/
+    1: OVNI_DATA / "v1" / "1.4.1",
+    2: OVNI_DATA / "v2" / "1.10.0",
+}
+
+
+# ---- Parsing dumps -------------------------------------------------------
+
+Event = collections.namedtuple("Event", "clock mcv path rest")
+
+
+def parse_dump_line(line):
+    """`<clock>  <MCV>  <path>  <rest>` (ovnidump >= 1.10 and weft dump);
+    the clock may be right-aligned with spaces, rest may be empty."""
+    parts = line.lstrip(" ").split("  ", 3)
+    assert len(parts) >= 3, f"not a dump line: {line!r}"
+    rest = parts[3] if len(parts) == 4 else ""
+    return Event(int(parts[0]), parts[1], parts[2], rest)
+
+
+def parse_dump(text):
+    return [parse_dump_line(l) for l in text.splitlines()]
+
+
+def parse_v1_dump(text):
+    """ovnidump 1.4.1: `<relpath> <clock> +<delta> <MCV> [:<hex>]`."""
+    events = []
+    for line in text.splitlines():
+        f = line.split()
+        assert len(f) in (4, 5) and f[2].startswith("+"), line
+        events.append(Event(int(f[1]), f[3], f[0], f[4] if len(f) == 5 else ""))
+    return events
+
+
+def hex_bytes(rest):
+    """`:xx:xx` -> bytes (b"" for an empty string)."""
+    if rest == "":
+        return b""
+    assert rest.startswith(":"), f"not colon hex: {rest!r}"
+    return bytes(int(x, 16) for x in rest[1:].split(":"))
+
+
+def with_payload(events):
+    """Events whose rest is colon hex, as (clock, mcv, path, bytes)."""
+    return [(e.clock, e.mcv, e.path, hex_bytes(e.rest)) for e in events]
+
+
+# ---- Comparing merged sequences ---------------------------------------------
+
+def assert_same_merge(ours, golden, what=""):
+    """Two time-merged event lists (tuples starting with clock, mcv,
+    path) are the same merge: the clock sequence is equal, each group of
+    equal clocks holds the same events (a multiset: ties between streams
+    may be broken differently), and every stream has its events in the
+    same order."""
+    assert len(ours) == len(golden), f"{what}: {len(ours)} events, golden {len(golden)}"
+    ours_clocks = [e[0] for e in ours]
+    golden_clocks = [e[0] for e in golden]
+    for i, (a, b) in enumerate(zip(ours_clocks, golden_clocks)):
+        assert a == b, f"{what}: event {i}: clock {a}, golden {b}"
+    i = 0
+    while i < len(ours):
+        j = i
+        while j < len(ours) and ours[j][0] == ours[i][0]:
+            j += 1
+        assert collections.Counter(ours[i:j]) == collections.Counter(golden[i:j]), (
+            f"{what}: events at clock {ours[i][0]} differ:\n{ours[i:j]}\n{golden[i:j]}")
+        i = j
+    by_stream = lambda evs: {p: [e for e in evs if e[2] == p] for p in {e[2] for e in evs}}
+    assert by_stream(ours) == by_stream(golden), f"{what}: per-stream order differs"
+
+
+# ---- Signatures and payload decoding ------------------------------------------
+
+def load_signatures():
+    """MCV -> (jumbo, [(type, name)]) from the signature table."""
+    sigs = {}
+    header_seen = False
+    for line in SIGNATURES_TSV.read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        cols = line.split("\t")
+        if not header_seen:
+            header_seen = True
+            continue
+        fields = []
+        if cols[5].strip():
+            for f in cols[5].split(","):
+                ftype, fname = f.split()
+                fields.append((ftype, fname))
+        sigs[cols[3]] = (cols[4] == "1", fields)
+    return sigs
+
+
+SIGNATURES = load_signatures()
+INT_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q",
+               "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q"}
+
+
+def decode_payload(mcv, payload):
+    """[(name, value)] by the signature of `mcv` (value int or bytes for
+    str), or None when the MCV is unknown or the payload does not match.
+    `payload` is as printed by -x: for jumbo events the size, then data."""
+    if mcv not in SIGNATURES:
+        return None
+    jumbo, fields = SIGNATURES[mcv]
+    if jumbo:
+        if len(payload) < 4 or struct.unpack("<I", payload[:4])[0] != len(payload) - 4:
+            return None
+        payload = payload[4:]
+    out = []
+    pos = 0
+    for ftype, fname in fields:
+        if ftype == "str":
+            end = payload.find(b"\0", pos)
+            if end < 0:
+                return None
+            out.append((fname, payload[pos:end]))
+            pos = end + 1
+        else:
+            size = struct.calcsize(INT_FORMATS[ftype])
+            if pos + size > len(payload):
+                return None
+            out.append((fname, struct.unpack_from(INT_FORMATS[ftype], payload, pos)[0]))
+            pos += size
+    has_str = any(t == "str" for t, _ in fields)
+    if not has_str and pos != len(payload):
+        return None
+    return out
+
+
+def text_string(raw):
+    """The quoted text notation of weft dump for a string field."""
+    out = ['"']
+    i = 0
+    text = raw.decode("utf-8", errors="surrogateescape")
+    for ch in text:
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif o < 0x20 or o == 0x7f:
+            out.append("\\x%02x" % o)
+        elif 0xdc80 <= o <= 0xdcff:  # an invalid byte
+            out.append("\\x%02x" % (o - 0xdc00))
+        else:
+            out.append(ch)
+        i += 1
+    out.append('"')
+    return "".join(out)
+
+
+def expected_fields_text(mcv, payload):
+    """What `weft dump` must print after the stream path for this event:
+    name=value pairs, or the colon hex when there is no usable layout."""
+    decoded = decode_payload(mcv, payload)
+    if not decoded:
+        return "".join(":%02x" % b for b in payload)
+    parts = []
+    for name, value in decoded:
+        parts.append(f"{name}={text_string(value) if isinstance(value, bytes) else value}")
+    return " ".join(parts)
+
+
+def expected_fields_json(mcv, payload):
+    """The "fields" object of weft dump --json for this event."""
+    decoded = decode_payload(mcv, payload)
+    if not decoded:
+        return {}
+    return {name: (value.decode("utf-8", errors="replace") if isinstance(value, bytes)
+                   else value) for name, value in decoded}
+
+
+# ---- Streams on disk ------------------------------------------------------------
+
+def stream_file(trace_dir, stream_path):
+    """The binary file of a stream path (v3: a directory with stream.obs)."""
+    p = Path(trace_dir) / stream_path
+    return p / "stream.obs" if p.is_dir() else p
+
+
+def events_of_stream_file(path):
+    """Every event of a little-endian ovni stream file, in stored order:
+    (offset, flags, mcv, clock, payload bytes as -x prints them)."""
+    data = Path(path).read_bytes()
+    assert data[:4] == b"ovni"
+    pos = 8
+    out = []
+    while pos + 12 <= len(data):
+        flags = data[pos]
+        mcv = data[pos + 1:pos + 4].decode("ascii")
+        clock = struct.unpack_from("<Q", data, pos + 4)[0]
+        size = (flags & 0x0f) + 1 if flags & 0x0f else 0
+        total = 12 + size
+        if flags & 0x10:
+            total += struct.unpack_from("<I", data, pos + 12)[0]
+        out.append((pos, flags, mcv, clock, data[pos + 12:pos + total]))
+        pos += total
+    return out
+
+
+def stream_paths_of_dump(events):
+    return sorted({e[2] for e in events})
+
+
+MESSAGE_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<offset>\d+): (?P<sev>warning|error): (?P<msg>.*)$")
