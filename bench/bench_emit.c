@@ -93,18 +93,25 @@ emit_ohx(uint64_t clock, int32_t cpu, uint64_t tag)
 	ovni_ev_emit(&ev);
 }
 
-/* Jumbo VYc {u32 typeid, str label}: 64 bytes of data. */
+/* Jumbo VYc {u32 typeid, str label}: 64 bytes of data. The label is
+ * made once per thread (data), only the type id changes. */
 static inline void
-emit_vyc(uint64_t clock, uint32_t typeid)
+emit_vyc(uint64_t clock, uint8_t *data, uint32_t typeid)
 {
 	struct ovni_ev ev = { 0 };
-	uint8_t data[JUMBO_DATA] = { 0 };
 	memcpy(data, &typeid, 4);
-	snprintf((char *) data + 4, JUMBO_DATA - 4, "bench-task-type-%010u-padding-to-64-bytes",
-		 typeid);
 	ovni_ev_set_mcv(&ev, "VYc");
 	ovni_ev_set_clock(&ev, clock);
-	ovni_ev_jumbo_emit(&ev, data, sizeof(data));
+	ovni_ev_jumbo_emit(&ev, data, JUMBO_DATA);
+}
+
+/* Fills the 64-byte jumbo data: type id then a NUL-terminated label. */
+static void
+make_vyc_data(uint8_t *data, int index)
+{
+	memset(data, 0, JUMBO_DATA);
+	snprintf((char *) data + 4, JUMBO_DATA - 4,
+		 "bench task type of thread %d, padded to 64 bytes", index);
 }
 
 /* ---- Loops ------------------------------------------------------------ */
@@ -122,12 +129,17 @@ loop_fixed(uint64_t n)
 static uint64_t
 loop_mix(uint64_t n, int index)
 {
+	static _Thread_local uint32_t typeid;
+	uint8_t data[JUMBO_DATA];
 	uint64_t bytes = 0;
-	uint32_t typeid = (uint32_t) index * 100000000u;
+
+	make_vyc_data(data, index);
+	if (typeid == 0)
+		typeid = (uint32_t) index * 100000000u;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t clock = ovni_clock_now();
 		if (i % 100 == 99) {
-			emit_vyc(clock, ++typeid);
+			emit_vyc(clock, data, ++typeid);
 			bytes += 16 + JUMBO_DATA;
 		} else if (i & 1) {
 			emit_ohx(clock, index, i);
@@ -182,7 +194,7 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* Writes ~w->bytes of the mix, in chunks of 100 events. */
+/* Writes ~w->bytes of the mix, in chunks of 10000 events. */
 static void *
 writer_main(void *arg)
 {
@@ -190,7 +202,7 @@ writer_main(void *arg)
 	uint64_t done = 0;
 	thread_open(w->index, w->nthreads);
 	while (done < w->bytes)
-		done += loop_mix(100, w->index);
+		done += loop_mix(10000, w->index);
 	thread_close();
 	return NULL;
 }

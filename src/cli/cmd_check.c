@@ -31,6 +31,7 @@ static const cli_option check_options[] = {
 /* At most this many problems of one kind are listed per stream. */
 #define MAX_REPORTS_PER_KIND 10
 
+/* Usage text of `weft check --help`. */
 static void print_check_help(void)
 {
 	printf("usage: weft check [OPTIONS] TRACE\n"
@@ -75,6 +76,7 @@ static void add_problem(problem_list *l, int severity, const char *file,
 			uint64_t offset, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* (The message is formatted into a fixed buffer, then copied.) */
 static void add_problem(problem_list *l, int severity, const char *file,
 			uint64_t offset, const char *fmt, ...)
 {
@@ -108,6 +110,7 @@ static void add_problem(problem_list *l, int severity, const char *file,
 	l->count++;
 }
 
+/* Releases the problems and their strings. */
 static void free_problems(problem_list *l)
 {
 	for (size_t i = 0; i < l->count; i++) {
@@ -333,6 +336,10 @@ static int report_open_failure(const char *path, int status)
 	return CLI_EXIT_PROBLEMS;
 }
 
+/*
+ * Opens in stored order, reads every stream, prints the problems and a
+ * summary line; the exit code says whether anything was found.
+ */
 static int run_check(cli_common *common, int want_sorted)
 {
 	weft_trace *trace;
@@ -361,6 +368,7 @@ static int run_check(cli_common *common, int want_sorted)
 	return found == 0 ? CLI_EXIT_OK : CLI_EXIT_PROBLEMS;
 }
 
+/* Entry of `weft check`: options, then the check. */
 int cli_cmd_check(int argc, char **argv)
 {
 	cli_parser parser;

@@ -34,6 +34,7 @@ static const cli_option dump_options[] = {
 	{ NULL, 0, 0, 0 }
 };
 
+/* Usage text of `weft dump --help`. */
 static void print_dump_help(void)
 {
 	printf("usage: weft dump [OPTIONS] TRACE\n"
@@ -82,10 +83,10 @@ static int apply_dump_option(dump_settings *s, int id, const char *value)
 	case OPT_FROM:
 	case OPT_TO: {
 		uint64_t *dest = id == OPT_FROM ? &s->filter.from : &s->filter.to;
-		if (cli_parse_time(value, dest) < 0)
-			return cli_usage_error("dump", "invalid time '%s' (e.g. 1500, 10ms, 2s)",
-					       value), -1;
-		return 0;
+		if (cli_parse_time(value, dest) == 0)
+			return 0;
+		cli_usage_error("dump", "invalid time '%s' (e.g. 1500, 10ms, 2s)", value);
+		return -1;
 	}
 	case OPT_STREAM:
 		s->filter.stream_pattern = value;
@@ -189,6 +190,7 @@ out_trace:
 	return exit_code;
 }
 
+/* Entry of `weft dump`: options, then the dump. */
 int cli_cmd_dump(int argc, char **argv)
 {
 	dump_settings settings;

@@ -19,6 +19,7 @@ static const cli_option info_options[] = {
 	{ NULL, 0, 0, 0 }
 };
 
+/* Usage text of `weft info --help`. */
 static void print_info_help(void)
 {
 	printf("usage: weft info [OPTIONS] TRACE\n"
@@ -352,6 +353,7 @@ static void print_warnings(const weft_trace *trace)
 	}
 }
 
+/* Opens the trace and prints every section of the description. */
 static int run_info(const cli_common *common)
 {
 	weft_trace *trace;
@@ -372,6 +374,7 @@ static int run_info(const cli_common *common)
 	return exit_code;
 }
 
+/* Entry of `weft info`: options, then the description. */
 int cli_cmd_info(int argc, char **argv)
 {
 	cli_parser parser;

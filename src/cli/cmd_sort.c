@@ -20,6 +20,7 @@ static const cli_option sort_options[] = {
 	{ NULL, 0, 0, 0 }
 };
 
+/* Usage text of `weft sort --help`. */
 static void print_sort_help(void)
 {
 	printf("usage: weft sort [--check] TRACE\n"
@@ -68,6 +69,7 @@ static int run_sort(const char *path, int check_only)
 	return CLI_EXIT_OK;
 }
 
+/* Entry of `weft sort`: options, then the sort or the check. */
 int cli_cmd_sort(int argc, char **argv)
 {
 	cli_parser parser;

@@ -22,6 +22,7 @@ static const cli_option top_options[] = {
 	{ NULL, 0, 0, 0 }
 };
 
+/* Usage text of `weft top --help`. */
 static void print_top_help(void)
 {
 	printf("usage: weft top [OPTIONS] TRACE\n"
@@ -74,6 +75,7 @@ static int code_table_init(code_table *t)
 	return t->fast != NULL ? 0 : -1;
 }
 
+/* Releases the table and the code strings. */
 static void code_table_free(code_table *t)
 {
 	for (size_t i = 0; i < t->slot_count; i++)
@@ -284,6 +286,7 @@ static int print_top(const weft_trace *trace, const top_state *st)
 	return rc;
 }
 
+/* Releases the counters and the code table. */
 static void free_top_state(top_state *st)
 {
 	if (st->per_stream != NULL) {
@@ -338,6 +341,7 @@ static int run_top(cli_common *common, int by_stream)
 	return exit_code;
 }
 
+/* Entry of `weft top`: options, then the counting. */
 int cli_cmd_top(int argc, char **argv)
 {
 	cli_parser parser;

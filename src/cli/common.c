@@ -40,6 +40,7 @@ int cli_library_error(const char *command, const char *what, int status)
 	return CLI_EXIT_FAILURE;
 }
 
+/* "warning" or "error", as printed in problem lines. */
 const char *cli_severity_name(int severity)
 {
 	return severity == WEFT_SEV_ERROR ? "error" : "warning";

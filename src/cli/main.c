@@ -44,6 +44,7 @@ static void print_usage(FILE *out)
 		"'weft COMMAND --help' describes each command.\n");
 }
 
+/* Picks the subcommand named by argv[1] and hands it the rest. */
 int main(int argc, char **argv)
 {
 	if (argc < 2) {

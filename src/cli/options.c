@@ -24,6 +24,7 @@ int cli_usage_error(const char *command, const char *fmt, ...)
 	return CLI_EXIT_FAILURE;
 }
 
+/* Starts a parse of argv[1..] (argv[0] is the subcommand name). */
 void cli_parser_init(cli_parser *p, const char *command, int argc, char **argv,
 		     const cli_option *options)
 {

@@ -17,10 +17,23 @@ typedef struct cursor_slot {
 	uint32_t stream;
 } cursor_slot;
 
+/*
+ * fnmatch() is slow next to reading an event, and traces have few distinct
+ * codes: the verdict for each code is cached in a direct-mapped table.
+ */
+#define CODE_CACHE_SIZE 1024
+#define CODE_CACHE_MAX_LEN 15
+typedef struct code_verdict {
+	uint8_t len;        /* 0 = empty entry */
+	uint8_t selected;
+	char code[CODE_CACHE_MAX_LEN];
+} code_verdict;
+
 struct weft_cursor {
 	weft_trace *trace;
 	uint64_t from, to;
 	char *code_pattern;
+	code_verdict *code_cache;
 	cursor_slot *slots;
 	size_t slot_count;
 	uint32_t *heap;   /* slot indices, ordered by (time, stream) */
@@ -70,19 +83,40 @@ static void heap_sift_up(weft_cursor *c, size_t i)
 	h[i] = moving;
 }
 
+/* fnmatch() of the code pattern on an event code (not NUL-terminated). */
+static int code_matches(const char *pattern, const char *code, uint32_t len)
+{
+	char buf[256];
+	size_t n = len < sizeof buf - 1 ? len : sizeof buf - 1;
+	memcpy(buf, code, n);
+	buf[n] = '\0';
+	return fnmatch(pattern, buf, 0) == 0;
+}
+
+/* The code pattern's verdict on a code, through the cache. */
+static int code_selected(weft_cursor *c, const char *code, uint32_t len)
+{
+	if (len == 0 || len > CODE_CACHE_MAX_LEN || c->code_cache == NULL)
+		return code_matches(c->code_pattern, code, len);
+	uint32_t h = 2166136261u;
+	for (uint32_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)code[i]) * 16777619u;
+	code_verdict *v = &c->code_cache[h % CODE_CACHE_SIZE];
+	if (v->len != len || memcmp(v->code, code, len) != 0) {
+		v->len = (uint8_t)len;
+		memcpy(v->code, code, len);
+		v->selected = (uint8_t)code_matches(c->code_pattern, code, len);
+	}
+	return v->selected;
+}
+
 /* Does the event pass the time window and the code pattern? */
-static int event_selected(const weft_cursor *c, const weft_event *ev)
+static int event_selected(weft_cursor *c, const weft_event *ev)
 {
 	if (ev->time < c->from || ev->time > c->to)
 		return 0;
-	if (c->code_pattern != NULL) {
-		char code[64];
-		size_t n = ev->code_len < sizeof code - 1 ? ev->code_len : sizeof code - 1;
-		memcpy(code, ev->code, n);
-		code[n] = '\0';
-		if (fnmatch(c->code_pattern, code, 0) != 0)
-			return 0;
-	}
+	if (c->code_pattern != NULL && !code_selected(c, ev->code, ev->code_len))
+		return 0;
 	return 1;
 }
 
@@ -168,7 +202,8 @@ int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 			c->to = filter->to;
 		stream_pattern = filter->stream_pattern;
 		if (filter->code_pattern != NULL &&
-		    (c->code_pattern = strdup(filter->code_pattern)) == NULL) {
+		    ((c->code_pattern = strdup(filter->code_pattern)) == NULL ||
+		     (c->code_cache = calloc(CODE_CACHE_SIZE, sizeof *c->code_cache)) == NULL)) {
 			weft_cursor_free(c);
 			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 		}
@@ -238,5 +273,6 @@ void weft_cursor_free(weft_cursor *c)
 	free(c->slots);
 	free(c->heap);
 	free(c->code_pattern);
+	free(c->code_cache);
 	free(c);
 }

@@ -42,15 +42,31 @@ static size_t type_width(weft_type type)
 	}
 }
 
-/* Reads an unsigned integer of `width` bytes in the given byte order. */
-static uint64_t load_uint(const uint8_t *p, size_t width, int big_endian)
+/*
+ * Reads an unsigned integer of `width` (1, 2, 4 or 8) bytes stored in the
+ * given byte order (weft runs on little-endian hosts).
+ */
+static inline uint64_t load_uint(const uint8_t *p, size_t width, int big_endian)
 {
-	uint64_t v = 0;
-	for (size_t k = 0; k < width; k++) {
-		size_t src = big_endian ? k : width - 1 - k;
-		v = (v << 8) | p[src];
+	switch (width) {
+	case 1:
+		return p[0];
+	case 2: {
+		uint16_t v;
+		memcpy(&v, p, 2);
+		return big_endian ? __builtin_bswap16(v) : v;
 	}
-	return v;
+	case 4: {
+		uint32_t v;
+		memcpy(&v, p, 4);
+		return big_endian ? __builtin_bswap32(v) : v;
+	}
+	default: {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		return big_endian ? __builtin_bswap64(v) : v;
+	}
+	}
 }
 
 /*

@@ -12,13 +12,21 @@
 
 /* ---- Event construction ---------------------------------------------- */
 
-/* MCV: the three printable characters naming the event ("OHx"). */
+/*
+ * MCV: the three printable characters naming the event ("OHx"). The
+ * whole first word (flags + MCV) is stored at once, and ovni_payload_add
+ * does the same: the emit path then loads that word straight from the
+ * store buffer instead of stalling on a load that spans several stores.
+ */
 void
 ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
 {
-	ev->header.model = (uint8_t) mcv[0];
-	ev->header.category = (uint8_t) mcv[1];
-	ev->header.value = (uint8_t) mcv[2];
+	uint8_t w[4];
+	memcpy(w, ev, 4);
+	w[1] = (uint8_t) mcv[0];
+	w[2] = (uint8_t) mcv[1];
+	w[3] = (uint8_t) mcv[2];
+	memcpy(ev, w, 4);
 }
 
 void
@@ -51,23 +59,57 @@ ovni_ev_size(const struct ovni_ev *ev)
 	return (int) sizeof(ev->header) + ovni_payload_size(ev);
 }
 
-/* Appends size bytes to the payload. The size code cannot say "1 byte",
- * and there are 16 bytes at most: both are refused, as in libovni. */
+/*
+ * Copies 2..16 bytes in 4-byte pieces (2-byte ones below 4), the last
+ * piece overlapping the previous one when n is not a multiple: no call
+ * to memcpy, and pieces small enough to be forwarded from the stores
+ * that wrote the source and to feed the emit path's loads.
+ */
+static inline void
+ov_copy_small(uint8_t *dst, const uint8_t *src, int n)
+{
+	if (n < 4) {
+		uint16_t a, b;
+		__builtin_memcpy(&a, src, 2);
+		__builtin_memcpy(&b, src + n - 2, 2);
+		__builtin_memcpy(dst, &a, 2);
+		__builtin_memcpy(dst + n - 2, &b, 2);
+		return;
+	}
+	for (int i = 0; i < n; i += 4) {
+		int at = i + 4 <= n ? i : n - 4;
+		uint32_t v;
+		__builtin_memcpy(&v, src + at, 4);
+		/* Keeps the compiler from merging the loads into a wide one. */
+		__asm__("" : "+r"(v));
+		__builtin_memcpy(dst + at, &v, 4);
+	}
+}
+
+/*
+ * Appends size bytes to the payload. The size code cannot say "1 byte",
+ * and there are 16 bytes at most: both are refused, as in libovni. The
+ * flags+MCV word is rewritten whole (see ovni_ev_set_mcv).
+ */
 void
 ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
 {
-	if (ev->header.flags & OVNI_EV_JUMBO)
+	uint8_t w[4];
+	memcpy(w, ev, 4);
+	unsigned flags = w[0];
+
+	if (flags & OVNI_EV_JUMBO)
 		ov_die("ovni_payload_add", "the event is a jumbo event");
 	if (size < 2)
 		ov_die("ovni_payload_add", "payload size %d too small (2 bytes at least)", size);
-
-	int used = ovni_payload_size(ev);
+	int used = (int) ov_ev_size_of(flags) - 12;
 	if (used + size > (int) sizeof(ev->payload))
 		ov_die("ovni_payload_add", "no room for %d more bytes (%d of 16 used)",
 		       size, used);
-	memcpy(&ev->payload.u8[used], buf, (size_t) size);
-	ev->header.flags = (uint8_t) ((ev->header.flags & 0xf0u)
-				      | (unsigned) (used + size - 1));
+
+	ov_copy_small(&ev->payload.u8[used], buf, size);
+	w[0] = (uint8_t) ((flags & 0xf0u) | (unsigned) (used + size - 1));
+	memcpy(ev, w, 4);
 }
 
 /* ---- Writing the buffer --------------------------------------------- */
@@ -107,8 +149,8 @@ ov_flush_full(struct ov_thread *t, uint64_t *t0, uint64_t *t1)
 	pthread_mutex_unlock(&t->lock);
 }
 
-/* Appends the OF[ / OF] pair of an automatic flush (always fits: the
- * buffer was just emptied and holds at least OV_MIN_BUF bytes). */
+/* Appends the OF[ / OF] pair of an automatic flush (callers make sure it
+ * fits: the buffer was just emptied and holds at least OV_MIN_BUF). */
 static void
 ov_add_flush_pair(struct ov_thread *t, uint64_t t0, uint64_t t1)
 {
@@ -166,29 +208,32 @@ ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
 	if (bufsize > 0 && buf == NULL)
 		ov_die("ovni_ev_jumbo_emit", "NULL data of %u bytes", bufsize);
 
-	struct ovni_ev h = *ev;
-	h.header.flags = OVNI_EV_JUMBO | 0x03;
-	h.payload.jumbo.size = bufsize;
+	uint8_t h[16];
+	memcpy(h, ev, 4);
+	h[0] = OVNI_EV_JUMBO | 0x03;
+	memcpy(h + 4, &ev->header.clock, 8);
+	memcpy(h + 12, &bufsize, 4);
 	size_t total = 16 + (size_t) bufsize;
 
 	if ((size_t) (t->limit - t->pos) >= total) {
-		memcpy(t->pos, &h, 16);
+		memcpy(t->pos, h, 16);
 		if (bufsize > 0)
 			memcpy(t->pos + 16, buf, bufsize);
 		__atomic_store_n(&t->pos, t->pos + total, __ATOMIC_RELEASE);
 		return;
 	}
 
+	/* pos must never pass limit: the event and the OF pair must fit. */
 	uint64_t t0, t1;
 	ov_flush_full(t, &t0, &t1);
-	if (total <= (size_t) (t->limit - t->pos)) {
-		memcpy(t->pos, &h, 16);
+	if (total + 24 <= (size_t) (t->limit - t->pos)) {
+		memcpy(t->pos, h, 16);
 		memcpy(t->pos + 16, buf, bufsize);
 		t->pos += total;
 	} else {
 		pthread_mutex_lock(&t->lock);
 		if (!t->dead)
-			ov_write2(t->fd, &h, 16, buf, bufsize, "a jumbo event");
+			ov_write2(t->fd, h, 16, buf, bufsize, "a jumbo event");
 		pthread_mutex_unlock(&t->lock);
 	}
 	ov_add_flush_pair(t, t0, t1);

@@ -20,6 +20,10 @@
 /* Codes up to this length are copied without escaping when printable. */
 #define SHORT_CODE_MAX 64
 #define INITIAL_FIELD_CAP 16
+/* Room for "<clock>  " and a 3-byte code: 20 digits + 2 + 3 + margin. */
+#define HEAD_ROOM 32
+/* Stream prefixes up to this length go in the one-reservation path. */
+#define SIMPLE_PREFIX_MAX 1024
 
 /* ---- Stream prefixes ----------------------------------------------------- */
 
@@ -66,6 +70,8 @@ int weft__dump_writer_init(weft__dump_writer *w, const weft_trace *trace,
 	memset(w, 0, sizeof *w);
 	w->trace = trace;
 	w->mode = mode;
+	weft__clock_cache_init(&w->clock, CLOCK_WIDTH);
+	weft__clock_cache_init(&w->json_clock, 0);
 	rc = weft__outbuf_init(&w->out, fd, WEFT__OUTBUF_DEFAULT_SIZE);
 	if (rc < 0)
 		return rc;
@@ -141,24 +147,62 @@ static int code_is_plain(const char *code, uint32_t len)
 	return 1;
 }
 
-/* "<clock>  <code>" then the stream prefix "  <path>  ". */
+/* 1 when the three bytes of an ovni MCV are printable ASCII. */
+static inline int code3_is_plain(const char *code)
+{
+	const unsigned char *c = (const unsigned char *)code;
+
+	return (unsigned)(c[0] - 0x20) < 0x5f && (unsigned)(c[1] - 0x20) < 0x5f &&
+	       (unsigned)(c[2] - 0x20) < 0x5f;
+}
+
+/*
+ * 1 when the head of the line can be written in one reservation: a
+ * printable 3-byte code and a stream prefix of reasonable length.
+ */
+static inline int head_is_simple(const weft__dump_writer *w, const weft_event *ev)
+{
+	return ev->code_len == 3 && code3_is_plain(ev->code) &&
+	       w->streams[ev->stream].prefix_len <= SIMPLE_PREFIX_MAX;
+}
+
+/*
+ * Writes "<clock>  <MCV>  <path>  " at p, which has room for
+ * HEAD_ROOM + prefix_len bytes. Returns the end.
+ */
+static inline char *write_simple_head(char *p, weft__clock_cache *clock,
+				      const weft__dump_stream *ds, const weft_event *ev)
+{
+	p = weft__fmt_clock(clock, p, ev->time);
+	p[0] = ' ';
+	p[1] = ' ';
+	memcpy(p + 2, ev->code, 3);
+	memcpy(p + 5, ds->prefix, ds->prefix_len);
+	return p + 5 + ds->prefix_len;
+}
+
+/* "<clock>  <code>" then the stream prefix "  <path>  ", any code. */
 static void put_text_head(weft__dump_writer *w, const weft_event *ev)
 {
 	weft__outbuf *ob = &w->out;
-	char *p = weft__outbuf_reserve(ob, 24 + SHORT_CODE_MAX);
+	const weft__dump_stream *ds = &w->streams[ev->stream];
 
-	p = weft__fmt_u64_width(p, ev->time, CLOCK_WIDTH);
+	if (WEFT__OUT_LIKELY(head_is_simple(w, ev))) {
+		char *p = weft__outbuf_reserve(ob, HEAD_ROOM + ds->prefix_len);
+		weft__outbuf_commit(ob, write_simple_head(p, &w->clock, ds, ev));
+		return;
+	}
+	char *p = weft__outbuf_reserve(ob, HEAD_ROOM + SHORT_CODE_MAX);
+	p = weft__fmt_clock(&w->clock, p, ev->time);
 	*p++ = ' ';
 	*p++ = ' ';
-	if (WEFT__OUT_LIKELY(ev->code_len <= SHORT_CODE_MAX &&
-			     code_is_plain(ev->code, ev->code_len))) {
+	if (ev->code_len <= SHORT_CODE_MAX && code_is_plain(ev->code, ev->code_len)) {
 		memcpy(p, ev->code, ev->code_len);
 		weft__outbuf_commit(ob, p + ev->code_len);
 	} else {
 		weft__outbuf_commit(ob, p);
 		weft__put_text_bare(ob, ev->code, ev->code_len);
 	}
-	const weft__dump_stream *ds = &w->streams[ev->stream];
 	weft__outbuf_put(ob, ds->prefix, ds->prefix_len);
 }
 
@@ -166,7 +210,7 @@ static void put_text_head(weft__dump_writer *w, const weft_event *ev)
 static void put_payload_colon_hex(weft__outbuf *ob, const weft_event *ev)
 {
 	if (WEFT__OUT_LIKELY(ev->payload_size <= 16 && ev->data_size == 0)) {
-		char *p = weft__outbuf_reserve(ob, 16 * 3);
+		char *p = weft__outbuf_reserve(ob, 16 * 3 + 1);
 		weft__outbuf_commit(ob, weft__fmt_hex_colon(p, ev->payload,
 							    ev->payload_size));
 		return;
@@ -280,10 +324,41 @@ void weft__put_field_json(weft__outbuf *ob, const weft_field *field)
 
 /* ---- The three line shapes ---------------------------------------------------- */
 
+/* 1 for the integer types, which the fast path of put_fields_text() writes. */
+static inline int is_integer_type(weft_type type)
+{
+	return type >= WEFT_TYPE_U8 && type <= WEFT_TYPE_I64;
+}
+
+/*
+ * " name=value" of an integer field with a short printable name, in one
+ * reservation. Returns 0 when the field needs the general path.
+ */
+static int put_integer_field_fast(weft__outbuf *ob, const weft_field *f, int first)
+{
+	if (f->is_array || !is_integer_type(f->type) || f->name_len > SHORT_CODE_MAX ||
+	    !code_is_plain(f->name, f->name_len))
+		return 0;
+	char *p = weft__outbuf_reserve(ob, SHORT_CODE_MAX + 24);
+	if (!first)
+		*p++ = ' ';
+	memcpy(p, f->name, f->name_len);
+	p += f->name_len;
+	*p++ = '=';
+	if (f->type >= WEFT_TYPE_I8)
+		p = weft__fmt_i64(p, f->v.i);
+	else
+		p = weft__fmt_u64(p, f->v.u);
+	weft__outbuf_commit(ob, p);
+	return 1;
+}
+
 /* name=value pairs separated by one space. */
 static void put_fields_text(weft__outbuf *ob, const weft_field *fields, int n)
 {
 	for (int i = 0; i < n; i++) {
+		if (put_integer_field_fast(ob, &fields[i], i == 0))
+			continue;
 		if (i > 0)
 			weft__outbuf_put(ob, " ", 1);
 		weft__put_text_bare(ob, fields[i].name, fields[i].name_len);
@@ -309,12 +384,78 @@ static void write_fields_line(weft__dump_writer *w, const weft_event *ev)
 	put_newline(&w->out);
 }
 
-/* ovnidump -x line: the raw bytes only. */
+/*
+ * ovnidump -x line: the raw bytes only. The common case (short code and
+ * path, no jumbo data) is written with one reservation.
+ */
 static void write_hex_line(weft__dump_writer *w, const weft_event *ev)
 {
+	if (WEFT__OUT_LIKELY(head_is_simple(w, ev) && ev->data_size == 0 &&
+			     ev->payload_size <= 16)) {
+		const weft__dump_stream *ds = &w->streams[ev->stream];
+		char *p = weft__outbuf_reserve(&w->out, HEAD_ROOM + ds->prefix_len + 16 * 3 + 2);
+		p = write_simple_head(p, &w->clock, ds, ev);
+		p = weft__fmt_hex_colon(p, ev->payload, ev->payload_size);
+		*p++ = '\n';
+		weft__outbuf_commit(&w->out, p);
+		return;
+	}
 	put_text_head(w, ev);
 	put_payload_colon_hex(&w->out, ev);
 	put_newline(&w->out);
+}
+
+/* ---- JSON lines ------------------------------------------------------------ */
+
+/* Appends a short constant string. */
+#define PUT_LITERAL(ob, lit) put_small((ob), (lit), sizeof(lit) - 1)
+
+/* Appends n bytes (n <= WEFT__OUTBUF_MAX_RESERVE) with one reservation. */
+static inline void put_small(weft__outbuf *ob, const char *s, size_t n)
+{
+	char *p = weft__outbuf_reserve(ob, n);
+	memcpy(p, s, n);
+	weft__outbuf_commit(ob, p + n);
+}
+
+/* 1 when s can stand in a JSON string as is: printable ASCII, no " or \. */
+static inline int json_plain(const char *s, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+			return 0;
+	}
+	return 1;
+}
+
+/* A JSON string of a short name or code, copied when no escape is needed. */
+static void put_json_name(weft__outbuf *ob, const char *s, uint32_t n)
+{
+	if (WEFT__OUT_LIKELY(n <= SHORT_CODE_MAX && json_plain(s, n))) {
+		char *p = weft__outbuf_reserve(ob, SHORT_CODE_MAX + 2);
+		p[0] = '"';
+		memcpy(p + 1, s, n);
+		p[n + 1] = '"';
+		weft__outbuf_commit(ob, p + n + 2);
+		return;
+	}
+	weft__put_json_string(ob, s, n);
+}
+
+/* One "name":value member; integers are written in one reservation. */
+static void put_field_member_json(weft__outbuf *ob, const weft_field *f)
+{
+	put_json_name(ob, f->name, f->name_len);
+	if (!f->is_array && is_integer_type(f->type)) {
+		char *p = weft__outbuf_reserve(ob, 24);
+		*p++ = ':';
+		p = f->type >= WEFT_TYPE_I8 ? weft__fmt_i64(p, f->v.i) : weft__fmt_u64(p, f->v.u);
+		weft__outbuf_commit(ob, p);
+		return;
+	}
+	PUT_LITERAL(ob, ":");
+	weft__put_field_json(ob, f);
 }
 
 /* "fields":{...} of the JSON line; on a layout mismatch also "decode_error". */
@@ -323,61 +464,81 @@ static void put_fields_json(weft__dump_writer *w, const weft_event *ev)
 	weft__outbuf *ob = &w->out;
 	int n = weft__dump_writer_fields(w, ev);
 
-	weft__outbuf_puts(ob, ",\"fields\":{");
+	PUT_LITERAL(ob, ",\"fields\":{");
 	for (int i = 0; i < n; i++) {
 		if (i > 0)
-			weft__outbuf_put(ob, ",", 1);
-		weft__put_json_string(ob, w->fields[i].name, w->fields[i].name_len);
-		weft__outbuf_put(ob, ":", 1);
-		weft__put_field_json(ob, &w->fields[i]);
+			PUT_LITERAL(ob, ",");
+		put_field_member_json(ob, &w->fields[i]);
 	}
-	weft__outbuf_put(ob, "}", 1);
+	PUT_LITERAL(ob, "}");
 	if (n < 0) {
 		const char *msg = weft_last_error();
 		w->bad_payloads++;
-		weft__outbuf_puts(ob, ",\"decode_error\":");
+		PUT_LITERAL(ob, ",\"decode_error\":");
 		weft__put_json_string(ob, msg, strlen(msg));
 	}
 }
 
-/* Appends ,"key":<signed integer>. */
-static void put_json_int_member(weft__outbuf *ob, const char *key, int64_t v)
-{
-	weft__outbuf_puts(ob, key);
-	char *p = weft__outbuf_reserve(ob, 24);
-	weft__outbuf_commit(ob, weft__fmt_i64(p, v));
-}
-
-/* One JSON object per event; key order is fixed (docs/dump-json.md). */
-static void write_json_line(weft__dump_writer *w, const weft_event *ev)
+/* {"time":T[,"end":E],"stream":"<path>","code":"<code>" */
+static void put_json_head(weft__dump_writer *w, const weft_event *ev)
 {
 	weft__outbuf *ob = &w->out;
+	const weft__dump_stream *ds = &w->streams[ev->stream];
 	char *p = weft__outbuf_reserve(ob, 64);
 
 	memcpy(p, "{\"time\":", 8);
-	p = weft__fmt_u64(p + 8, ev->time);
+	p = weft__fmt_clock(&w->json_clock, p + 8, ev->time);
 	if (ev->flags & WEFT_EVENT_INTERVAL) {
 		memcpy(p, ",\"end\":", 7);
 		p = weft__fmt_u64(p + 7, ev->end);
 	}
 	weft__outbuf_commit(ob, p);
-	const weft__dump_stream *ds = &w->streams[ev->stream];
 	weft__outbuf_put(ob, ds->prefix, ds->prefix_len);
-	weft__outbuf_puts(ob, ",\"code\":");
-	weft__put_json_string(ob, ev->code, ev->code_len);
-	put_fields_json(w, ev);
-	weft__outbuf_puts(ob, ",\"payload\":\"");
-	weft__put_hex_plain(ob, ev->payload, ev->payload_size);
-	if (ev->data_size > 0)
+	PUT_LITERAL(ob, ",\"code\":");
+	put_json_name(ob, ev->code, ev->code_len);
+}
+
+/* Appends ,"key":<signed integer>. */
+static void put_json_int_member(weft__outbuf *ob, const char *key, size_t key_len,
+				int64_t v)
+{
+	char *p = weft__outbuf_reserve(ob, key_len + 24);
+	memcpy(p, key, key_len);
+	weft__outbuf_commit(ob, weft__fmt_i64(p + key_len, v));
+}
+
+/* ,"payload":"<hex>","offset":N[,"depth":D,"parent":P]}\n */
+static void put_json_tail(weft__outbuf *ob, const weft_event *ev)
+{
+	static const char payload_key[] = ",\"payload\":\"";
+	static const char offset_key[] = "\",\"offset\":";
+
+	if (WEFT__OUT_LIKELY(ev->payload_size <= 16 && ev->data_size == 0)) {
+		char *p = weft__outbuf_reserve(ob, 96);
+		memcpy(p, payload_key, sizeof payload_key - 1);
+		p = weft__fmt_hex_plain(p + sizeof payload_key - 1, ev->payload,
+					ev->payload_size);
+		memcpy(p, offset_key, sizeof offset_key - 1);
+		weft__outbuf_commit(ob, weft__fmt_u64(p + sizeof offset_key - 1, ev->offset));
+	} else {
+		PUT_LITERAL(ob, ",\"payload\":\"");
+		weft__put_hex_plain(ob, ev->payload, ev->payload_size);
 		weft__put_hex_plain(ob, ev->data, (size_t)ev->data_size);
-	p = weft__outbuf_reserve(ob, 40);
-	memcpy(p, "\",\"offset\":", 11);
-	weft__outbuf_commit(ob, weft__fmt_u64(p + 11, ev->offset));
-	if (ev->depth >= 0) {
-		put_json_int_member(ob, ",\"depth\":", ev->depth);
-		put_json_int_member(ob, ",\"parent\":", ev->parent);
+		put_json_int_member(ob, offset_key, sizeof offset_key - 1, (int64_t)ev->offset);
 	}
-	weft__outbuf_puts(ob, "}\n");
+	if (ev->depth >= 0) {
+		put_json_int_member(ob, ",\"depth\":", 9, ev->depth);
+		put_json_int_member(ob, ",\"parent\":", 10, ev->parent);
+	}
+	PUT_LITERAL(ob, "}\n");
+}
+
+/* One JSON object per event; key order is fixed (docs/dump-json.md). */
+static void write_json_line(weft__dump_writer *w, const weft_event *ev)
+{
+	put_json_head(w, ev);
+	put_fields_json(w, ev);
+	put_json_tail(&w->out, ev);
 }
 
 /* Writes one event in the writer's mode. */

@@ -79,7 +79,23 @@ char *weft__fmt_u64(char *p, uint64_t v);
 char *weft__fmt_i64(char *p, int64_t v);
 /* Right-aligned in `width` columns with spaces (like printf "%10lu"). */
 char *weft__fmt_u64_width(char *p, uint64_t v, unsigned width);
-/* ":xx" for every byte (3 bytes out per byte in). */
+/*
+ * Right-aligned clocks of a dump: clocks come in increasing order, so the
+ * digits above the last eight rarely change; they are kept formatted
+ * (with their padding) and only the last eight are written per event.
+ */
+typedef struct weft__clock_cache {
+	uint64_t high;    /* value / 10^8 of the cached text; UINT64_MAX = none */
+	unsigned width;   /* column width */
+	size_t len;       /* bytes of text */
+	char text[32];    /* padding + digits of `high` */
+} weft__clock_cache;
+
+void weft__clock_cache_init(weft__clock_cache *c, unsigned width);
+/* Same output as weft__fmt_u64_width(p, v, c->width); at most 24 bytes. */
+char *weft__fmt_clock(weft__clock_cache *c, char *p, uint64_t v);
+
+/* ":xx" for every byte (3 bytes out per byte in, plus 1 spare byte). */
 char *weft__fmt_hex_colon(char *p, const uint8_t *bytes, size_t n);
 /* "xx" for every byte (2 bytes out per byte in). */
 char *weft__fmt_hex_plain(char *p, const uint8_t *bytes, size_t n);
@@ -126,6 +142,8 @@ typedef struct weft__dump_writer {
 	weft__outbuf out;
 	const weft_trace *trace;
 	weft__dump_mode mode;
+	weft__clock_cache clock; /* the clock column of text lines */
+	weft__clock_cache json_clock; /* the unpadded "time" of JSON lines */
 	weft__dump_stream *streams;
 	size_t stream_count;
 	weft_field *fields;  /* scratch array for weft_event_fields() */

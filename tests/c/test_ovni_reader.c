@@ -160,11 +160,22 @@ static void test_unordered_regions(void)
 	weft_trace_free(t);
 }
 
+/* This test's scratch directory, made on first use. */
+static char *scratch_dir;
+
+static const char *scratch(void)
+{
+	if (scratch_dir == NULL)
+		scratch_dir = tu_mkdtemp("weft-ovni-reader");
+	REQUIRE(scratch_dir != NULL);
+	return scratch_dir;
+}
+
 /* A scratch copy of a reference trace; returns the copy's path. */
 static const char *scratch_copy(const char *rel, const char *name)
 {
 	static char dst[4096];
-	snprintf(dst, sizeof dst, "%s/%s", tu_tmpdir(), name);
+	snprintf(dst, sizeof dst, "%s/%s", scratch(), name);
 	char cmd[16384];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -r '%s' '%s' && chmod -R u+w '%s'",
 		 dst, ref(rel), dst, dst);
@@ -464,5 +475,9 @@ int main(void)
 	test_clock_offsets();
 	test_sort();
 	test_errors();
-	return tu_finish();
+	int rc = tu_result();
+	if (rc == 0 && scratch_dir != NULL)
+		tu_rmtree(scratch_dir);
+	free(scratch_dir);
+	return rc;
 }

@@ -1,82 +1,134 @@
 /*
- * testutil.c - shared helpers of the C tests (see testutil.h).
+ * testutil.c - see testutil.h.
  */
+#define _XOPEN_SOURCE 700
 #include "testutil.h"
 
+#include <ftw.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-static unsigned passed, failed;
-static char tmpdir[4096];
+int tu_failures;
 
-void tu_check(int ok, const char *file, int line, const char *what)
+/* One line per failure, in the compiler's file:line style so editors and
+ * CI logs can jump to it. */
+void
+tu_fail(const char *file, int line, const char *fmt, ...)
 {
-	if (ok) {
-		passed++;
+	va_list ap;
+	fprintf(stderr, "%s:%d: FAILED: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	tu_failures++;
+}
+
+void
+tu_check_str(const char *file, int line, const char *expr, const char *got,
+	     const char *want)
+{
+	if (got == NULL || want == NULL ? got != want : strcmp(got, want) != 0)
+		tu_fail(file, line, "%s: got \"%s\", want \"%s\"", expr,
+			got ? got : "(null)", want ? want : "(null)");
+}
+
+/* Reports the first differing byte, which is what one needs to debug a
+ * binary mismatch. */
+void
+tu_check_mem(const char *file, int line, const char *expr, const void *got,
+	     const void *want, size_t n)
+{
+	const unsigned char *g = got, *w = want;
+	if (n > 0 && (g == NULL || w == NULL)) {
+		tu_fail(file, line, "%s: NULL buffer for %zu bytes", expr, n);
 		return;
 	}
-	failed++;
-	fprintf(stderr, "%s:%d: CHECK failed: %s\n", file, line, what);
-}
-
-/* Removes the temporary directory when the test passed. */
-static void remove_tmpdir(void)
-{
-	if (tmpdir[0] != '\0' && failed == 0) {
-		char cmd[4200];
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", tmpdir);
-	}
-}
-
-const char *tu_tmpdir(void)
-{
-	if (tmpdir[0] == '\0') {
-		const char *base = getenv("TMPDIR");
-		snprintf(tmpdir, sizeof tmpdir, "%s/weft-test-XXXXXX", base ? base : "/tmp");
-		if (mkdtemp(tmpdir) == NULL) {
-			perror("mkdtemp");
-			exit(2);
+	for (size_t i = 0; i < n; i++) {
+		if (g[i] != w[i]) {
+			tu_fail(file, line, "%s: byte %zu of %zu: got 0x%02x, want 0x%02x",
+				expr, i, n, g[i], w[i]);
+			return;
 		}
-		atexit(remove_tmpdir);
 	}
-	return tmpdir;
 }
 
-char *tu_read_file(const char *path, size_t *size)
+int
+tu_result(void)
+{
+	if (tu_failures) {
+		fprintf(stderr, "%d check(s) failed\n", tu_failures);
+		return 1;
+	}
+	printf("all checks passed\n");
+	return 0;
+}
+
+void
+tu_abort_test(void)
+{
+	tu_result();
+	exit(1);
+}
+
+char *
+tu_mkdtemp(const char *prefix)
+{
+	const char *base = getenv("TMPDIR");
+	size_t n = strlen(base ? base : "/tmp") + strlen(prefix) + 16;
+	char *path = malloc(n);
+	if (path == NULL)
+		return NULL;
+	snprintf(path, n, "%s/%s.XXXXXX", base ? base : "/tmp", prefix);
+	if (mkdtemp(path) == NULL) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+static int
+tu_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void) st; (void) flag; (void) ftw;
+	return remove(path);
+}
+
+int
+tu_rmtree(const char *path)
+{
+	return nftw(path, tu_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *
+tu_read_file(const char *path, size_t *size)
 {
 	FILE *f = fopen(path, "rb");
 	if (f == NULL)
 		return NULL;
-	size_t cap = 4096, n = 0;
+	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap + 1);
-	size_t got;
-	while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) {
-			char *p = realloc(buf, cap * 2 + 1);
-			if (p == NULL) {
+	size_t r;
+	while (buf != NULL && (r = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += r;
+		if (len == cap) {
+			char *nb = realloc(buf, 2 * cap + 1);
+			if (nb == NULL) {
 				free(buf);
 				buf = NULL;
 				break;
 			}
-			buf = p;
+			buf = nb;
 			cap *= 2;
 		}
 	}
 	fclose(f);
-	if (buf != NULL) {
-		buf[n] = '\0';
-		*size = n;
-	}
+	if (buf == NULL)
+		return NULL;
+	buf[len] = '\0';
+	if (size)
+		*size = len;
 	return buf;
-}
-
-int tu_finish(void)
-{
-	printf("%u passed, %u failed\n", passed, failed);
-	return failed ? 1 : 0;
 }

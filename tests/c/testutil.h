@@ -1,23 +1,56 @@
 /*
- * testutil.h - the few helpers every C test of weft shares.
+ * testutil.h - tiny helpers shared by the C tests (tests/c/test_*.c).
  *
- * CHECK(cond) prints file:line and the condition when it fails and marks
- * the test failed; tu_finish() returns main's exit status and prints the
- * "N passed, N failed" line that CI reads.
+ * CHECK* record a failure (printing file:line and the values) and go on;
+ * REQUIRE stops the test at once. A test's main() ends with
+ * `return tu_result();`, which is 1 when any check failed.
  */
 #ifndef WEFT_TESTUTIL_H
 #define WEFT_TESTUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-void tu_check(int ok, const char *file, int line, const char *what);
-#define CHECK(cond) tu_check(!!(cond), __FILE__, __LINE__, #cond)
+extern int tu_failures;
 
-/* A fresh private temporary directory for this test process. */
-const char *tu_tmpdir(void);
-/* Reads a whole (small) file; *size set; NULL when unreadable. free() it. */
+void tu_fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define CHECK(cond) \
+	do { if (!(cond)) tu_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); } while (0)
+
+/* Stops the test: for preconditions whose failure makes the rest moot. */
+#define REQUIRE(cond) \
+	do { if (!(cond)) { tu_fail(__FILE__, __LINE__, "REQUIRE(%s)", #cond); \
+			     tu_abort_test(); } } while (0)
+
+#define CHECK_EQ_U64(a, b) do { uint64_t a_ = (uint64_t) (a), b_ = (uint64_t) (b); \
+	if (a_ != b_) tu_fail(__FILE__, __LINE__, "%s == %s: %llu != %llu", #a, #b, \
+			      (unsigned long long) a_, (unsigned long long) b_); } while (0)
+
+#define CHECK_EQ_I64(a, b) do { int64_t a_ = (int64_t) (a), b_ = (int64_t) (b); \
+	if (a_ != b_) tu_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, \
+			      (long long) a_, (long long) b_); } while (0)
+
+#define CHECK_EQ_STR(a, b) tu_check_str(__FILE__, __LINE__, #a, (a), (b))
+
+#define CHECK_EQ_MEM(a, b, n) tu_check_mem(__FILE__, __LINE__, #a, (a), (b), (n))
+
+void tu_check_str(const char *file, int line, const char *expr,
+		  const char *got, const char *want);
+void tu_check_mem(const char *file, int line, const char *expr,
+		  const void *got, const void *want, size_t n);
+
+/* Prints the verdict; 0 when every check passed, else 1. */
+int tu_result(void);
+/* Prints the verdict and exits with status 1. */
+_Noreturn void tu_abort_test(void);
+
+/* A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
+char *tu_mkdtemp(const char *prefix);
+/* rm -rf; 0 on success. */
+int tu_rmtree(const char *path);
+/* Whole file in a malloc'd, NUL-terminated buffer; NULL on failure. */
 char *tu_read_file(const char *path, size_t *size);
-/* Exit status of the test: 0 when every CHECK passed. */
-int tu_finish(void);
 
-#endif
+#endif /* WEFT_TESTUTIL_H */

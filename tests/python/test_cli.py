@@ -141,3 +141,25 @@ def test_version():
 
 def test_old_layout_forced_format():
     run_weft("top", "--format", "ovni", OLD_TRACES[1] / "ovni", expect=0)
+
+
+def test_clock_offsets_shift_every_clock(tmp_path):
+    trace = v3_dir("mpi-func-4procs") / "ovni"
+    table = tmp_path / "clock-offsets.txt"
+    table.write_text("rank       hostname             offset_median        offset_mean          offset_std\n"
+                     "0          vm                   1000                 1000.0               0.0\n")
+    plain = all_events_of(trace)
+    shifted = all_events_of(trace, "--clock-offsets", table)
+    assert [(e[0] + 1000,) + e[1:] for e in plain] == shifted
+    info = run_weft("info", "--clock-offsets", table, trace, expect=0).stdout
+    assert "clock offset: 1000 ns" in info
+
+
+def test_missing_clock_offsets_file(tmp_path):
+    proc = run_weft("dump", "--clock-offsets", tmp_path / "none.txt",
+                    v3_dir("mpi-func-4procs") / "ovni", expect=2)
+    assert "none.txt" in proc.stderr
+
+
+def all_events_of(trace, *args):
+    return with_payload(parse_dump(run_weft("dump", "-x", *args, trace, expect=0).stdout))

@@ -76,3 +76,38 @@ def test_json_and_text_escape_strings(copy_trace):
     text = run_weft("dump", trace, expect=0).stdout
     line = [l for l in text.splitlines() if "  VYc  " in l][0]
     assert line.endswith('typeid=100 label="a\\"b\\\\c\\x01\\xff\u00e9zq"')
+
+
+def replace_jumbo_label(obs, old, new):
+    """Replaces the string `old` of a jumbo event by `new` (any length),
+    fixing the jumbo size field of that event."""
+    data = bytearray(obs.read_bytes())
+    at = data.index(old)
+    for offset, flags, _mcv, _clock, payload in events_of_stream_file(obs):
+        if flags & 0x10 and offset + 16 <= at < offset + 12 + len(payload):
+            size = int.from_bytes(data[offset + 12:offset + 16], "little")
+            data[offset + 12:offset + 16] = (size - len(old) + len(new)).to_bytes(4, "little")
+            break
+    else:
+        raise AssertionError("no jumbo event holds the label")
+    data[at:at + len(old)] = new
+    obs.write_bytes(bytes(data))
+
+
+def test_json_replaces_each_invalid_utf8_byte(copy_trace):
+    """Overlong form, surrogate, stray continuation, truncated sequence
+    (each invalid byte becomes U+FFFD), and valid 3- and 4-byte forms."""
+    trace = copy_trace(v3_dir("nosv-parallel-tasks"))
+    obs = next(trace.rglob("stream.obs"))
+    label = b"<\xc0\xaf|\xed\xa0\x80|\x80|\xe2\x82\xac|\xf0\x9f\x98\x80|\x7f\x1f|\xe2\x82>"
+    replace_jumbo_label(obs, b"testtype100", label)
+    vyc = [o for o in json_events(trace) if o["code"] == "VYc"][0]
+    assert vyc["fields"]["label"] == (
+        "<\ufffd\ufffd|\ufffd\ufffd\ufffd|\ufffd|\u20ac|\U0001f600|\x7f\x1f|\ufffd\ufffd>")
+    raw = run_weft("dump", "--json", trace, expect=0).stdout
+    line = [l for l in raw.splitlines() if '"VYc"' in l][0]
+    assert '\\u001f' in line and '\\ufffd' in line
+    text = run_weft("dump", trace, expect=0).stdout
+    tline = [l for l in text.splitlines() if "  VYc  " in l][0]
+    assert tline.endswith('label="<\\xc0\\xaf|\\xed\\xa0\\x80|\\x80|\u20ac|\U0001f600|'
+                          '\\x7f\\x1f|\\xe2\\x82>"')

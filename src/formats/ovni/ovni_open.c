@@ -469,7 +469,8 @@ static int stream_meta_v12(open_ctx *ctx, const found_stream *f, weft_stream_inf
 
 /*
  * Reads the stream header now, so that the stream list tells the byte
- * order (and a bad header is reported before any event is read).
+ * order. A bad header is reported once, by the cursor that reads the
+ * stream (reporting it here too would say it twice).
  */
 static void read_byte_order(open_ctx *ctx, const found_stream *f, weft_stream_info *s)
 {
@@ -481,9 +482,6 @@ static void read_byte_order(open_ctx *ctx, const found_stream *f, weft_stream_in
 		int big_endian = 0;
 		if (weft__ovni_read_header(&mf, &big_endian) == 0)
 			s->big_endian = big_endian;
-		else
-			weft__trace_diag_last_error(ctx->trace, WEFT_SEV_ERROR,
-						    WEFT_EFORMAT, NULL);
 		weft__mapfile_close(&mf);
 	}
 	free(abs);

@@ -415,13 +415,15 @@ int weft__ovni_stream_next(void *state, weft_event *ev)
 	r->pos += size;
 	r->seq++;
 	/* In stored order, clocks may go back only inside OU[ .. OU]. */
-	if (ovni_mcv_is(p + 1, "OU["))
-		r->in_region = 1;
-	if (!r->in_region)
+	if (WEFT_UNLIKELY(p[1] == 'O' && p[2] == 'U')) {
+		if (p[3] == '[')
+			r->in_region = 1;
+		else if (p[3] == ']')
+			r->in_region = 0;
+	}
+	if (WEFT_LIKELY(ev->time >= r->last_clock))
+		r->last_clock = ev->time;
+	else if (!r->in_region)
 		check_clock(r, ev);
-	else
-		r->last_clock = ev->time > r->last_clock ? ev->time : r->last_clock;
-	if (ovni_mcv_is(p + 1, "OU]"))
-		r->in_region = 0;
 	return 1;
 }
