@@ -11,6 +11,8 @@
  *             called ovni_thread_free(): the library writes both streams
  *             out (thread exit and library destructor) and leaves them
  *             without "finished".
+ *   running   the process exit()s while a thread is still emitting: its
+ *             stream is written up to a whole event, without "finished".
  */
 #include <pthread.h>
 #include <signal.h>
@@ -21,13 +23,13 @@
 
 #define LOOM "testhost.crash"
 
-enum crash_kind { CRASH_ABORT, CRASH_EXIT_NOW, CRASH_EXIT_NORMAL };
+enum crash_kind { CRASH_ABORT, CRASH_EXIT_NOW, CRASH_EXIT_NORMAL, CRASH_EXIT_RUNNING };
 
 /* What the children emit; rebuilt identically by the parent. */
 static void
 crash_events(exp_list *l, enum crash_kind kind, int really_emit)
 {
-	int n = kind == CRASH_EXIT_NOW ? 20000 : 100;
+	int n = kind == CRASH_EXIT_NOW ? 20000 : kind == CRASH_EXIT_RUNNING ? 200000 : 100;
 	for (int i = 0; i < n; i++) {
 		uint8_t p[8];
 		memcpy(p, &i, 4);
@@ -35,6 +37,9 @@ crash_events(exp_list *l, enum crash_kind kind, int really_emit)
 		uint64_t clock = 1000 + (uint64_t) i;
 		if (really_emit) {
 			emit_normal(l, "TXa", clock, p, 8, 8);
+			/* Still emitting when the process exits (after 50 ms). */
+			if (kind == CRASH_EXIT_RUNNING && i % 100 == 99)
+				usleep(50);
 		} else {
 			exp_ev *e = exp_push(l);
 			memcpy(e->mcv, "TXa", 3);
@@ -54,6 +59,20 @@ unclosed_thread(void *arg)
 	return NULL; /* no ovni_thread_free() */
 }
 
+/* Emits until the process ends under it. */
+static void *
+running_thread(void *arg)
+{
+	exp_list l = { 0 };
+	volatile int *started = arg;
+	ovni_thread_init(test_gettid());
+	*started = 1;
+	crash_events(&l, CRASH_EXIT_RUNNING, 1);
+	tu_fail(__FILE__, __LINE__, "the process did not exit while the thread emitted");
+	exp_free(&l);
+	return NULL;
+}
+
 /* The crashing child; never returns. */
 static void
 crash_child(enum crash_kind kind)
@@ -64,7 +83,8 @@ crash_child(enum crash_kind kind)
 	setenv("WEFT_OVNI_BUFSIZE", "16384", 1);
 	ovni_proc_init(1, LOOM, getpid());
 	ovni_thread_init(test_gettid());
-	crash_events(&l, kind, 1);
+	if (kind != CRASH_EXIT_RUNNING)
+		crash_events(&l, kind, 1);
 	switch (kind) {
 	case CRASH_ABORT:
 		ovni_flush();
@@ -77,6 +97,15 @@ crash_child(enum crash_kind kind)
 		exp_list l2 = { 0 };
 		pthread_create(&th, NULL, unclosed_thread, &l2);
 		pthread_join(th, NULL);
+		exit(0);
+	}
+	case CRASH_EXIT_RUNNING: {
+		pthread_t th;
+		volatile int started = 0;
+		pthread_create(&th, NULL, running_thread, (void *) &started);
+		while (!started)
+			usleep(1000);
+		usleep(50000);
 		exit(0);
 	}
 	}
@@ -189,6 +218,31 @@ test_exit_normal(const char *dir)
 	exp_free(&l);
 }
 
+/* exit() while another thread emits: its stream ends at a whole event. */
+static void
+test_exit_running(const char *dir)
+{
+	pid_t pid = run_child(CRASH_EXIT_RUNNING);
+	exp_list l = { 0 }, l_main = { 0 }; /* the main thread emitted nothing */
+	crash_events(&l, CRASH_EXIT_RUNNING, 0);
+	weft_trace *t = weft_open_checked(dir);
+	CHECK_EQ_U64(weft_trace_stream_count(t), 2);
+	check_unfinished(t, dir, &l_main, pid, pid, 0);
+	char prefix[128];
+	snprintf(prefix, sizeof(prefix), "loom.%s/proc.%d/thread.", LOOM, (int) pid);
+	for (size_t i = 0; i < weft_trace_stream_count(t); i++) {
+		const char *p = weft_trace_stream(t, i)->path;
+		int tid = atoi(p + strlen(prefix));
+		if (strncmp(p, prefix, strlen(prefix)) != 0 || tid == pid)
+			continue;
+		cmp_stats st = check_unfinished(t, dir, &l, pid, tid, 1);
+		CHECK(st.matched > 0 && st.matched < 200000);
+	}
+	weft_trace_free(t);
+	exp_free(&l);
+	exp_free(&l_main);
+}
+
 /* Each case in a trace directory of its own. */
 static void
 run_case(const char *name, void (*fn)(const char *dir))
@@ -209,5 +263,6 @@ main(void)
 	run_case("libovni_crash_abort", test_abort);
 	run_case("libovni_crash_exit_now", test_exit_now);
 	run_case("libovni_crash_exit", test_exit_normal);
+	run_case("libovni_crash_running", test_exit_running);
 	return tu_result();
 }
