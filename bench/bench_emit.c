@@ -2,16 +2,21 @@
  * bench_emit - cost of emitting ovni events with weft's drop-in libovni.
  *
  *   bench_emit [--dir DIR] [--fixed N] [--mix N] [--threads 1,2]
- *              [--repeat R] [--keep]
- *       Times two cases, each in a fresh child process, with 1 and 2
+ *              [--repeat R] [--warmup W] [--keep]
+ *       Times three cases, each in a fresh child process, with 1 and 2
  *       threads (N events per thread):
+ *         clock    ovni_clock_now() alone (N = the --fixed count)
  *         fixed12  12-byte events ("OB."), clock set once (no clock read)
  *         mix      49.5% 12-byte OB., 49.5% 28-byte OHx, 1% VYc jumbo
  *                  with 64 bytes of data, ovni_clock_now() for each
  *       Events are built the way a program does it: ovni_ev_set_mcv,
  *       ovni_ev_set_clock, ovni_payload_add, then ovni_ev_emit. The time
  *       includes the write() of every full 2 MiB buffer. Prints one line
- *       per case and thread count (median and best of R runs).
+ *       per case and thread count: median and best of R runs, and the
+ *       median CPU time per event spent in user space (the library) and
+ *       in the kernel (the writes), from getrusage (after W
+ *       discarded warm-up runs, default 1: on a VM the first writes after
+ *       an idle period touch page-cache memory the host has reclaimed).
  *
  *   bench_emit --write-trace DIR [--bytes 1G] [--threads 4]
  *       Writes an ovni trace of the mix of about that many bytes (valid
@@ -24,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,7 +41,8 @@
 #define MAX_THREADS 64
 #define JUMBO_DATA 64
 
-enum bench_case { CASE_FIXED, CASE_MIX };
+enum bench_case { CASE_CLOCK, CASE_FIXED, CASE_MIX };
+static const char *const case_names[] = { "clock", "fixed12", "mix" };
 
 struct worker {
 	pthread_t th;
@@ -45,6 +52,8 @@ struct worker {
 	uint64_t events;   /* events to emit (timing runs) */
 	uint64_t bytes;    /* stream bytes to write (--write-trace) */
 	double ns_per_event;
+	double user_ns, sys_ns; /* CPU time in user space and in the kernel */
+	uint64_t sink;     /* keeps the clock loop from being optimised out */
 	pthread_barrier_t *barrier;
 };
 
@@ -57,6 +66,17 @@ now_ns(void)
 	return (double) ts.tv_sec * 1e9 + (double) ts.tv_nsec;
 }
 
+/* User and system CPU time of the calling thread, in ns. */
+static void
+thread_cpu_ns(double *user, double *sys)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	*user = (double) ru.ru_utime.tv_sec * 1e9 + (double) ru.ru_utime.tv_usec * 1e3;
+	*sys = (double) ru.ru_stime.tv_sec * 1e9 + (double) ru.ru_stime.tv_usec * 1e3;
+}
+
+/* Setup failures of the benchmark itself (not of libovni). */
 static void
 die(const char *msg)
 {
@@ -116,6 +136,17 @@ make_vyc_data(uint8_t *data, int index)
 
 /* ---- Loops ------------------------------------------------------------ */
 
+/* Only the clock: what each event of the mix pays for its timestamp. */
+static uint64_t
+loop_clock(uint64_t n)
+{
+	uint64_t sum = 0;
+	for (uint64_t i = 0; i < n; i++)
+		sum += ovni_clock_now();
+	return sum;
+}
+
+/* 12-byte events with a clock read once. */
 static void
 loop_fixed(uint64_t n)
 {
@@ -166,6 +197,7 @@ thread_open(int index, int nthreads)
 	emit_ohx(ovni_clock_now(), index, 0);
 }
 
+/* Ends a stream as a runtime does: OHe, flush, free. */
 static void
 thread_close(void)
 {
@@ -177,19 +209,27 @@ thread_close(void)
 	ovni_thread_free();
 }
 
+/* A timed thread: open, wait for the others, emit, close. */
 static void *
 worker_main(void *arg)
 {
 	struct worker *w = arg;
 	thread_open(w->index, w->nthreads);
+	double u0, s0, u1, s1;
 	pthread_barrier_wait(w->barrier);
+	thread_cpu_ns(&u0, &s0);
 	double t0 = now_ns();
-	if (w->kind == CASE_FIXED)
+	if (w->kind == CASE_CLOCK)
+		w->sink = loop_clock(w->events);
+	else if (w->kind == CASE_FIXED)
 		loop_fixed(w->events);
 	else
 		loop_mix(w->events, w->index);
 	double t1 = now_ns();
+	thread_cpu_ns(&u1, &s1);
 	w->ns_per_event = (t1 - t0) / (double) w->events;
+	w->user_ns = (u1 - u0) / (double) w->events;
+	w->sys_ns = (s1 - s0) / (double) w->events;
 	thread_close();
 	return NULL;
 }
@@ -233,7 +273,12 @@ loom_name(char *out, size_t n)
 
 /* ---- One timed run in a child process --------------------------------- */
 
-/* Child: runs the case with nthreads, writes the mean ns/event to fd. */
+/* One run's result: means over its threads, ns per event. */
+struct run_result {
+	double wall, user, sys;
+};
+
+/* Child: runs the case with nthreads, writes its run_result to fd. */
 static void
 child_run(const char *dir, enum bench_case kind, int nthreads, uint64_t n, int fd)
 {
@@ -252,11 +297,13 @@ child_run(const char *dir, enum bench_case kind, int nthreads, uint64_t n, int f
 	run_threads(ws, nthreads, worker_main);
 	ovni_proc_fini();
 
-	double sum = 0;
-	for (int i = 0; i < nthreads; i++)
-		sum += ws[i].ns_per_event;
-	double mean = sum / nthreads;
-	if (write(fd, &mean, sizeof(mean)) != (ssize_t) sizeof(mean))
+	struct run_result r = { 0, 0, 0 };
+	for (int i = 0; i < nthreads; i++) {
+		r.wall += ws[i].ns_per_event / nthreads;
+		r.user += ws[i].user_ns / nthreads;
+		r.sys += ws[i].sys_ns / nthreads;
+	}
+	if (write(fd, &r, sizeof(r)) != (ssize_t) sizeof(r))
 		_exit(2);
 	exit(0);
 }
@@ -275,17 +322,16 @@ remove_tree(const char *dir)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Forks a child for one run; returns its mean ns/event. */
-static double
+/* Forks a child for one run; returns what it measured. */
+static struct run_result
 timed_run(const char *base, enum bench_case kind, int nthreads, uint64_t n,
 	  int run, int keep)
 {
 	char dir[4096];
 	int p[2];
-	double v = -1;
+	struct run_result v = { -1, -1, -1 };
 
-	snprintf(dir, sizeof(dir), "%s/%s-%dt-run%d", base,
-		 kind == CASE_FIXED ? "fixed12" : "mix", nthreads, run);
+	snprintf(dir, sizeof(dir), "%s/%s-%dt-run%d", base, case_names[kind], nthreads, run);
 	if (pipe(p) != 0)
 		die("pipe");
 	fflush(stdout);
@@ -299,21 +345,30 @@ timed_run(const char *base, enum bench_case kind, int nthreads, uint64_t n,
 	close(p[1]);
 	int status;
 	if (read(p[0], &v, sizeof(v)) != (ssize_t) sizeof(v))
-		v = -1;
+		v.wall = -1;
 	close(p[0]);
 	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || v < 0)
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || v.wall < 0)
 		die("a benchmark child failed");
 	if (!keep)
 		remove_tree(dir);
 	return v;
 }
 
+/* qsort order of run times. */
 static int
 cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *) a, y = *(const double *) b;
 	return (x > y) - (x < y);
+}
+
+/* Sorts v (so v[0] is then the best) and returns its median. */
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t) n, sizeof(v[0]), cmp_double);
+	return v[n / 2];
 }
 
 /* ---- Command line -------------------------------------------------------- */
@@ -336,11 +391,13 @@ parse_size(const char *s, int binary)
 	return (uint64_t) v;
 }
 
+/* Prints the synopsis and exits with status 2. */
 static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: bench_emit [--dir DIR] [--fixed N] [--mix N] [--threads 1,2] [--repeat R] [--keep]\n"
+		"usage: bench_emit [--dir DIR] [--fixed N] [--mix N] [--threads 1,2] [--repeat R]\n"
+		"                  [--warmup W] [--keep]\n"
 		"       bench_emit --write-trace DIR [--bytes 1G] [--threads 4]\n");
 	exit(2);
 }
@@ -350,9 +407,10 @@ struct options {
 	const char *write_trace;
 	uint64_t fixed_n, mix_n, bytes;
 	int threads[8], nthreads_list;
-	int repeat, keep;
+	int repeat, warmup, keep;
 };
 
+/* "1,2" -> thread counts to run each case with. */
 static void
 parse_threads(struct options *o, const char *s)
 {
@@ -369,12 +427,13 @@ parse_threads(struct options *o, const char *s)
 	}
 }
 
+/* Options, with the defaults documented at the top of the file. */
 static void
 parse_args(struct options *o, int argc, char **argv)
 {
 	*o = (struct options) { .fixed_n = 20000000, .mix_n = 10000000,
 				.bytes = 1ull << 30, .threads = { 1, 2 },
-				.nthreads_list = 2, .repeat = 3 };
+				.nthreads_list = 2, .repeat = 3, .warmup = 1 };
 	int threads_given = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -389,6 +448,7 @@ parse_args(struct options *o, int argc, char **argv)
 		else if (strcmp(a, "--bytes") == 0) o->bytes = parse_size(v, 1);
 		else if (strcmp(a, "--threads") == 0) { parse_threads(o, v); threads_given = 1; }
 		else if (strcmp(a, "--repeat") == 0) o->repeat = atoi(v);
+		else if (strcmp(a, "--warmup") == 0) o->warmup = atoi(v);
 		else usage();
 		i++;
 	}
@@ -396,7 +456,7 @@ parse_args(struct options *o, int argc, char **argv)
 		o->threads[0] = 4;
 		o->nthreads_list = 1;
 	}
-	if (o->repeat < 1 || o->repeat > 99)
+	if (o->repeat < 1 || o->repeat > 99 || o->warmup < 0)
 		usage();
 }
 
@@ -422,6 +482,7 @@ write_trace(const struct options *o)
 	return 0;
 }
 
+/* Either writes a trace (--write-trace) or runs the timed cases. */
 int
 main(int argc, char **argv)
 {
@@ -439,19 +500,26 @@ main(int argc, char **argv)
 		die("mkdir");
 	errno = 0;
 
-	printf("# case threads events_per_thread ns_per_event_median ns_per_event_best Mevents_per_s_per_thread\n");
-	for (int k = 0; k < 2; k++) {
-		enum bench_case kind = k == 0 ? CASE_FIXED : CASE_MIX;
-		uint64_t n = kind == CASE_FIXED ? o.fixed_n : o.mix_n;
+	printf("# case threads events_per_thread ns_per_event_median ns_per_event_best "
+	       "Mevents_per_s_per_thread user_ns sys_ns\n");
+	for (int k = 0; k < 3; k++) {
+		enum bench_case kind = (enum bench_case) k;
+		uint64_t n = kind == CASE_MIX ? o.mix_n : o.fixed_n;
 		for (int t = 0; t < o.nthreads_list; t++) {
-			double v[99];
-			for (int r = 0; r < o.repeat; r++)
-				v[r] = timed_run(base, kind, o.threads[t], n, r, o.keep);
-			qsort(v, (size_t) o.repeat, sizeof(v[0]), cmp_double);
-			double med = v[o.repeat / 2];
-			printf("%-8s %2d %10llu %8.2f %8.2f %8.1f\n",
-			       kind == CASE_FIXED ? "fixed12" : "mix", o.threads[t],
-			       (unsigned long long) n, med, v[0], 1e3 / med);
+			double wall[99], user[99], sys[99];
+			for (int r = 0; r < o.warmup; r++)
+				timed_run(base, kind, o.threads[t], n, r, 0);
+			for (int r = 0; r < o.repeat; r++) {
+				struct run_result rr = timed_run(base, kind, o.threads[t], n, r,
+								 o.keep);
+				wall[r] = rr.wall;
+				user[r] = rr.user;
+				sys[r] = rr.sys;
+			}
+			double med = median(wall, o.repeat);
+			printf("%-8s %2d %10llu %8.2f %8.2f %8.1f %8.2f %8.2f\n", case_names[kind],
+			       o.threads[t], (unsigned long long) n, med, wall[0], 1e3 / med,
+			       median(user, o.repeat), median(sys, o.repeat));
 			fflush(stdout);
 		}
 	}

@@ -69,6 +69,7 @@ emit_task_type(uint32_t typeid, const char *label)
 	ovni_ev_jumbo_emit(&ev, buf, (uint32_t) (4 + len));
 }
 
+/* The "computation": trial division. */
 static int
 is_prime(long n)
 {
@@ -118,6 +119,7 @@ describe_trace(void)
 	ovni_mark_type(MARK_CHUNK, 0, "Chunk number");
 }
 
+/* One worker thread: its own stream, from OHx to OHe. */
 static void *
 worker(void *arg)
 {
@@ -142,6 +144,7 @@ worker(void *arg)
 	return NULL;
 }
 
+/* Initialises the process, runs the workers, says where the trace is. */
 int
 main(int argc, char **argv)
 {

@@ -4,7 +4,8 @@
  *
  * One event model serves every format:
  *   - ovni:   a point event; code = MCV ("OHx"); payload = the 0..16 payload
- *             bytes; data = jumbo data.
+ *             bytes (for jumbo events: the 4-byte size); data = the jumbo
+ *             data after it. time = clock + the stream's clock_offset.
  *   - Heph:   an interval [time, end]; code = description; fields =
  *             attributes; depth/parent = call tree.
  *   - ROSS:   a sample record; code = "PE", "KP", "LP", "MODEL", "EVENT".

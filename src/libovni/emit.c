@@ -29,12 +29,14 @@ ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
 	memcpy(ev, w, 4);
 }
 
+/* The clock is whatever the caller says (usually ovni_clock_now()). */
 void
 ovni_ev_set_clock(struct ovni_ev *ev, uint64_t clock)
 {
 	ev->header.clock = clock;
 }
 
+/* The clock stored in the event. */
 uint64_t
 ovni_ev_get_clock(const struct ovni_ev *ev)
 {
@@ -53,6 +55,7 @@ ovni_payload_size(const struct ovni_ev *ev)
 	return (int) ov_ev_size_of(flags) - 12;
 }
 
+/* Bytes the event takes in the stream (12 + payload; jumbo: + data). */
 int
 ovni_ev_size(const struct ovni_ev *ev)
 {
@@ -119,11 +122,11 @@ ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
 void
 ov_buffer_write(struct ov_thread *t)
 {
-	size_t n = (size_t) (t->pos - t->buf);
+	size_t n = (size_t) (t->fast->pos - t->buf);
 
 	if (n > 0 && !t->dead)
 		ov_write_all(t->fd, t->buf, n, "the event stream");
-	__atomic_store_n(&t->pos, t->buf, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->fast->pos, t->buf, __ATOMIC_RELEASE);
 }
 
 /* Builds the 12-byte OF[ or OF] event at dst. */
@@ -154,9 +157,9 @@ ov_flush_full(struct ov_thread *t, uint64_t *t0, uint64_t *t1)
 static void
 ov_add_flush_pair(struct ov_thread *t, uint64_t t0, uint64_t t1)
 {
-	ov_put_flush_event(t->pos, '[', t0);
-	ov_put_flush_event(t->pos + 12, ']', t1);
-	__atomic_store_n(&t->pos, t->pos + 24, __ATOMIC_RELEASE);
+	ov_put_flush_event(t->fast->pos, '[', t0);
+	ov_put_flush_event(t->fast->pos + 12, ']', t1);
+	__atomic_store_n(&t->fast->pos, t->fast->pos + 24, __ATOMIC_RELEASE);
 }
 
 /* Reports why a normal event cannot be emitted, or makes room for it. */
@@ -175,8 +178,8 @@ ov_emit_slow(struct ov_thread *t, const struct ovni_ev *ev, const char *func)
 	uint64_t t0, t1;
 	size_t size = ov_ev_size_of(flags);
 	ov_flush_full(t, &t0, &t1);
-	memcpy(t->pos, ev, size);
-	t->pos += size;
+	memcpy(t->fast->pos, ev, size);
+	t->fast->pos += size;
 	ov_add_flush_pair(t, t0, t1);
 }
 
@@ -198,7 +201,7 @@ ovni_ev_emit(struct ovni_ev *ev)
 void
 ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
 {
-	struct ov_thread *t = ov_self;
+	struct ov_thread *t = ov_fast.t;
 
 	if (t == NULL)
 		ov_die("ovni_ev_jumbo_emit", "the thread is not initialized");
@@ -215,21 +218,21 @@ ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
 	memcpy(h + 12, &bufsize, 4);
 	size_t total = 16 + (size_t) bufsize;
 
-	if ((size_t) (t->limit - t->pos) >= total) {
-		memcpy(t->pos, h, 16);
+	if ((size_t) (t->fast->limit - t->fast->pos) >= total) {
+		memcpy(t->fast->pos, h, 16);
 		if (bufsize > 0)
-			memcpy(t->pos + 16, buf, bufsize);
-		__atomic_store_n(&t->pos, t->pos + total, __ATOMIC_RELEASE);
+			memcpy(t->fast->pos + 16, buf, bufsize);
+		__atomic_store_n(&t->fast->pos, t->fast->pos + total, __ATOMIC_RELEASE);
 		return;
 	}
 
 	/* pos must never pass limit: the event and the OF pair must fit. */
 	uint64_t t0, t1;
 	ov_flush_full(t, &t0, &t1);
-	if (total + 24 <= (size_t) (t->limit - t->pos)) {
-		memcpy(t->pos, h, 16);
-		memcpy(t->pos + 16, buf, bufsize);
-		t->pos += total;
+	if (total + 24 <= (size_t) (t->fast->limit - t->fast->pos)) {
+		memcpy(t->fast->pos, h, 16);
+		memcpy(t->fast->pos + 16, buf, bufsize);
+		t->fast->pos += total;
 	} else {
 		pthread_mutex_lock(&t->lock);
 		if (!t->dead)
@@ -247,7 +250,7 @@ ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
 void
 ovni_flush(void)
 {
-	struct ov_thread *t = ov_self;
+	struct ov_thread *t = ov_fast.t;
 
 	if (t == NULL)
 		ov_die("ovni_flush", "the thread is not initialized");
@@ -256,8 +259,8 @@ ovni_flush(void)
 
 	uint8_t end[12];
 	pthread_mutex_lock(&t->lock);
-	ov_put_flush_event(t->pos, '[', ov_clock()); /* fits in OV_SLACK */
-	t->pos += 12;
+	ov_put_flush_event(t->fast->pos, '[', ov_clock()); /* fits in OV_SLACK */
+	t->fast->pos += 12;
 	ov_buffer_write(t);
 	ov_put_flush_event(end, ']', ov_clock());
 	if (!t->dead)

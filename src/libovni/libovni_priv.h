@@ -2,8 +2,8 @@
  * libovni_priv.h - state and helpers shared by the files of weft's drop-in
  * libovni. Nothing here is exported: everything is static or hidden.
  *
- * The emit path is built for speed: each thread owns a heap buffer reached
- * through one initial-exec TLS pointer; emitting is a bounds check, a
+ * The emit path is built for speed: each thread owns a heap buffer whose
+ * position and limit are in initial-exec TLS; emitting is a bounds check, a
  * fixed-size copy and a pointer bump, with no lock. Everything else (files,
  * metadata, flushes) is on slow paths.
  */
@@ -60,10 +60,22 @@ struct ov_proc {
 	size_t bufsize;
 };
 
+/*
+ * What the emit path needs, kept in TLS itself so that reaching pos is a
+ * single %fs-relative load (not TLS pointer, then struct). pos == limit
+ * == NULL while the thread has no stream, which sends emits to the slow
+ * path, where t == NULL is reported.
+ */
+struct ov_fast {
+	uint8_t *pos;        /* next free byte; events end at or before limit */
+	uint8_t *limit;      /* buf + capacity; OV_SLACK bytes follow it */
+	struct ov_thread *t; /* the stream of this thread, or NULL */
+};
+
 struct ov_thread {
-	/* Hot fields first: the emit path only touches these two. */
-	uint8_t *pos;   /* next free byte; events end at or before limit */
-	uint8_t *limit; /* buf + capacity; OV_SLACK bytes follow it */
+	/* The owner's TLS ov_fast: pos is read from here by the exit
+	 * handler while the owner is alive (it is registered). */
+	struct ov_fast *fast;
 	uint8_t *buf;
 	int fd;
 	pid_t tid;
@@ -81,7 +93,7 @@ struct ov_thread {
 };
 
 extern struct ov_proc ov_proc;
-extern OV_TLS struct ov_thread *ov_self;
+extern OV_TLS struct ov_fast ov_fast;
 
 /* ---- Errors (util.c) --------------------------------------------------- */
 
@@ -188,12 +200,16 @@ ov_copy_event(uint8_t *dst, const struct ovni_ev *ev)
 	__builtin_memcpy(&p3, src + 24, 4);
 	/* Keeps the compiler from merging the payload loads into one. */
 	__asm__("" : "+r"(p0), "+r"(p1), "+r"(p2), "+r"(p3));
+	/* Two 8-byte stores: cheaper than the shuffles a 16-byte one needs. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	uint64_t q0 = (uint64_t) p0 << 32 | p1, q1 = (uint64_t) p2 << 32 | p3;
+#else
+	uint64_t q0 = (uint64_t) p1 << 32 | p0, q1 = (uint64_t) p3 << 32 | p2;
+#endif
 	__builtin_memcpy(dst, &w, 4);
 	__builtin_memcpy(dst + 4, &clock, 8);
-	__builtin_memcpy(dst + 12, &p0, 4);
-	__builtin_memcpy(dst + 16, &p1, 4);
-	__builtin_memcpy(dst + 20, &p2, 4);
-	__builtin_memcpy(dst + 24, &p3, 4);
+	__builtin_memcpy(dst + 12, &q0, 8);
+	__builtin_memcpy(dst + 20, &q1, 8);
 }
 
 /* Slow path of emitting a normal event: checks and buffer-full flush. */
@@ -204,19 +220,18 @@ void ov_emit_slow(struct ov_thread *t, const struct ovni_ev *ev,
 static inline void
 ov_emit(const struct ovni_ev *ev, const char *func)
 {
-	struct ov_thread *t = ov_self;
+	struct ov_fast *f = &ov_fast;
+	uint8_t *pos = f->pos;
 	unsigned flags = ev->header.flags;
 	size_t size = ov_ev_size_of(flags);
 
-	if (OV_LIKELY(t != NULL && flags < 0x10u
-		      && (size_t) (t->limit - t->pos) >= size)) {
-		uint8_t *pos = t->pos;
+	if (OV_LIKELY(flags < 0x10u && (size_t) (f->limit - pos) >= size)) {
 		ov_copy_event(pos, ev);
 		/* Release: the exit handler may read pos from another thread. */
-		__atomic_store_n(&t->pos, pos + size, __ATOMIC_RELEASE);
+		__atomic_store_n(&f->pos, pos + size, __ATOMIC_RELEASE);
 		return;
 	}
-	ov_emit_slow(t, ev, func);
+	ov_emit_slow(f->t, ev, func);
 }
 
 /* Writes the buffered events out (caller holds t->lock). */

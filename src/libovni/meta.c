@@ -199,6 +199,7 @@ ovni_thread_require(const char *model, const char *version)
 
 /* ---- Attributes ------------------------------------------------------------ */
 
+/* 1 when the key exists in this thread's metadata. */
 int
 ovni_attr_has(const char *key)
 {
@@ -206,6 +207,7 @@ ovni_attr_has(const char *key)
 	return ov_dot_get(t->meta, key, "ovni_attr_has") != NULL;
 }
 
+/* Stores a number; JSON has no NaN or infinity, so those abort. */
 void
 ovni_attr_set_double(const char *key, double num)
 {
@@ -216,6 +218,7 @@ ovni_attr_set_double(const char *key, double num)
 		   "ovni_attr_set_double");
 }
 
+/* Stores true (any non-zero value) or false. */
 void
 ovni_attr_set_boolean(const char *key, int value)
 {
@@ -249,6 +252,7 @@ ovni_attr_set_json(const char *key, const char *json)
 	ov_dot_set(t->meta, key, v, "ovni_attr_set_json");
 }
 
+/* A number attribute (integer or real); aborts when missing or not a number. */
 double
 ovni_attr_get_double(const char *key)
 {
@@ -258,6 +262,7 @@ ovni_attr_get_double(const char *key)
 	return json_number_value(v);
 }
 
+/* A boolean attribute as 0/1; aborts when missing or not a boolean. */
 int
 ovni_attr_get_boolean(const char *key)
 {
@@ -378,18 +383,21 @@ ov_mark_emit(char op, int32_t type, int64_t value, const char *func)
 	ov_emit(&ev, func);
 }
 
+/* Pushes a value on a stack mark type (OM[). */
 void
 ovni_mark_push(int32_t type, int64_t value)
 {
 	ov_mark_emit('[', type, value, "ovni_mark_push");
 }
 
+/* Pops the value on top of a stack mark type (OM]). */
 void
 ovni_mark_pop(int32_t type, int64_t value)
 {
 	ov_mark_emit(']', type, value, "ovni_mark_pop");
 }
 
+/* Sets the value of a single mark type (OM=). */
 void
 ovni_mark_set(int32_t type, int64_t value)
 {

@@ -19,7 +19,7 @@
 #include "libovni_priv.h"
 
 struct ov_proc ov_proc;
-OV_TLS struct ov_thread *ov_self;
+OV_TLS struct ov_fast ov_fast;
 /* Set once the thread called ovni_thread_free(): it cannot init again. */
 static OV_TLS int ov_self_finished;
 
@@ -34,6 +34,7 @@ static void ov_at_fork_child(void);
 
 /* ---- Registry ------------------------------------------------------------ */
 
+/* Registers an open stream (only at thread init: no lock on the emit path). */
 static void
 ov_registry_add(struct ov_thread *t)
 {
@@ -71,6 +72,7 @@ ov_install_hooks(void)
 
 /* ---- Version ------------------------------------------------------------ */
 
+/* The libovni version this library implements, and its build tag. */
 void
 ovni_version_get(const char **version, const char **commit)
 {
@@ -174,13 +176,12 @@ ovni_proc_init(int app, const char *loom, int pid)
 	ov_proc.ready = 1;
 }
 
+/* Rank and number of ranks of the process: stored in every stream at close. */
 void
 ovni_proc_set_rank(int rank, int nranks)
 {
 	if (!ov_proc.ready)
 		ov_die("ovni_proc_set_rank", "the process is not initialized");
-	if (nranks <= 0 || rank < 0 || rank >= nranks)
-		ov_die("ovni_proc_set_rank", "bad rank %d of %d", rank, nranks);
 	ov_proc.rank_set = 1;
 	ov_proc.rank = rank;
 	ov_proc.nranks = nranks;
@@ -195,6 +196,7 @@ ov_try_rmdir(const char *dir)
 		ov_warn("ovni_proc_fini", "cannot remove %s:", dir);
 }
 
+/* Ends the process: removes the OVNI_TMPDIR directories left empty. */
 void
 ovni_proc_fini(void)
 {
@@ -215,11 +217,11 @@ ovni_proc_fini(void)
 struct ov_thread *
 ov_thread_get(const char *func)
 {
-	if (ov_self_finished && ov_self == NULL)
+	if (ov_self_finished && ov_fast.t == NULL)
 		ov_die(func, "the thread already called ovni_thread_free");
-	if (ov_self == NULL)
+	if (ov_fast.t == NULL)
 		ov_die(func, "the thread is not initialized (call ovni_thread_init first)");
-	return ov_self;
+	return ov_fast.t;
 }
 
 /* Creates <procdir>/thread.<tid> and stores its path in out. */
@@ -260,8 +262,6 @@ ov_thread_alloc(pid_t tid)
 	if (t->buf == NULL)
 		ov_die("ovni_thread_init", "cannot allocate a %zu-byte event buffer:",
 		       ov_proc.bufsize);
-	t->pos = t->buf;
-	t->limit = t->buf + ov_proc.bufsize;
 	t->tid = tid;
 	t->fd = -1;
 	pthread_mutex_init(&t->lock, NULL);
@@ -274,7 +274,7 @@ ov_thread_alloc(pid_t tid)
 void
 ovni_thread_init(pid_t tid)
 {
-	if (ov_self != NULL) {
+	if (ov_fast.t != NULL) {
 		ov_warn("ovni_thread_init", "thread %d already initialized, ignored", (int) tid);
 		return;
 	}
@@ -293,15 +293,19 @@ ovni_thread_init(pid_t tid)
 	t->meta = ov_meta_new(t);
 	ov_meta_store(t);
 
+	ov_fast.pos = t->buf;
+	ov_fast.limit = t->buf + ov_proc.bufsize;
+	ov_fast.t = t;
+	t->fast = &ov_fast;
 	ov_registry_add(t);
 	pthread_setspecific(ov_exit_key, t);
-	ov_self = t;
 }
 
+/* 1 between ovni_thread_init() and ovni_thread_free() in this thread. */
 int
 ovni_thread_isready(void)
 {
-	return ov_self != NULL;
+	return ov_fast.t != NULL;
 }
 
 /* Adds a CPU of the loom; it goes to the stream.json of this thread
@@ -334,7 +338,7 @@ ov_stream_close_locked(struct ov_thread *t, int finished)
 {
 	if (t->dead)
 		return;
-	uint8_t *end = __atomic_load_n(&t->pos, __ATOMIC_ACQUIRE);
+	uint8_t *end = __atomic_load_n(&t->fast->pos, __ATOMIC_ACQUIRE);
 	if (end > t->buf)
 		ov_write_all(t->fd, t->buf, (size_t) (end - t->buf), "the event stream");
 	if (close(t->fd) != 0)
@@ -382,7 +386,7 @@ ovni_thread_free(void)
 
 	ov_stream_close(t, 1);
 	ov_thread_release(t);
-	ov_self = NULL;
+	memset(&ov_fast, 0, sizeof(ov_fast));
 	ov_self_finished = 1;
 }
 
@@ -405,7 +409,7 @@ ov_at_thread_exit(void *arg)
 
 	ov_stream_close(t, 0);
 	ov_thread_release(t);
-	ov_self = NULL;
+	memset(&ov_fast, 0, sizeof(ov_fast));
 }
 
 /*
@@ -445,7 +449,7 @@ ov_at_fork_child(void)
 		t = next;
 	}
 	ov_registry = NULL;
-	ov_self = NULL;
+	memset(&ov_fast, 0, sizeof(ov_fast));
 	ov_self_finished = 0;
 	pthread_setspecific(ov_exit_key, NULL);
 	memset(&ov_proc, 0, sizeof(ov_proc));

@@ -13,6 +13,7 @@
 
 #define RUN_NS 300000000ull /* 300 ms: calibration (20 ms) and many 1 ms anchors */
 
+/* The reference: CLOCK_MONOTONIC through clock_gettime(). */
 static uint64_t
 mono(void)
 {
@@ -62,8 +63,8 @@ clock_worker(void *arg)
 
 /*
  * Two threads at once. A value may land outside its bracket only by a
- * little (the TSC path interpolates between anchors): allow 2 us, and
- * require almost every call inside.
+ * little (the TSC path interpolates between 1 ms anchors with a slope
+ * known to about a ppm, so a few ns at most): allow 1 us.
  */
 static int
 check_two_threads(const char *label)
@@ -82,12 +83,12 @@ check_two_threads(const char *label)
 		       (unsigned long long) r[i].backwards);
 		CHECK(r[i].calls > 1000);
 		CHECK_EQ_U64(r[i].backwards, 0);
-		CHECK(r[i].worst <= 2000);
-		CHECK(r[i].outside * 1000 <= r[i].calls);
+		CHECK(r[i].worst <= 1000);
 	}
 	return tu_failures == before;
 }
 
+/* The monotonic-only mode in a child first, then the default mode. */
 int
 main(void)
 {

@@ -8,8 +8,19 @@
  * flushes, and several threads emitting at the same time.
  */
 #include <pthread.h>
+#include <stddef.h>
 
 #include "test_libovni_common.h"
+
+/* The event layout is ABI: programs build struct ovni_ev on the stack. */
+_Static_assert(sizeof(struct ovni_ev_header) == 12, "12-byte packed header");
+_Static_assert(sizeof(union ovni_ev_payload) == 16, "16-byte payload");
+_Static_assert(sizeof(struct ovni_ev) == 28, "28-byte event");
+_Static_assert(offsetof(struct ovni_ev_header, clock) == 4, "clock at byte 4");
+_Static_assert(offsetof(struct ovni_ev, payload) == 12, "payload at byte 12");
+_Static_assert(offsetof(struct ovni_jumbo_payload, data) == 4, "jumbo data after size");
+_Static_assert(sizeof(struct ovni_stream_header) == 8, "8-byte stream header");
+_Static_assert(OVNI_MARK_STACK == 1 && OVNI_EV_JUMBO == 0x10, "libovni constants");
 
 #define LOOM "testhost.events"
 #define BUFSIZE_ENV "65536" /* small buffer: flushes and oversized jumbos */
@@ -129,6 +140,7 @@ emit_synthetic(exp_list *l)
 	emit_jumbo(l, "TJb", clock, pattern + 99, 777);
 }
 
+/* Kind 1: synthetic clocks; others: many events, several buffers. */
 static void *
 job_main(void *arg)
 {
@@ -204,6 +216,7 @@ stream_events(const cmp_stats *s)
 	return s->matched + 2 * (s->explicit_flush + s->auto_flush);
 }
 
+/* Emits everything, then checks each stream on disk and through weft. */
 int
 main(void)
 {

@@ -98,6 +98,7 @@ check_attributes(const char *sdir)
 	json_decref(j);
 }
 
+/* The two mark types of the reference trace ovni-mark-4procs. */
 static void
 define_marks(void)
 {
@@ -108,6 +109,7 @@ define_marks(void)
 	ovni_mark_label(2, 2, "Gray"); /* the same label again is fine */
 }
 
+/* ovni.mark as libovni 1.14 writes it. */
 static void
 check_marks(json_t *j)
 {
@@ -137,6 +139,7 @@ other_thread(void *arg)
 	return NULL;
 }
 
+/* The CPUs added by the main thread, in order. */
 static void
 check_loom_cpus(json_t *j)
 {
@@ -260,6 +263,7 @@ tmpdir_child(const char *final, const char *tmp)
 	exit(tu_failures ? 1 : 0);
 }
 
+/* Runs the OVNI_TMPDIR child, then reads the final trace. */
 static void
 test_tmpdir(void)
 {
@@ -291,6 +295,7 @@ test_tmpdir(void)
 	free(tmp);
 }
 
+/* The OVNI_TMPDIR case first (it forks), then the main streams. */
 int
 main(void)
 {

@@ -18,6 +18,7 @@ ready(void)
 	ovni_thread_init(test_gettid());
 }
 
+/* Emits a 12-byte event. */
 static void
 emit_empty(void)
 {
@@ -32,6 +33,7 @@ static void c_proc_twice(void) { ready(); ovni_proc_init(1, "x", 1); }
 static void c_free_twice(void) { ready(); ovni_thread_free(); ovni_thread_free(); }
 static void c_flush_uninit(void) { ovni_flush(); }
 
+/* A 1-byte payload cannot be encoded. */
 static void
 c_payload_one(void)
 {
@@ -40,6 +42,7 @@ c_payload_one(void)
 	ovni_payload_add(&ev, b, 1);
 }
 
+/* More than 16 payload bytes. */
 static void
 c_payload_overflow(void)
 {
@@ -49,6 +52,7 @@ c_payload_overflow(void)
 	ovni_payload_add(&ev, b, 2);
 }
 
+/* A jumbo event must start without payload. */
 static void
 c_jumbo_with_payload(void)
 {
@@ -59,6 +63,7 @@ c_jumbo_with_payload(void)
 	ovni_ev_jumbo_emit(&ev, b, 4);
 }
 
+/* ovni_ev_emit() cannot write a jumbo event. */
 static void
 c_emit_jumbo_flag(void)
 {
@@ -73,10 +78,12 @@ static void c_version_minor(void) { ovni_version_check_str("1.15.0"); }
 static void c_version_garbage(void) { ovni_version_check_str("one.two"); }
 static void c_mark_zero(void) { ready(); ovni_mark_push(1, 0); }
 static void c_mark_type_range(void) { ready(); ovni_mark_type(100, 0, "x"); }
-static void c_mark_type_twice(void) { ready(); ovni_mark_type(1, 0, "a"); ovni_mark_type(1, 0, "b"); }
+static void c_mark_type_twice(void) { ready(); ovni_mark_type(1, 0, "a");
+				       ovni_mark_type(1, 0, "b"); }
 static void c_mark_label_undefined(void) { ready(); ovni_mark_label(5, 1, "x"); }
 static void c_attr_missing(void) { ready(); ovni_attr_get_double("no.such.key"); }
-static void c_attr_wrong_type(void) { ready(); ovni_attr_set_str("k", "v"); ovni_attr_get_boolean("k"); }
+static void c_attr_wrong_type(void) { ready(); ovni_attr_set_str("k", "v");
+				       ovni_attr_get_boolean("k"); }
 static void c_attr_bad_json(void) { ready(); ovni_attr_set_json("k", "{nope"); }
 static void c_attr_uninit(void) { ovni_attr_set_double("k", 1); }
 static void c_require_bad(void) { ready(); ovni_thread_require("no.dots", "1.0.0"); }
@@ -177,6 +184,7 @@ run_case(const death_case *c, const char *dir)
 			c->want);
 }
 
+/* Every case in its own child process. */
 int
 main(void)
 {

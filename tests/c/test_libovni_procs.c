@@ -47,6 +47,7 @@ typedef struct rank_thread {
 	int k, j;
 } rank_thread;
 
+/* One thread of a rank: its events, a flush, close. */
 static void *
 rank_thread_main(void *arg)
 {
@@ -101,6 +102,7 @@ first_event_kj(weft_trace *t, uint32_t s, int *k, int *j)
 	return ok;
 }
 
+/* Every stream of every rank through weft, and stream.json. */
 static void
 check_ranks(const char *dir, const pid_t *pids)
 {
@@ -243,6 +245,7 @@ test_fork_from_instrumented(void)
 	free(dir);
 }
 
+/* Ranks first, then the child of an instrumented process. */
 int
 main(void)
 {

@@ -26,6 +26,7 @@ tu_fail(const char *file, int line, const char *fmt, ...)
 	tu_failures++;
 }
 
+/* Two strings (either may be NULL) must be equal. */
 void
 tu_check_str(const char *file, int line, const char *expr, const char *got,
 	     const char *want)
@@ -55,6 +56,7 @@ tu_check_mem(const char *file, int line, const char *expr, const void *got,
 	}
 }
 
+/* The verdict of the test, for main() to return. */
 int
 tu_result(void)
 {
@@ -66,6 +68,7 @@ tu_result(void)
 	return 0;
 }
 
+/* Ends the test now, failed. */
 void
 tu_abort_test(void)
 {
@@ -73,6 +76,7 @@ tu_abort_test(void)
 	exit(1);
 }
 
+/* A fresh directory, so parallel tests never share files. */
 char *
 tu_mkdtemp(const char *prefix)
 {
@@ -89,6 +93,7 @@ tu_mkdtemp(const char *prefix)
 	return path;
 }
 
+/* nftw callback of tu_rmtree(). */
 static int
 tu_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -96,12 +101,14 @@ tu_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return remove(path);
 }
 
+/* Removes a test's directory tree. */
 int
 tu_rmtree(const char *path)
 {
 	return nftw(path, tu_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Reads a whole file (stream.json, stream.obs) for checks. */
 char *
 tu_read_file(const char *path, size_t *size)
 {
