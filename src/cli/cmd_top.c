@@ -6,6 +6,8 @@
  * indexed by its three bytes; no payload is decoded.
  */
 #include <inttypes.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,24 +249,141 @@ typedef struct top_state {
 	int by_stream;
 } top_state;
 
-/* Reads every stream; with --streams each keeps its own counters. */
-static int count_all_streams(weft_trace *trace, top_state *st)
+/*
+ * Reads the streams first, first + step, ...; with --streams each keeps
+ * its own counters, else all go to per_stream[0].
+ */
+static int count_streams(weft_trace *trace, top_state *st, size_t first, size_t step)
 {
-	for (size_t i = 0; i < st->stream_count; i++) {
+	for (size_t i = first; i < st->stream_count; i += step) {
 		stream_counts *c = &st->per_stream[st->by_stream ? i : 0];
 		int rc = count_stream(trace, (uint32_t)i, &st->table, c);
 		if (rc < 0)
 			return rc;
 		if (counts_reserve(c, st->table.slot_count) < 0)
 			return WEFT_ENOMEM;
-		if (st->by_stream)
-			for (size_t s = 0; s < st->table.slot_count; s++)
-				st->table.slots[s].total += c->count[s];
 	}
-	if (!st->by_stream)
-		for (size_t s = 0; s < st->table.slot_count; s++)
-			st->table.slots[s].total = st->per_stream[0].count[s];
 	return 0;
+}
+
+/* Sets each code's total over the streams. */
+static void sum_totals(top_state *st)
+{
+	size_t n = st->by_stream ? st->stream_count : 1;
+	for (size_t s = 0; s < st->table.slot_count; s++) {
+		st->table.slots[s].total = 0;
+		for (size_t i = 0; i < n; i++)
+			if (s < st->per_stream[i].cap)
+				st->table.slots[s].total += st->per_stream[i].count[s];
+	}
+}
+
+/* ---- Counting on several cores ------------------------------------------------ */
+
+/*
+ * A worker counts every step-th stream with its own trace handle (a trace
+ * belongs to one thread) and its own table; the tables are merged after.
+ */
+typedef struct top_worker {
+	const cli_common *common;
+	size_t first, step;
+	top_state st;
+	weft_trace *trace;
+	size_t open_diags; /* diagnostics of opening, also in the main handle */
+	int rc;
+	pthread_t thread;
+} top_worker;
+
+static void *top_worker_main(void *arg)
+{
+	top_worker *w = arg;
+	w->rc = weft_trace_open(w->common->trace_path, &w->common->open, &w->trace);
+	if (w->rc == 0) {
+		w->open_diags = weft_trace_diag_count(w->trace);
+		w->rc = count_streams(w->trace, &w->st, w->first, w->step);
+	}
+	return NULL;
+}
+
+/* Adds a worker's counts into the main state, code by code. */
+static int merge_worker(top_state *main_st, const top_worker *w)
+{
+	const top_state *ws = &w->st;
+	size_t n = ws->by_stream ? ws->stream_count : 1;
+	for (size_t s = 0; s < ws->table.slot_count; s++) {
+		const code_slot *cs = &ws->table.slots[s];
+		int64_t m = code_table_slot(&main_st->table, cs->code, cs->len);
+		if (m < 0)
+			return WEFT_ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			if (s >= ws->per_stream[i].cap || ws->per_stream[i].count[s] == 0)
+				continue;
+			if (counts_reserve(&main_st->per_stream[i], main_st->table.slot_count) < 0)
+				return WEFT_ENOMEM;
+			main_st->per_stream[i].count[m] += ws->per_stream[i].count[s];
+		}
+	}
+	return 0;
+}
+
+/* Allocates the counters of a state for `streams` streams. */
+static int top_state_init(top_state *st, size_t streams, int by_stream)
+{
+	memset(st, 0, sizeof *st);
+	st->by_stream = by_stream;
+	st->stream_count = streams;
+	st->per_stream = calloc(by_stream && streams ? streams : 1, sizeof *st->per_stream);
+	if (st->per_stream == NULL || code_table_init(&st->table) < 0)
+		return WEFT_ENOMEM;
+	return 0;
+}
+
+static void free_top_state(top_state *st);
+static void report_diagnostics(const weft_trace *trace, size_t from);
+
+/*
+ * Reads every stream: on one core with the main handle, or split among
+ * the cores (streams are independent, so counting scales with them).
+ */
+static int count_all_streams(const cli_common *common, weft_trace *trace, top_state *st)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t workers = cores > 1 ? (size_t)cores : 1;
+	if (workers > 8)
+		workers = 8;
+	if (workers > st->stream_count)
+		workers = st->stream_count;
+	if (workers <= 1) {
+		int rc = count_streams(trace, st, 0, 1);
+		sum_totals(st);
+		return rc;
+	}
+	top_worker *w = calloc(workers, sizeof *w);
+	if (w == NULL)
+		return WEFT_ENOMEM;
+	size_t started = 0;
+	int rc = 0;
+	for (; started < workers; started++) {
+		w[started] = (top_worker){ .common = common, .first = started, .step = workers };
+		if (top_state_init(&w[started].st, st->stream_count, st->by_stream) < 0 ||
+		    pthread_create(&w[started].thread, NULL, top_worker_main, &w[started]) != 0) {
+			free_top_state(&w[started].st);
+			rc = WEFT_ENOMEM;
+			break;
+		}
+	}
+	for (size_t i = 0; i < started; i++) {
+		pthread_join(w[i].thread, NULL);
+		if (rc == 0)
+			rc = w[i].rc < 0 ? w[i].rc : merge_worker(st, &w[i]);
+		if (w[i].trace != NULL)
+			report_diagnostics(w[i].trace, w[i].open_diags);
+		weft_trace_free(w[i].trace);
+		free_top_state(&w[i].st);
+	}
+	free(w);
+	sum_totals(st);
+	return rc;
 }
 
 /* The overall table, then (with --streams) one table per stream. */
@@ -298,12 +417,12 @@ static void free_top_state(top_state *st)
 	code_table_free(&st->table);
 }
 
-/* Problems the library found while reading, on stderr. */
-static void report_diagnostics(const weft_trace *trace)
+/* Problems the library found (from the from-th on), on stderr. */
+static void report_diagnostics(const weft_trace *trace, size_t from)
 {
 	size_t n = weft_trace_diag_count(trace);
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = from; i < n; i++) {
 		fprintf(stderr, "weft top: ");
 		cli_print_diag(stderr, weft_trace_diag(trace, i), weft_trace_path(trace));
 	}
@@ -321,21 +440,16 @@ static int run_top(cli_common *common, int by_stream)
 	exit_code = cli_open_trace(common, "top", &trace);
 	if (exit_code != CLI_EXIT_OK)
 		return exit_code;
-	memset(&st, 0, sizeof st);
-	st.by_stream = by_stream;
-	st.stream_count = weft_trace_stream_count(trace);
-	st.per_stream = calloc(by_stream && st.stream_count ? st.stream_count : 1,
-			       sizeof *st.per_stream);
-	if (st.per_stream == NULL || code_table_init(&st.table) < 0) {
+	if (top_state_init(&st, weft_trace_stream_count(trace), by_stream) < 0) {
 		exit_code = cli_library_error("top", "out of memory", WEFT_ENOMEM);
 	} else {
-		int rc = count_all_streams(trace, &st);
+		int rc = count_all_streams(common, trace, &st);
 		if (rc < 0)
 			exit_code = cli_library_error("top", "reading the events failed", rc);
 		else if (print_top(trace, &st) < 0)
 			exit_code = cli_library_error("top", "out of memory", WEFT_ENOMEM);
 	}
-	report_diagnostics(trace);
+	report_diagnostics(trace, 0);
 	free_top_state(&st);
 	weft_trace_free(trace);
 	return exit_code;

@@ -11,11 +11,21 @@
 
 #include "core/internal.h"
 
+/*
+ * A stream in a cursor: its reader and a batch of its next events (read
+ * many at a time when the backend can, which saves a call per event).
+ * batch[next] is the stream's current event.
+ */
 typedef struct cursor_slot {
-	void *state;      /* backend stream reader */
-	weft_event event; /* the stream's current event */
+	void *state;
+	weft_event *batch;
+	uint32_t count, next;
 	uint32_t stream;
 } cursor_slot;
+
+/* Events per batch; 1 for cursors over very many streams (memory). */
+#define BATCH_EVENTS 64
+#define BATCH_MAX_STREAMS 1024
 
 /*
  * fnmatch() is slow next to reading an event, and traces have few distinct
@@ -29,6 +39,13 @@ typedef struct code_verdict {
 	char code[CODE_CACHE_MAX_LEN];
 } code_verdict;
 
+/* A heap entry keeps its key next to it: no pointer chasing to compare. */
+typedef struct heap_entry {
+	uint64_t time;
+	uint32_t stream;
+	uint32_t slot;
+} heap_entry;
+
 struct weft_cursor {
 	weft_trace *trace;
 	uint64_t from, to;
@@ -36,32 +53,40 @@ struct weft_cursor {
 	code_verdict *code_cache;
 	cursor_slot *slots;
 	size_t slot_count;
-	uint32_t *heap;   /* slot indices, ordered by (time, stream) */
+	uint32_t batch_cap;
+	heap_entry *heap; /* ordered by (time, stream) */
 	size_t heap_count;
 	long delivered;   /* slot whose event was handed out last, or -1 */
 };
 
-/* Heap order: time, then stream index (one slot per stream). */
-static inline int slot_before(const cursor_slot *a, const cursor_slot *b)
+/* Heap order: time, then stream index (one entry per stream). */
+static inline int entry_before(const heap_entry *a, const heap_entry *b)
 {
-	if (a->event.time != b->event.time)
-		return a->event.time < b->event.time;
+	if (a->time != b->time)
+		return a->time < b->time;
 	return a->stream < b->stream;
+}
+
+/* The heap entry of a slot whose current event is batch[next]. */
+static inline heap_entry slot_entry(const weft_cursor *c, uint32_t slot)
+{
+	const cursor_slot *s = &c->slots[slot];
+	return (heap_entry){ s->batch[s->next].time, s->stream, slot };
 }
 
 static void heap_sift_down(weft_cursor *c, size_t i)
 {
-	uint32_t *h = c->heap;
+	heap_entry *h = c->heap;
 	size_t n = c->heap_count;
-	uint32_t moving = h[i];
+	heap_entry moving = h[i];
 	for (;;) {
 		size_t l = 2 * i + 1;
 		if (l >= n)
 			break;
 		size_t best = l;
-		if (l + 1 < n && slot_before(&c->slots[h[l + 1]], &c->slots[h[l]]))
+		if (l + 1 < n && entry_before(&h[l + 1], &h[l]))
 			best = l + 1;
-		if (!slot_before(&c->slots[h[best]], &c->slots[moving]))
+		if (!entry_before(&h[best], &moving))
 			break;
 		h[i] = h[best];
 		i = best;
@@ -71,11 +96,11 @@ static void heap_sift_down(weft_cursor *c, size_t i)
 
 static void heap_sift_up(weft_cursor *c, size_t i)
 {
-	uint32_t *h = c->heap;
-	uint32_t moving = h[i];
+	heap_entry *h = c->heap;
+	heap_entry moving = h[i];
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
-		if (!slot_before(&c->slots[moving], &c->slots[h[parent]]))
+		if (!entry_before(&moving, &h[parent]))
 			break;
 		h[i] = h[parent];
 		i = parent;
@@ -120,6 +145,20 @@ static int event_selected(weft_cursor *c, const weft_event *ev)
 	return 1;
 }
 
+/* Reads the next batch of a slot's stream: > 0 events, 0 at end, < 0. */
+static int slot_refill(weft_cursor *c, cursor_slot *slot)
+{
+	const weft_backend *b = c->trace->backend;
+	int rc;
+	if (b->stream_next_batch != NULL && c->batch_cap > 1)
+		rc = b->stream_next_batch(slot->state, slot->batch, c->batch_cap);
+	else
+		rc = b->stream_next(slot->state, &slot->batch[0]);
+	slot->next = 0;
+	slot->count = rc > 0 ? (uint32_t)rc : 0;
+	return rc;
+}
+
 /*
  * Moves a slot to its next selected event: 1 when there is one, 0 when the
  * stream ended. A stream that fails is recorded as a diagnostic and ends,
@@ -127,21 +166,20 @@ static int event_selected(weft_cursor *c, const weft_event *ev)
  */
 static int slot_advance(weft_cursor *c, cursor_slot *slot)
 {
-	const weft_backend *b = c->trace->backend;
 	for (;;) {
-		int rc = b->stream_next(slot->state, &slot->event);
-		if (rc == 1) {
-			if (event_selected(c, &slot->event))
-				return 1;
-			continue;
+		if (++slot->next >= slot->count) {
+			int rc = slot_refill(c, slot);
+			if (rc <= 0) {
+				if (rc < 0)
+					weft__trace_diag_last_error(c->trace, WEFT_SEV_ERROR, rc,
+								    " (the stream ends here)");
+				c->trace->backend->stream_close(slot->state);
+				slot->state = NULL;
+				return 0;
+			}
 		}
-		if (rc < 0) {
-			weft__trace_diag_last_error(c->trace, WEFT_SEV_ERROR, rc,
-						    " (the stream ends here)");
-		}
-		b->stream_close(slot->state);
-		slot->state = NULL;
-		return 0;
+		if (event_selected(c, &slot->batch[slot->next]))
+			return 1;
 	}
 }
 
@@ -156,6 +194,7 @@ static weft_cursor *cursor_alloc(weft_trace *trace, size_t n)
 	c->delivered = -1;
 	c->slots = calloc(n ? n : 1, sizeof *c->slots);
 	c->heap = calloc(n ? n : 1, sizeof *c->heap);
+	c->batch_cap = n > BATCH_MAX_STREAMS ? 1 : BATCH_EVENTS;
 	if (c->slots == NULL || c->heap == NULL) {
 		weft_cursor_free(c);
 		return NULL;
@@ -172,6 +211,9 @@ static int cursor_add_stream(weft_cursor *c, uint32_t index, int tolerant)
 {
 	cursor_slot *slot = &c->slots[c->slot_count++];
 	slot->stream = index;
+	slot->batch = malloc(c->batch_cap * sizeof *slot->batch);
+	if (slot->batch == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	int rc = c->trace->backend->stream_open(c->trace, index, &slot->state);
 	if (rc < 0) {
 		slot->state = NULL;
@@ -182,7 +224,7 @@ static int cursor_add_stream(weft_cursor *c, uint32_t index, int tolerant)
 		return 0;
 	}
 	if (slot_advance(c, slot)) {
-		c->heap[c->heap_count++] = (uint32_t)(slot - c->slots);
+		c->heap[c->heap_count++] = slot_entry(c, (uint32_t)(slot - c->slots));
 		heap_sift_up(c, c->heap_count - 1);
 	}
 	return 0;
@@ -247,6 +289,7 @@ int weft_cursor_next(weft_cursor *c, const weft_event **event)
 	if (c->delivered >= 0) {
 		/* The root of the heap is the slot handed out last. */
 		if (slot_advance(c, &c->slots[c->delivered])) {
+			c->heap[0].time = c->slots[c->delivered].batch[c->slots[c->delivered].next].time;
 			if (c->heap_count > 1)
 				heap_sift_down(c, 0);
 		} else {
@@ -258,8 +301,9 @@ int weft_cursor_next(weft_cursor *c, const weft_event **event)
 	}
 	if (c->heap_count == 0)
 		return 0;
-	c->delivered = c->heap[0];
-	*event = &c->slots[c->delivered].event;
+	c->delivered = c->heap[0].slot;
+	cursor_slot *slot = &c->slots[c->delivered];
+	*event = &slot->batch[slot->next];
 	return 1;
 }
 
@@ -267,9 +311,11 @@ void weft_cursor_free(weft_cursor *c)
 {
 	if (c == NULL)
 		return;
-	for (size_t i = 0; i < c->slot_count; i++)
+	for (size_t i = 0; i < c->slot_count; i++) {
 		if (c->slots[i].state != NULL)
 			c->trace->backend->stream_close(c->slots[i].state);
+		free(c->slots[i].batch);
+	}
 	free(c->slots);
 	free(c->heap);
 	free(c->code_pattern);

@@ -56,6 +56,11 @@ typedef struct weft_backend {
 	/* Per-stream reader: open, next event (1 / 0 at end / < 0), close. */
 	int (*stream_open)(weft_trace *trace, uint32_t stream, void **state);
 	int (*stream_next)(void *state, weft_event *event);
+	/*
+	 * Optional: up to `cap` next events at once, all valid until the
+	 * next call (returns their count >= 1, 0 at the end, or < 0).
+	 */
+	int (*stream_next_batch)(void *state, weft_event *events, size_t cap);
 	void (*stream_close)(void *state);
 	/* Typed fields of an event (see weft_event_fields()). */
 	int (*event_fields)(const weft_trace *trace, const weft_event *event,

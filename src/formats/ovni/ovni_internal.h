@@ -59,6 +59,7 @@ int weft__ovni_event_fields(const weft_trace *trace, const weft_event *event,
 /* Stream reader entry points for the backend table. */
 int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state);
 int weft__ovni_stream_next(void *state, weft_event *event);
+int weft__ovni_stream_next_batch(void *state, weft_event *events, size_t cap);
 void weft__ovni_stream_close(void *state);
 
 /* Is the 3-byte MCV at p equal to the 3 characters of `mcv`? */

@@ -718,6 +718,7 @@ const weft_backend weft__ovni_backend = {
 	.close = ovni_close,
 	.stream_open = weft__ovni_stream_open,
 	.stream_next = weft__ovni_stream_next,
+	.stream_next_batch = weft__ovni_stream_next_batch,
 	.stream_close = weft__ovni_stream_close,
 	.event_fields = weft__ovni_event_fields,
 };

@@ -28,17 +28,23 @@ typedef struct compiled_signature {
 	int has_str;
 } compiled_signature;
 
-/* Open-addressing table from a 3-byte MCV to the signature index. */
-#define TABLE_SIZE 2048
-static int16_t table[TABLE_SIZE];
+/*
+ * Direct table from a 3-character ASCII MCV (7 bits a character) to the
+ * signature index + 1 (0: unknown). 4 MiB of zeroed static memory, of
+ * which only the pages of the MCVs in the table are ever touched: one load
+ * per event instead of a hash probe.
+ */
+#define TABLE_SIZE (1u << 21)
+static uint16_t table[TABLE_SIZE];
 static compiled_signature compiled[SIGNATURE_COUNT];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
-static uint32_t mcv_hash(const unsigned char *m)
+/* Table slot of an MCV, or -1 when a character is not 7-bit ASCII. */
+static inline int32_t mcv_key(const unsigned char *m)
 {
-	uint32_t h = (uint32_t)m[0] * 0x9e3779b1u ^ (uint32_t)m[1] * 0x85ebca6bu ^
-		     (uint32_t)m[2] * 0xc2b2ae35u;
-	return (h ^ (h >> 15)) & (TABLE_SIZE - 1);
+	if ((m[0] | m[1] | m[2]) & 0x80)
+		return -1;
+	return (int32_t)(((uint32_t)m[0] << 14) | ((uint32_t)m[1] << 7) | m[2]);
 }
 
 /* Maps "u32" to WEFT_TYPE_U32 etc.; 0 when unknown. */
@@ -98,31 +104,21 @@ static void compile_signature(const weft_ovni_signature *sig, compiled_signature
 /* Builds the lookup table once (first lookup, any thread). */
 static void table_build(void)
 {
-	for (size_t i = 0; i < TABLE_SIZE; i++)
-		table[i] = -1;
 	for (size_t i = 0; i < SIGNATURE_COUNT; i++) {
-		const unsigned char *m = (const unsigned char *)signatures[i].mcv;
-		uint32_t h = mcv_hash(m);
-		int duplicate = 0;
-		while (table[h] >= 0) {
-			if (memcmp(signatures[table[h]].mcv, m, 3) == 0)
-				duplicate = 1; /* the table lists a few events twice */
-			h = (h + 1) & (TABLE_SIZE - 1);
-		}
-		if (!duplicate)
-			table[h] = (int16_t)i;
+		int32_t key = mcv_key((const unsigned char *)signatures[i].mcv);
+		/* The TSV lists a few events twice: the first one counts. */
+		if (key >= 0 && table[key] == 0)
+			table[key] = (uint16_t)(i + 1);
 		compile_signature(&signatures[i], &compiled[i]);
 	}
 }
 
 /* Index of the signature of a 3-byte MCV, or -1. */
-static int signature_index(const unsigned char *mcv)
+static inline int signature_index(const unsigned char *mcv)
 {
 	pthread_once(&table_once, table_build);
-	for (uint32_t h = mcv_hash(mcv); table[h] >= 0; h = (h + 1) & (TABLE_SIZE - 1))
-		if (memcmp(signatures[table[h]].mcv, mcv, 3) == 0)
-			return table[h];
-	return -1;
+	int32_t key = mcv_key(mcv);
+	return key < 0 ? -1 : (int)table[key] - 1;
 }
 
 size_t weft_ovni_signature_count(void)
@@ -175,33 +171,35 @@ int weft__ovni_event_fields(const weft_trace *trace, const weft_event *ev,
 				   c->count ? signatures[i].fields : "no fields",
 				   (unsigned long long)size);
 	uint64_t pos = 0;
+	weft_field spare;
 	for (int k = 0; k < c->count; k++) {
 		const compiled_field *f = &c->fields[k];
-		weft_field field;
-		memset(&field, 0, sizeof field);
-		field.name = f->name;
-		field.name_len = f->name_len;
+		weft_field *o = (size_t)k < cap ? &out[k] : &spare;
+		o->name = f->name;
+		o->name_len = f->name_len;
+		o->is_array = 0;
+		o->count = 1;
+		o->raw = NULL;
+		o->raw_size = 0;
+		o->big_endian = big_endian;
 		if (f->type == WEFT_TYPE_STR) {
 			const uint8_t *nul = memchr(p + pos, '\0', size - pos);
 			if (nul == NULL)
 				return weft__error(WEFT_EFORMAT, s->file, ev->offset,
 						   "%s: string field %.*s is not NUL-terminated",
 						   signatures[i].mcv, (int)f->name_len, f->name);
-			field.type = WEFT_TYPE_STR;
-			field.count = 1;
-			field.v.s.ptr = (const char *)p + pos;
-			field.v.s.len = (size_t)(nul - (p + pos));
-			pos += field.v.s.len + 1;
-		} else {
-			if (pos + type_size(f->type) > size)
-				return weft__error(WEFT_EFORMAT, s->file, ev->offset,
-						   "%s: field %.*s past the payload end",
-						   signatures[i].mcv, (int)f->name_len, f->name);
-			weft__field_set_scalar(&field, f->type, p + pos, big_endian);
-			pos += type_size(f->type);
+			o->type = WEFT_TYPE_STR;
+			o->v.s.ptr = (const char *)p + pos;
+			o->v.s.len = (size_t)(nul - (p + pos));
+			pos += o->v.s.len + 1;
+			continue;
 		}
-		if ((size_t)k < cap)
-			out[k] = field;
+		if (pos + type_size(f->type) > size)
+			return weft__error(WEFT_EFORMAT, s->file, ev->offset,
+					   "%s: field %.*s past the payload end",
+					   signatures[i].mcv, (int)f->name_len, f->name);
+		weft__field_set_scalar(o, f->type, p + pos, big_endian);
+		pos += type_size(f->type);
 	}
 	return c->count;
 }

@@ -204,26 +204,31 @@ static void fill_event(ovni_reader *r, const unsigned char *p, uint64_t offset,
 }
 
 /*
- * The fast path of reading: when the event at `offset` is a normal event
- * lying wholly inside the mapped window, return it without calling into
- * the mapping code (most events). NULL means "take the slow path", which
- * also validates and reports everything the fast path does not accept.
+ * The fast path of reading: when the event at `offset` lies wholly inside
+ * the mapped window and its header is sane, return it without calling
+ * into the mapping code (most events). NULL means "take the slow path",
+ * which also validates and reports everything the fast path rejects.
  */
-static inline const unsigned char *peek_normal(const ovni_reader *r, uint64_t offset,
-						uint64_t *size)
+static inline const unsigned char *peek_event(const ovni_reader *r, uint64_t offset,
+					       uint64_t *size)
 {
 	const weft_mapfile *mf = &r->mf;
 	if (offset < mf->map_start)
 		return NULL;
 	uint64_t rel = offset - mf->map_start;
-	if (rel + OVNI_EVENT_HEADER_SIZE > mf->map_len)
-		return NULL;
+	if (rel + OVNI_EVENT_HEADER_SIZE + 4 > mf->map_len)
+		return NULL; /* near the window's end: let the slow path decide */
 	const unsigned char *p = mf->map + rel;
 	unsigned flags = p[0];
-	if (flags & (OVNI_FLAG_RESERVED | OVNI_FLAG_JUMBO))
-		return NULL;
 	unsigned code = flags & OVNI_SIZE_MASK;
 	uint64_t total = OVNI_EVENT_HEADER_SIZE + (code ? code + 1u : 0u);
+	if (flags & OVNI_FLAG_RESERVED)
+		return NULL;
+	if (flags & OVNI_FLAG_JUMBO) {
+		if (code != 3)
+			return NULL;
+		total += ovni_load32(p + OVNI_EVENT_HEADER_SIZE, r->big_endian);
+	}
 	if (rel + total > mf->map_len ||
 	    (unsigned)(p[1] - 0x20) > 0x5e || (unsigned)(p[2] - 0x20) > 0x5e ||
 	    (unsigned)(p[3] - 0x20) > 0x5e)
@@ -239,7 +244,7 @@ static inline const unsigned char *peek_normal(const ovni_reader *r, uint64_t of
 static int map_event(ovni_reader *r, uint64_t offset,
 		     const unsigned char **event, uint64_t *size)
 {
-	const unsigned char *fast = peek_normal(r, offset, size);
+	const unsigned char *fast = peek_event(r, offset, size);
 	if (WEFT_LIKELY(fast != NULL)) {
 		*event = fast;
 		return 0;
@@ -389,6 +394,46 @@ static int next_from_index(ovni_reader *r, weft_event *ev)
 	return 1;
 }
 
+/*
+ * Delivers the event at r->pos in stored order and moves past it. In
+ * stored order clocks may go back only inside OU[ .. OU].
+ */
+static inline void deliver_in_place(ovni_reader *r, const unsigned char *p,
+				    uint64_t size, weft_event *ev)
+{
+	fill_event(r, p, r->pos, size, r->seq, ev);
+	r->pos += size;
+	r->seq++;
+	if (WEFT_UNLIKELY(p[1] == 'O' && p[2] == 'U')) {
+		if (p[3] == '[')
+			r->in_region = 1;
+		else if (p[3] == ']')
+			r->in_region = 0;
+	}
+	if (WEFT_LIKELY(ev->time >= r->last_clock))
+		r->last_clock = ev->time;
+	else if (!r->in_region)
+		check_clock(r, ev);
+}
+
+/*
+ * The scan-ahead of a batch: moves it to `lookback` bytes past r->pos
+ * using only the mapped window. Returns 0 when it cannot (the window ends,
+ * or an OU[ is met, left for scan_ahead() to find again), 1 otherwise.
+ */
+static inline int scan_in_window(ovni_reader *r)
+{
+	uint64_t limit = r->pos + r->lookback;
+	while (r->scan_pos < limit && r->scan_pos < r->mf.size) {
+		uint64_t size;
+		const unsigned char *p = peek_event(r, r->scan_pos, &size);
+		if (p == NULL || ovni_mcv_is(p + 1, "OU["))
+			return 0;
+		r->scan_pos += size;
+	}
+	return 1;
+}
+
 int weft__ovni_stream_next(void *state, weft_event *ev)
 {
 	ovni_reader *r = state;
@@ -411,19 +456,34 @@ int weft__ovni_stream_next(void *state, weft_event *ev)
 	int rc = map_event(r, r->pos, &p, &size);
 	if (rc < 0)
 		return reader_stop(r, rc);
-	fill_event(r, p, r->pos, size, r->seq, ev);
-	r->pos += size;
-	r->seq++;
-	/* In stored order, clocks may go back only inside OU[ .. OU]. */
-	if (WEFT_UNLIKELY(p[1] == 'O' && p[2] == 'U')) {
-		if (p[3] == '[')
-			r->in_region = 1;
-		else if (p[3] == ']')
-			r->in_region = 0;
-	}
-	if (WEFT_LIKELY(ev->time >= r->last_clock))
-		r->last_clock = ev->time;
-	else if (!r->in_region)
-		check_clock(r, ev);
+	deliver_in_place(r, p, size, ev);
 	return 1;
+}
+
+/*
+ * Fills several events at once, as long as they lie in the mapped window,
+ * so that they all stay valid together; stops early before anything that
+ * needs the slow path (a window move, an unordered region, a damaged
+ * event), which the next call then handles one event at a time.
+ */
+int weft__ovni_stream_next_batch(void *state, weft_event *evs, size_t cap)
+{
+	ovni_reader *r = state;
+	int rc = weft__ovni_stream_next(r, &evs[0]);
+	if (rc != 1 || r->index_count > 0)
+		return rc;
+	size_t n = 1;
+	while (n < cap && r->pos < r->mf.size) {
+		if (r->scan && !scan_in_window(r))
+			break;
+		uint64_t size;
+		const unsigned char *p = peek_event(r, r->pos, &size);
+		if (p == NULL)
+			break;
+		/* The next event's place depends on this one's size: a chain
+		 * of loads that the hardware prefetcher alone does not hide. */
+		__builtin_prefetch(p + 4096);
+		deliver_in_place(r, p, size, &evs[n++]);
+	}
+	return (int)n;
 }
