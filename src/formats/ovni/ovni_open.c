@@ -14,6 +14,8 @@
 #include "formats/ovni/ovni_internal.h"
 
 #define MAX_WALK_DEPTH 12
+/* Hosts read from a clock offset table (one per node of the run). */
+#define OVNI_MAX_CLOCK_HOSTS 4096
 
 /* A stream found on disk, before it becomes a weft stream. */
 typedef struct found_stream {
@@ -528,10 +530,7 @@ static int add_stream(open_ctx *ctx, const found_stream *f)
 /* The host of a loom: its name up to the first dot ("xeon01.x" -> "xeon01"). */
 static void loom_host(open_ctx *ctx, uint32_t loom, char *host, size_t cap)
 {
-	const weft_node *n = &ctx->trace->nodes[loom];
-	const char *name = n->name;
-	json_t *m = loom < ctx->meta_cap ? ctx->meta[loom] : NULL;
-	(void)m;
+	const char *name = ctx->trace->nodes[loom].name;
 	if (strncmp(name, "loom.", 5) == 0)
 		name += 5;
 	size_t len = strcspn(name, ".");
@@ -550,17 +549,28 @@ static int apply_clock_offsets(open_ctx *ctx, const char *path, int required)
 	FILE *fp = fopen(path, "r");
 	if (fp == NULL)
 		return required ? weft__error_errno(path, "cannot open clock offsets") : 0;
-	char line[1024], hosts[256][128];
-	long long offsets[256];
+	typedef struct { char host[128]; long long offset; } host_offset;
+	host_offset *table = malloc(OVNI_MAX_CLOCK_HOSTS * sizeof *table);
+	char line[1024];
 	size_t n = 0;
+	if (table == NULL) {
+		fclose(fp);
+		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	}
 	unsigned lineno = 0;
-	while (fgets(line, sizeof line, fp) != NULL && n < 256) {
+	while (fgets(line, sizeof line, fp) != NULL) {
 		lineno++;
 		long long rank, median;
 		char host[128];
 		if (sscanf(line, "%lld %127s %lld", &rank, host, &median) == 3) {
-			memcpy(hosts[n], host, sizeof host);
-			offsets[n++] = median;
+			if (n == OVNI_MAX_CLOCK_HOSTS) {
+				weft__trace_diag(ctx->trace, WEFT_SEV_WARNING, WEFT_EUNSUPPORTED,
+						 path, WEFT_NO_OFFSET, "line %u: more than %d hosts: "
+						 "the rest are ignored", lineno, OVNI_MAX_CLOCK_HOSTS);
+				break;
+			}
+			memcpy(table[n].host, host, sizeof host);
+			table[n++].offset = median;
 		} else if (lineno > 1 && strspn(line, " \t\r\n") != strlen(line)) {
 			weft__trace_diag(ctx->trace, WEFT_SEV_WARNING, WEFT_EFORMAT, path,
 					 WEFT_NO_OFFSET, "line %u: expected \"rank hostname "
@@ -576,15 +586,16 @@ static int apply_clock_offsets(open_ctx *ctx, const char *path, int required)
 		char host[128];
 		loom_host(ctx, loom, host, sizeof host);
 		size_t k;
-		for (k = 0; k < n && strcmp(hosts[k], host) != 0; k++)
+		for (k = 0; k < n && strcmp(table[k].host, host) != 0; k++)
 			;
 		if (k < n)
-			t->streams[i].clock_offset = offsets[k];
+			t->streams[i].clock_offset = table[k].offset;
 		else
 			weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
 					 "no clock offset for host %s (stream %s): offset 0",
 					 host, t->streams[i].path);
 	}
+	free(table);
 	return 0;
 }
 

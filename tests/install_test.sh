@@ -1,0 +1,38 @@
+#!/bin/sh
+# Installs the build into a scratch prefix, then builds a program against
+# the installed headers and libraries through pkg-config (weft.pc) and a
+# libovni program against the installed ovni.h, and runs both.
+set -eu
+build=$1
+prefix=$(mktemp -d "${TMPDIR:-/tmp}/weft-install-XXXXXX")
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cat > "$prefix/use_weft.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <weft/weft.h>
+int main(void)
+{
+	weft_trace *t = NULL;
+	int rc = weft_trace_open("/nonexistent", NULL, &t);
+	printf("weft %s: %s\n", weft_version(), weft_strerror(rc));
+	return strcmp(weft_version(), WEFT_VERSION_STRING) != 0 || rc != WEFT_ENOTFOUND;
+}
+C
+cat > "$prefix/use_ovni.c" <<'C'
+#include <ovni.h>
+int main(void)
+{
+	ovni_version_check();
+	return ovni_clock_now() == 0;
+}
+C
+cc -std=c11 ${CFLAGS:-} -o "$prefix/use_weft" "$prefix/use_weft.c" $(pkg-config --cflags --libs weft) \
+	-Wl,-rpath,"$prefix/lib"
+cc -std=c11 ${CFLAGS:-} -o "$prefix/use_ovni" "$prefix/use_ovni.c" -I"$prefix/include" -L"$prefix/lib" \
+	-lovni -Wl,-rpath,"$prefix/lib"
+"$prefix/use_weft"
+"$prefix/use_ovni"
+test -x "$prefix/bin/weft"
+echo "install ok"
