@@ -280,10 +280,5 @@ main(void)
 	exp_free(&main_l);
 	for (int i = 0; i < 3; i++)
 		exp_free(&jobs[i].l);
-	if (tu_failures == 0)
-		tu_rmtree(dir);
-	else
-		fprintf(stderr, "trace kept in %s\n", dir);
-	free(dir);
-	return tu_result();
+	return tu_finish_dir(dir);
 }

@@ -303,10 +303,5 @@ main(void)
 
 	test_tmpdir(); /* first: forks before this process initializes */
 	test_streams(dir);
-	if (tu_failures == 0)
-		tu_rmtree(dir);
-	else
-		fprintf(stderr, "trace kept in %s\n", dir);
-	free(dir);
-	return tu_result();
+	return tu_finish_dir(dir);
 }

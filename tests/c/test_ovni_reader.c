@@ -458,9 +458,13 @@ static void test_errors(void)
 	weft_trace_free(NULL);
 	weft_cursor_free(NULL);
 	CHECK(strcmp(weft_strerror(WEFT_EFORMAT), "malformed input") == 0);
-	CHECK(weft_ovni_signature_find("VTx") != NULL);
-	CHECK(strcmp(weft_ovni_signature_find("VTx")->role, "point") == 0 ||
-	      strcmp(weft_ovni_signature_find("VTx")->role, "enter") == 0);
+	const weft_ovni_signature *vtx = weft_ovni_signature_find("VTx");
+	REQUIRE(vtx != NULL);
+	CHECK(strcmp(vtx->model, "nosv") == 0 && strcmp(vtx->role, "point") == 0);
+	CHECK(strcmp(vtx->fields, "u32 taskid, u32 bodyid") == 0);
+	const weft_ovni_signature *vs = weft_ovni_signature_find("VS[");
+	REQUIRE(vs != NULL);
+	CHECK(strcmp(vs->role, "enter") == 0 && strcmp(vs->partner, "VS]") == 0);
 	CHECK(weft_ovni_signature_find("zz?") == NULL);
 }
 
@@ -475,9 +479,5 @@ int main(void)
 	test_clock_offsets();
 	test_sort();
 	test_errors();
-	int rc = tu_result();
-	if (rc == 0 && scratch_dir != NULL)
-		tu_rmtree(scratch_dir);
-	free(scratch_dir);
-	return rc;
+	return tu_finish_dir(scratch_dir);
 }

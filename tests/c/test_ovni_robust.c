@@ -147,9 +147,5 @@ int main(void)
 	test_bad_metadata();
 
 	free(orig);
-	int rc = tu_result();
-	if (rc == 0)
-		tu_rmtree(dir);
-	free(dir);
-	return rc;
+	return tu_finish_dir(dir);
 }

@@ -68,6 +68,17 @@ tu_result(void)
 	return 0;
 }
 
+int
+tu_finish_dir(char *dir)
+{
+	if (dir != NULL && tu_failures == 0)
+		tu_rmtree(dir);
+	else if (dir != NULL)
+		fprintf(stderr, "scratch files kept in %s\n", dir);
+	free(dir);
+	return tu_result();
+}
+
 /* Ends the test now, failed. */
 void
 tu_abort_test(void)

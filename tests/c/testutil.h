@@ -48,6 +48,12 @@ _Noreturn void tu_abort_test(void);
 
 /* A new empty directory under $TMPDIR (or /tmp); malloc'd path. */
 char *tu_mkdtemp(const char *prefix);
+/*
+ * Ends a test that used the scratch directory `dir` (malloc'd, may be
+ * NULL): removes it when every check passed, keeps it and says where
+ * otherwise, frees the path, and returns tu_result().
+ */
+int tu_finish_dir(char *dir);
 /* rm -rf; 0 on success. */
 int tu_rmtree(const char *path);
 /* Whole file in a malloc'd, NUL-terminated buffer; NULL on failure. */
