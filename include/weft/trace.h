@@ -45,11 +45,17 @@ typedef struct weft_open_options {
 	 * how many events a region may hold at most (0 = default). */
 	uint64_t unordered_lookback_bytes;
 	uint64_t unordered_max_events;
-	/* Deliver events in stored order: do not sort unordered regions. */
+	/* Deliver events in stored order: do not sort unordered regions
+	 * (ovni). For formats with every stream in one file (Heph), the
+	 * merged cursor then delivers the events in file order, in one pass
+	 * and without the time-order index. */
 	int stored_order;
 	/* Upper bound of the bytes of stream data kept mapped at once by the
 	 * cursors of this trace (0 = default, 32 MiB). */
 	uint64_t read_budget_bytes;
+	/* Heph: memory of the time-order index before it spills sorted runs
+	 * to a temporary file (0 = default, 64 MiB). */
+	uint64_t sort_budget_bytes;
 } weft_open_options;
 
 void weft_open_options_init(weft_open_options *options);
@@ -67,6 +73,11 @@ weft_format weft_trace_format(const weft_trace *trace);
 /* Format layout version (ovni: 1, 2 or 3), 0 when not applicable. */
 int weft_trace_layout_version(const weft_trace *trace);
 const char *weft_trace_path(const weft_trace *trace);
+/*
+ * Trace-wide metadata as a JSON object text ("{}" when the format has
+ * none): for Heph, the epochs and packet counts.
+ */
+const char *weft_trace_metadata_json(const weft_trace *trace);
 
 /* ---- Hierarchy --------------------------------------------------------- */
 

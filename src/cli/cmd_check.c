@@ -258,7 +258,9 @@ static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted
 	}
 	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
 		check_payload(trace, &sc, ev, problems);
-		check_clock(trace, &sc, ev, problems);
+		/* Heph stores an event when it ends: its clocks are not ordered. */
+		if (sc.ovni)
+			check_clock(trace, &sc, ev, problems);
 		events++;
 	}
 	if (rc < 0)

@@ -312,6 +312,19 @@ static int print_streams(weft_trace *trace, stream_stats *total)
 
 /* ---- The command -------------------------------------------------------------------- */
 
+/* Trace-wide metadata (Heph: epochs, packet counts) on one line. */
+static void print_trace_metadata(const weft_trace *trace)
+{
+	json_t *obj = json_loads(weft_trace_metadata_json(trace), 0, NULL);
+
+	if (json_is_object(obj) && json_object_size(obj) > 0) {
+		printf("metadata:");
+		summarise_object(stdout, obj, "");
+		printf("\n");
+	}
+	json_decref(obj);
+}
+
 /* The first lines: what the trace is. */
 static void print_summary_head(const weft_trace *trace)
 {
@@ -320,11 +333,16 @@ static void print_summary_head(const weft_trace *trace)
 	uint64_t bytes = 0;
 	size_t n = weft_trace_stream_count(trace);
 
+	/* Streams of one-file formats (Heph) share their file: count it once. */
 	for (size_t i = 0; i < n; i++)
-		bytes += weft_trace_stream(trace, i)->file_size;
+		if (i == 0 || strcmp(weft_trace_stream(trace, i)->file,
+				     weft_trace_stream(trace, i - 1)->file) != 0)
+			bytes += weft_trace_stream(trace, i)->file_size;
 	printf("trace: %s\n", weft_trace_path(trace));
 	printf("format: %s\n", name ? name : "unknown");
-	printf("layout version: %d\n", weft_trace_layout_version(trace));
+	if (weft_trace_layout_version(trace) != 0)
+		printf("layout version: %d\n", weft_trace_layout_version(trace));
+	print_trace_metadata(trace);
 	printf("streams: %zu (%" PRIu64 " bytes)\n", n, bytes);
 }
 

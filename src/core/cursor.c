@@ -54,6 +54,7 @@ struct weft_cursor {
 	cursor_slot *slots;
 	size_t slot_count;
 	uint32_t batch_cap;
+	uint8_t *stream_selected; /* file-order cursors: streams to deliver */
 	heap_entry *heap; /* ordered by (time, stream) */
 	size_t heap_count;
 	long delivered;   /* slot whose event was handed out last, or -1 */
@@ -139,6 +140,8 @@ static int code_selected(weft_cursor *c, const char *code, uint32_t len)
 static int event_selected(weft_cursor *c, const weft_event *ev)
 {
 	if (ev->time < c->from || ev->time > c->to)
+		return 0;
+	if (c->stream_selected != NULL && !c->stream_selected[ev->stream])
 		return 0;
 	if (c->code_pattern != NULL && !code_selected(c, ev->code, ev->code_len))
 		return 0;
@@ -230,31 +233,72 @@ static int cursor_add_stream(weft_cursor *c, uint32_t index, int tolerant)
 	return 0;
 }
 
+/*
+ * A cursor over every stream of a one-file trace in file order: a single
+ * slot fed by the backend's file reader, with the stream pattern applied
+ * per event through a table of selected streams.
+ */
+static int cursor_add_file(weft_cursor *c, const char *stream_pattern)
+{
+	weft_trace *trace = c->trace;
+	if (stream_pattern != NULL) {
+		c->stream_selected = calloc(trace->stream_count ? trace->stream_count : 1, 1);
+		if (c->stream_selected == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		for (size_t i = 0; i < trace->stream_count; i++)
+			c->stream_selected[i] =
+				fnmatch(stream_pattern, trace->streams[i].path, 0) == 0;
+	}
+	cursor_slot *slot = &c->slots[c->slot_count++];
+	slot->batch = malloc(c->batch_cap * sizeof *slot->batch);
+	if (slot->batch == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int rc = trace->backend->file_open(trace, &slot->state);
+	if (rc < 0) {
+		slot->state = NULL;
+		return rc;
+	}
+	if (slot_advance(c, slot))
+		c->heap[c->heap_count++] = slot_entry(c, 0);
+	return 0;
+}
+
+/* Sets the time window and the code pattern of a new cursor. */
+static int cursor_set_filter(weft_cursor *c, const weft_filter *filter)
+{
+	if (filter == NULL)
+		return 0;
+	c->from = filter->from;
+	if (filter->to != 0)
+		c->to = filter->to;
+	if (filter->code_pattern != NULL &&
+	    ((c->code_pattern = strdup(filter->code_pattern)) == NULL ||
+	     (c->code_cache = calloc(CODE_CACHE_SIZE, sizeof *c->code_cache)) == NULL))
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	return 0;
+}
+
 int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 		       weft_cursor **out)
 {
 	*out = NULL;
-	weft_cursor *c = cursor_alloc(trace, trace->stream_count);
+	int file_order = trace->options.stored_order && trace->backend->file_open != NULL;
+	weft_cursor *c = cursor_alloc(trace, file_order ? 1 : trace->stream_count);
 	if (c == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	const char *stream_pattern = NULL;
-	if (filter != NULL) {
-		c->from = filter->from;
-		if (filter->to != 0)
-			c->to = filter->to;
-		stream_pattern = filter->stream_pattern;
-		if (filter->code_pattern != NULL &&
-		    ((c->code_pattern = strdup(filter->code_pattern)) == NULL ||
-		     (c->code_cache = calloc(CODE_CACHE_SIZE, sizeof *c->code_cache)) == NULL)) {
-			weft_cursor_free(c);
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		}
+	const char *stream_pattern = filter != NULL ? filter->stream_pattern : NULL;
+	int rc = cursor_set_filter(c, filter);
+	if (rc == 0 && file_order)
+		rc = cursor_add_file(c, stream_pattern);
+	if (rc < 0) {
+		weft_cursor_free(c);
+		return rc;
 	}
-	for (size_t i = 0; i < trace->stream_count; i++) {
+	for (size_t i = 0; !file_order && i < trace->stream_count; i++) {
 		if (stream_pattern != NULL &&
 		    fnmatch(stream_pattern, trace->streams[i].path, 0) != 0)
 			continue;
-		int rc = cursor_add_stream(c, (uint32_t)i, 1);
+		rc = cursor_add_stream(c, (uint32_t)i, 1);
 		if (rc < 0) {
 			weft_cursor_free(c);
 			return rc;
@@ -320,5 +364,6 @@ void weft_cursor_free(weft_cursor *c)
 	free(c->heap);
 	free(c->code_pattern);
 	free(c->code_cache);
+	free(c->stream_selected);
 	free(c);
 }

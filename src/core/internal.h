@@ -53,6 +53,12 @@ typedef struct weft_backend {
 	int (*open)(weft_trace *trace, const char *path,
 		    const weft_open_options *options);
 	void (*close)(weft_trace *trace);
+	/*
+	 * Optional, for formats that keep every stream in one file: a reader
+	 * of all the streams in file order (same next/close functions). The
+	 * merged cursor uses it when the trace is opened in stored order.
+	 */
+	int (*file_open)(weft_trace *trace, void **state);
 	/* Per-stream reader: open, next event (1 / 0 at end / < 0), close. */
 	int (*stream_open)(weft_trace *trace, uint32_t stream, void **state);
 	int (*stream_next)(void *state, weft_event *event);
@@ -68,6 +74,7 @@ typedef struct weft_backend {
 } weft_backend;
 
 extern const weft_backend weft__ovni_backend;
+extern const weft_backend weft__heph_backend;
 
 /* ---- The trace object --------------------------------------------------- */
 
@@ -86,6 +93,8 @@ struct weft_trace {
 	size_t diag_count, diag_cap;
 	uint64_t diags_dropped;
 
+	char *metadata_json;  /* trace-wide metadata, NULL = "{}" */
+
 	/* Strings owned by the trace (names, paths, messages). */
 	char **strings;
 	size_t string_count, string_cap;
@@ -101,6 +110,8 @@ const char *weft__trace_strdup(weft_trace *trace, const char *s);
 int weft__trace_add_node(weft_trace *trace, uint32_t parent, const char *kind,
 			 const char *name, int64_t number,
 			 const char *metadata_json, uint32_t *id);
+/* Sets the trace-wide metadata (copied). */
+int weft__trace_set_metadata(weft_trace *trace, const char *metadata_json);
 /* Replaces the metadata of a node (copied). */
 int weft__trace_set_node_metadata(weft_trace *trace, uint32_t id,
 				  const char *metadata_json);
@@ -168,6 +179,17 @@ static inline uint64_t weft__bswap64(uint64_t x) { return __builtin_bswap64(x); 
  */
 int weft__field_set_scalar(weft_field *out, weft_type type, const uint8_t *raw,
 			   int big_endian);
+
+/* ---- UTF-8 (core/utf8.c) ---------------------------------------------------- */
+
+/*
+ * Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes at s
+ * are not valid UTF-8 (overlong forms, surrogates and code points above
+ * U+10FFFF are invalid).
+ */
+size_t weft__utf8_sequence_length(const unsigned char *s, size_t len);
+/* Length of the longest valid UTF-8 prefix of s (len when all valid). */
+size_t weft__utf8_valid_prefix(const unsigned char *s, size_t len);
 
 /* Path joining into a malloc'ed string ("a" + "/" + "b"). */
 char *weft__path_join(const char *a, const char *b);

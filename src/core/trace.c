@@ -11,6 +11,7 @@
 /* Every format weft reads, in the order they are probed. */
 static const weft_backend *const backends[] = {
 	&weft__ovni_backend,
+	&weft__heph_backend,
 };
 #define BACKEND_COUNT (sizeof backends / sizeof backends[0])
 
@@ -118,7 +119,7 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 					   weft_format_name(options->format) : "?");
 		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
 				   "not a trace of any supported format "
-				   "(expected an ovni trace directory)");
+				   "(expected an ovni trace directory or a Heph trace file)");
 	}
 	weft_trace *trace = calloc(1, sizeof *trace);
 	if (trace == NULL)
@@ -151,6 +152,7 @@ void weft_trace_free(weft_trace *trace)
 	free(trace->nodes);
 	free(trace->streams);
 	free(trace->diags);
+	free(trace->metadata_json);
 	free(trace->path);
 	free(trace);
 }
@@ -168,6 +170,21 @@ int weft_trace_layout_version(const weft_trace *trace)
 const char *weft_trace_path(const weft_trace *trace)
 {
 	return trace->path;
+}
+
+const char *weft_trace_metadata_json(const weft_trace *trace)
+{
+	return trace->metadata_json != NULL ? trace->metadata_json : "{}";
+}
+
+int weft__trace_set_metadata(weft_trace *trace, const char *metadata_json)
+{
+	char *copy = strdup(metadata_json);
+	if (copy == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	free(trace->metadata_json);
+	trace->metadata_json = copy;
+	return 0;
 }
 
 size_t weft_trace_node_count(const weft_trace *trace)

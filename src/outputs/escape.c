@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "core/internal.h"
 #include "outputs/outputs.h"
 
 enum escape_style {
@@ -15,51 +16,6 @@ enum escape_style {
 };
 
 static const char hex_digits[] = "0123456789abcdef";
-
-/* 1 when c is the continuation byte of a UTF-8 sequence (10xxxxxx). */
-static int is_continuation(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
-
-/*
- * Length of the valid UTF-8 sequence at s, or 0. The ranges of the second
- * byte exclude overlong forms (E0, F0), UTF-16 surrogates (ED) and code
- * points beyond U+10FFFF (F4).
- */
-size_t weft__utf8_sequence_length(const unsigned char *s, size_t len)
-{
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t need;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		need = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		need = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		need = 4;
-	else
-		return 0;
-	if (len < need)
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < need; i++)
-		if (!is_continuation(s[i]))
-			return 0;
-	return need;
-}
 
 /* 1 when the ASCII byte c can be copied as is in the given style. */
 static int is_plain_ascii(unsigned char c, enum escape_style style)

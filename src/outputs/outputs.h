@@ -105,12 +105,7 @@ void weft__put_hex_plain(weft__outbuf *ob, const uint8_t *bytes, size_t n);
 
 /* ---- String escaping (outputs/escape.c) ----------------------------------- */
 
-/*
- * Length of the valid UTF-8 sequence at s (1..4), or 0 when the bytes at s
- * are not valid UTF-8 (overlong forms, surrogates and code points above
- * U+10FFFF are invalid).
- */
-size_t weft__utf8_sequence_length(const unsigned char *s, size_t len);
+/* UTF-8 validation (weft__utf8_sequence_length) is in core/internal.h. */
 /*
  * `s` as a JSON string literal with its quotes: quote, backslash and
  * control characters escaped, invalid UTF-8 replaced by \ufffd.

@@ -1,0 +1,179 @@
+/*
+ * formats/heph/heph_internal.h - shared by the pieces of the Heph backend:
+ * packet framing and validation (heph_packet.c), trace discovery with the
+ * stream-counter checks (heph_open.c), the time-order index with its
+ * external sort (heph_index.c) and the event readers (heph_stream.c).
+ *
+ * A Heph trace is one file of big-endian packets: metadata packets (the
+ * `epoch` option) and event packets (an interval with a description and
+ * typed attributes, on a stream and substream). Each (stream, substream)
+ * pair becomes a weft stream, under a node per stream id.
+ */
+#ifndef WEFT_HEPH_INTERNAL_H
+#define WEFT_HEPH_INTERNAL_H
+
+#include "core/internal.h"
+
+#define HEPH_META_MAGIC 0x75D11D4Du
+#define HEPH_EVENT_MAGIC 0xC1FC1FB7u
+/* magic + size */
+#define HEPH_FRAME_SIZE 8u
+/* magic, size, stream, counter, substream, start, end, description length */
+#define HEPH_EVENT_FIXED_SIZE 42u
+/* magic, size, option name length */
+#define HEPH_META_FIXED_SIZE 10u
+
+#define HEPH_TYPE_U64 0x01u
+#define HEPH_TYPE_I64 0x02u
+#define HEPH_TYPE_F64 0x03u
+#define HEPH_TYPE_STR 0x04u
+#define HEPH_TYPE_ARRAY 0x80u
+
+/* Distinct (stream, substream) pairs a trace may have (bounds memory). */
+#define HEPH_MAX_STREAMS 65536u
+/* Default memory of the time-order index before it spills to disk. */
+#define HEPH_DEFAULT_SORT_BUDGET (64ull << 20)
+/* Bytes of the file mapped at once by one reader. */
+#define HEPH_WINDOW (4ull << 20)
+
+static inline uint16_t heph_be16(const uint8_t *p)
+{
+	return (uint16_t)((unsigned)p[0] << 8 | p[1]);
+}
+
+static inline uint32_t heph_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t heph_be64(const uint8_t *p)
+{
+	return (uint64_t)heph_be32(p) << 32 | heph_be32(p + 4);
+}
+
+/* An event packet, decoded (pointers into the mapped packet). */
+typedef struct heph_event_packet {
+	uint32_t size;
+	uint32_t stream_id;
+	uint32_t counter;
+	uint64_t substream;
+	uint64_t start, end;    /* relative to the epoch in force */
+	const uint8_t *desc;
+	uint16_t desc_len;
+	const uint8_t *attrs;   /* attribute bytes, up to the packet end */
+	uint32_t attrs_size;
+} heph_event_packet;
+
+/* Outcome of framing the packet at an offset. */
+typedef enum heph_frame_status {
+	HEPH_FRAME_EVENT = 1,
+	HEPH_FRAME_META = 2,
+	HEPH_FRAME_END = 0,        /* clean end of the file */
+	HEPH_FRAME_TRUNCATED = -1, /* the last packet is cut short */
+	HEPH_FRAME_BROKEN = -2     /* wrong magic or impossible size */
+} heph_frame_status;
+
+/*
+ * Frames the packet at `offset` of `mf` (whose data ends at `end`): checks
+ * the magic and the size against the fixed part and the bytes left. Sets
+ * *packet to the whole packet and *size. On TRUNCATED or BROKEN the error
+ * text is set (file, offset, what was expected).
+ */
+heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t end,
+				   const uint8_t **packet, uint32_t *size);
+
+/*
+ * Decodes and validates a whole event packet: description and attribute
+ * names and strings within the packet and valid UTF-8, known attribute
+ * types. Returns 0, or WEFT_EFORMAT with the error set at the byte offset
+ * of the problem (`offset` is the packet's offset in `file`).
+ */
+int weft__heph_parse_event(const uint8_t *packet, uint32_t size, const char *file,
+			   uint64_t offset, heph_event_packet *out);
+
+/*
+ * Applies a metadata packet: sets *epoch for the `epoch` option. Returns 1
+ * when it was understood, 0 for an unknown option (skipped; *name set for
+ * the warning), or WEFT_EFORMAT with the error set.
+ */
+int weft__heph_parse_meta(const uint8_t *packet, uint32_t size, const char *file,
+			  uint64_t offset, uint64_t *epoch, const uint8_t **name,
+			  uint16_t *name_len);
+
+/* Typed fields of an event (weft_event_fields for Heph traces). */
+int weft__heph_event_fields(const weft_trace *trace, const weft_event *event,
+			    weft_field *out, size_t cap);
+
+/* ---- Trace data ----------------------------------------------------------- */
+
+/* One (stream, substream) pair: a weft stream. */
+typedef struct heph_pair {
+	uint32_t stream_id;
+	uint64_t substream;
+	uint64_t events;
+} heph_pair;
+
+typedef struct heph_index heph_index;
+
+typedef struct heph_data {
+	char *file;                /* path of the trace file */
+	const char *name;          /* file name for messages */
+	uint64_t file_size;
+	uint64_t valid_end;        /* offset where reading stops */
+	/* (stream, substream) -> weft stream index: open addressing. */
+	heph_pair *map_pairs;      /* key of each slot */
+	uint32_t *map_values;      /* stream index, UINT32_MAX = empty slot */
+	size_t map_cap;
+	size_t stream_count;
+	uint64_t event_count;      /* valid event packets */
+	uint64_t window;           /* bytes mapped per reader */
+	int stored_order;
+	uint64_t sort_budget;
+	heph_index *index;         /* built on first time-ordered read */
+	int index_failed;
+} heph_data;
+
+/* The weft stream of (stream_id, substream), or -1 when unknown. */
+int64_t weft__heph_stream_lookup(const heph_data *d, uint32_t stream_id,
+				 uint64_t substream);
+
+/*
+ * Absolute times of an event packet under `epoch`. Returns 0, or
+ * WEFT_EFORMAT (error set) when they overflow 64 bits. An end before the
+ * start is clamped to the start (the scan warns about it).
+ */
+int weft__heph_event_times(const heph_event_packet *ev, uint64_t epoch,
+			   const char *file, uint64_t offset, uint64_t *start,
+			   uint64_t *end);
+
+/* ---- Time-order index (heph_index.c) --------------------------------------- */
+
+typedef struct heph_entry {
+	uint64_t start, end;   /* absolute ns */
+	uint64_t offset;       /* packet offset */
+	uint64_t seq;          /* index in the stream, stored order */
+	uint32_t stream;
+	uint32_t pad;
+} heph_entry;
+
+/* Builds the index of every valid event of the trace (one pass). */
+int weft__heph_index_build(heph_data *d, heph_index **out);
+void weft__heph_index_free(heph_index *index);
+
+/* Reads one stream's entries in (start, end desc, seq desc) order. */
+typedef struct heph_index_reader heph_index_reader;
+int weft__heph_index_reader_open(heph_index *index, uint32_t stream,
+				 heph_index_reader **out);
+/* 1 and *entry, 0 at the end, < 0 on a read error. */
+int weft__heph_index_reader_next(heph_index_reader *r, heph_entry *entry);
+void weft__heph_index_reader_free(heph_index_reader *r);
+
+/* ---- Readers (heph_stream.c) ----------------------------------------------- */
+
+int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state);
+int weft__heph_file_open(weft_trace *trace, void **state);
+int weft__heph_stream_next_batch(void *state, weft_event *events, size_t cap);
+int weft__heph_stream_next(void *state, weft_event *event);
+void weft__heph_stream_close(void *state);
+
+#endif /* WEFT_HEPH_INTERNAL_H */

@@ -1,0 +1,289 @@
+/*
+ * formats/heph/heph_packet.c - one Heph packet at a time: framing (magic
+ * and size), validation of event packets (every length inside the packet,
+ * UTF-8 text, known attribute types) and the typed fields of an event.
+ *
+ * Every check names the byte offset of the problem, so that a user can
+ * look at the file with a hex editor and see what the reader saw.
+ */
+#include <string.h>
+
+#include "formats/heph/heph_internal.h"
+
+/* Width of one bare value of a scalar attribute type; 0 for strings. */
+static uint32_t type_width(uint8_t type)
+{
+	return type == HEPH_TYPE_STR ? 0 : 8;
+}
+
+/* 1 for the element types an attribute may have. */
+static int type_known(uint8_t type)
+{
+	return type >= HEPH_TYPE_U64 && type <= HEPH_TYPE_STR;
+}
+
+heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t end,
+				   const uint8_t **packet, uint32_t *size)
+{
+	if (offset >= end)
+		return HEPH_FRAME_END;
+	if (end - offset < HEPH_FRAME_SIZE) {
+		weft__error(WEFT_ETRUNCATED, mf->name, offset,
+			    "expected a packet header of 8 bytes, the file ends after %llu",
+			    (unsigned long long)(end - offset));
+		return HEPH_FRAME_TRUNCATED;
+	}
+	const uint8_t *p = weft__mapfile_get(mf, offset, HEPH_FRAME_SIZE);
+	if (p == NULL)
+		return HEPH_FRAME_BROKEN;
+	uint32_t magic = heph_be32(p);
+	uint32_t n = heph_be32(p + 4);
+	uint32_t fixed;
+	if (magic == HEPH_EVENT_MAGIC)
+		fixed = HEPH_EVENT_FIXED_SIZE;
+	else if (magic == HEPH_META_MAGIC)
+		fixed = HEPH_META_FIXED_SIZE;
+	else {
+		weft__error(WEFT_EFORMAT, mf->name, offset,
+			    "expected a packet magic (0xC1FC1FB7 event or 0x75D11D4D "
+			    "metadata), found 0x%08X", magic);
+		return HEPH_FRAME_BROKEN;
+	}
+	if (n < fixed) {
+		weft__error(WEFT_EFORMAT, mf->name, offset + 4,
+			    "packet size %u is smaller than the %u fixed bytes of a%s packet",
+			    n, fixed, magic == HEPH_EVENT_MAGIC ? "n event" : " metadata");
+		return HEPH_FRAME_BROKEN;
+	}
+	if (n > end - offset) {
+		weft__error(WEFT_ETRUNCATED, mf->name, offset + 4,
+			    "packet size %u is larger than the %llu bytes left in the file",
+			    n, (unsigned long long)(end - offset));
+		return HEPH_FRAME_TRUNCATED;
+	}
+	p = weft__mapfile_get(mf, offset, n);
+	if (p == NULL)
+		return HEPH_FRAME_BROKEN;
+	*packet = p;
+	*size = n;
+	return magic == HEPH_EVENT_MAGIC ? HEPH_FRAME_EVENT : HEPH_FRAME_META;
+}
+
+/* Cursor over the variable part of a packet, for the validators. */
+typedef struct packet_walk {
+	const uint8_t *base;  /* packet start */
+	uint32_t pos, size;
+	const char *file;
+	uint64_t offset;      /* packet offset in the file */
+} packet_walk;
+
+/* Fails with the absolute offset of `pos` in the packet. */
+#define WALK_FAIL(w, at, ...) \
+	weft__error(WEFT_EFORMAT, (w)->file, (w)->offset + (at), __VA_ARGS__)
+
+/*
+ * Reads a u16-length string of UTF-8 at the walk position (`what` names
+ * it for the message). Sets *s and *len, and moves past it.
+ */
+static int walk_string(packet_walk *w, const char *what, const uint8_t **s,
+		       uint16_t *len)
+{
+	if (w->size - w->pos < 2)
+		return WALK_FAIL(w, w->pos, "expected the 2-byte length of the %s, "
+				 "the packet ends after %u bytes", what, w->size - w->pos);
+	uint16_t n = heph_be16(w->base + w->pos);
+	if (n > w->size - w->pos - 2)
+		return WALK_FAIL(w, w->pos, "%s of %u bytes runs past the packet end "
+				 "(%u bytes left)", what, n, w->size - w->pos - 2);
+	const uint8_t *text = w->base + w->pos + 2;
+	size_t valid = weft__utf8_valid_prefix(text, n);
+	if (valid != n)
+		return WALK_FAIL(w, w->pos + 2 + (uint32_t)valid,
+				 "expected UTF-8 in the %s, found byte 0x%02X", what,
+				 text[valid]);
+	*s = text;
+	*len = n;
+	w->pos += 2u + n;
+	return 0;
+}
+
+/* Skips `count` bare values of `type` (an array body or one scalar). */
+static int walk_values(packet_walk *w, uint8_t type, uint32_t count)
+{
+	uint32_t width = type_width(type);
+	if (width != 0) {
+		uint64_t need = (uint64_t)count * width;
+		if (need > w->size - w->pos)
+			return WALK_FAIL(w, w->pos, "expected %llu bytes of values, "
+					 "the packet has %u left",
+					 (unsigned long long)need, w->size - w->pos);
+		w->pos += (uint32_t)need;
+		return 0;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		const uint8_t *s;
+		uint16_t n;
+		int rc = walk_string(w, "string value", &s, &n);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* One attribute: name, type byte, value or array. */
+static int walk_attribute(packet_walk *w)
+{
+	const uint8_t *name;
+	uint16_t name_len;
+	int rc = walk_string(w, "attribute name", &name, &name_len);
+	if (rc < 0)
+		return rc;
+	if (w->pos >= w->size)
+		return WALK_FAIL(w, w->pos, "expected the type byte of attribute '%.*s', "
+				 "the packet ends", (int)name_len, (const char *)name);
+	uint32_t type_at = w->pos;
+	uint8_t type = w->base[w->pos++];
+	uint8_t element = type & (uint8_t)~HEPH_TYPE_ARRAY;
+	if (!type_known(element))
+		return WALK_FAIL(w, type_at, "unknown attribute type 0x%02X for '%.*s' "
+				 "(expected 0x01-0x04, or one of them | 0x80 for an array%s)",
+				 type, (int)name_len, (const char *)name,
+				 type == HEPH_TYPE_ARRAY ? "; 0x80 alone is invalid" : "");
+	if (!(type & HEPH_TYPE_ARRAY))
+		return walk_values(w, element, 1);
+	if (w->size - w->pos < 2)
+		return WALK_FAIL(w, w->pos, "expected the 2-byte length of array '%.*s', "
+				 "the packet ends", (int)name_len, (const char *)name);
+	uint16_t count = heph_be16(w->base + w->pos);
+	w->pos += 2;
+	return walk_values(w, element, count);
+}
+
+int weft__heph_parse_event(const uint8_t *packet, uint32_t size, const char *file,
+			   uint64_t offset, heph_event_packet *out)
+{
+	packet_walk w = { packet, HEPH_EVENT_FIXED_SIZE - 2, size, file, offset };
+	int rc;
+
+	out->size = size;
+	out->stream_id = heph_be32(packet + 8);
+	out->counter = heph_be32(packet + 12);
+	out->substream = heph_be64(packet + 16);
+	out->start = heph_be64(packet + 24);
+	out->end = heph_be64(packet + 32);
+	rc = walk_string(&w, "description", &out->desc, &out->desc_len);
+	if (rc < 0)
+		return rc;
+	out->attrs = packet + w.pos;
+	out->attrs_size = size - w.pos;
+	while (w.pos < w.size)
+		if ((rc = walk_attribute(&w)) < 0)
+			return rc;
+	return 0;
+}
+
+int weft__heph_parse_meta(const uint8_t *packet, uint32_t size, const char *file,
+			  uint64_t offset, uint64_t *epoch, const uint8_t **name,
+			  uint16_t *name_len)
+{
+	packet_walk w = { packet, HEPH_FRAME_SIZE, size, file, offset };
+	int rc = walk_string(&w, "option name", name, name_len);
+	if (rc < 0)
+		return rc;
+	if (*name_len != 5 || memcmp(*name, "epoch", 5) != 0)
+		return 0;
+	if (size - w.pos != 8)
+		return WALK_FAIL(&w, w.pos, "expected an 8-byte epoch value, found %u bytes",
+				 size - w.pos);
+	*epoch = heph_be64(packet + w.pos);
+	return 1;
+}
+
+int weft__heph_event_times(const heph_event_packet *ev, uint64_t epoch,
+			   const char *file, uint64_t offset, uint64_t *start,
+			   uint64_t *end)
+{
+	uint64_t e = ev->end < ev->start ? ev->start : ev->end;
+	if (ev->start > UINT64_MAX - epoch || e > UINT64_MAX - epoch)
+		return weft__error(WEFT_EFORMAT, file, offset + 24,
+				   "event times %llu..%llu overflow 64 bits with the epoch %llu",
+				   (unsigned long long)ev->start, (unsigned long long)ev->end,
+				   (unsigned long long)epoch);
+	*start = epoch + ev->start;
+	*end = epoch + e;
+	return 0;
+}
+
+/* ---- Typed fields ------------------------------------------------------------ */
+
+static const weft_type scalar_types[] = {
+	[HEPH_TYPE_U64] = WEFT_TYPE_U64,
+	[HEPH_TYPE_I64] = WEFT_TYPE_I64,
+	[HEPH_TYPE_F64] = WEFT_TYPE_F64,
+	[HEPH_TYPE_STR] = WEFT_TYPE_STR,
+};
+
+/*
+ * Fills one field from the attribute at a->base + a->pos (already
+ * validated when the event was delivered) and moves past it.
+ */
+static int field_from_attribute(packet_walk *a, weft_field *f)
+{
+	const uint8_t *p = a->base + a->pos;
+	uint16_t name_len = heph_be16(p);
+	uint8_t type = p[2 + name_len];
+	uint8_t element = type & (uint8_t)~HEPH_TYPE_ARRAY;
+	const uint8_t *value = p + 3 + name_len;
+
+	memset(f, 0, sizeof *f);
+	f->name = (const char *)p + 2;
+	f->name_len = name_len;
+	f->type = scalar_types[element];
+	f->big_endian = 1;
+	a->pos += 3u + name_len;
+	if (type & HEPH_TYPE_ARRAY) {
+		uint16_t count = heph_be16(value);
+		packet_walk body = *a;
+		body.pos += 2;
+		(void)walk_values(&body, element, count);
+		f->is_array = 1;
+		f->count = count;
+		f->raw = value + 2;
+		f->raw_size = body.pos - a->pos - 2;
+		a->pos = body.pos;
+		return 0;
+	}
+	if (element == HEPH_TYPE_STR) {
+		f->count = 1;
+		f->v.s.len = heph_be16(value);
+		f->v.s.ptr = (const char *)value + 2;
+		a->pos += 2u + (uint32_t)f->v.s.len;
+		return 0;
+	}
+	a->pos += 8;
+	return weft__field_set_scalar(f, f->type, value, 1);
+}
+
+/*
+ * The attributes of a delivered event (its payload) as fields. The reader
+ * validated them, but the payload is walked defensively anyway: a caller
+ * may hand in an event it built itself.
+ */
+int weft__heph_event_fields(const weft_trace *trace, const weft_event *event,
+			    weft_field *out, size_t cap)
+{
+	packet_walk check = { event->payload, 0, event->payload_size, trace->path,
+			      event->offset };
+	int n = 0;
+
+	while (check.pos < check.size) {
+		packet_walk at = check;
+		int rc = walk_attribute(&check);
+		if (rc < 0)
+			return rc;
+		if ((size_t)n < cap)
+			field_from_attribute(&at, &out[n]);
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,278 @@
+/*
+ * formats/heph/heph_stream.c - the event readers of a Heph trace:
+ *   - time order (the default): one stream by start time, through the
+ *     index of heph_index.c, with the call tree rebuilt on the way (depth
+ *     and parent of each event);
+ *   - stored order, one stream: the file read front to back, keeping the
+ *     packets of that stream;
+ *   - file order, every stream: the file read front to back once (what
+ *     the merged cursor uses for a trace opened in stored order).
+ * The sequential readers follow the epoch packets as they meet them; the
+ * index already holds absolute times.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/heph/heph_internal.h"
+
+/* The smallest window of a time-order reader. */
+#define MIN_STREAM_WINDOW (64u << 10)
+
+/* An open ancestor in the call tree: its end and stored position. */
+typedef struct tree_frame {
+	uint64_t end;
+	uint64_t seq;
+} tree_frame;
+
+typedef struct heph_reader {
+	heph_data *d;
+	weft_mapfile mf;
+	int time_order;
+	int64_t only_stream;      /* sequential: the stream kept, -1 = all */
+	uint64_t offset;          /* sequential: next packet */
+	uint64_t epoch;
+	uint64_t *seq;            /* sequential: next stored position per stream */
+	heph_index_reader *index;
+	tree_frame *stack;        /* time order: the open ancestors */
+	size_t depth, stack_cap;
+} heph_reader;
+
+/* Fills the parts of an event that come from its packet. */
+static void event_from_packet(const heph_event_packet *ev, uint64_t offset,
+			      weft_event *out)
+{
+	out->offset = offset;
+	out->flags = WEFT_EVENT_INTERVAL | WEFT_EVENT_BIG_ENDIAN;
+	out->code = (const char *)ev->desc;
+	out->code_len = ev->desc_len;
+	out->payload = ev->attrs;
+	out->payload_size = ev->attrs_size;
+	out->data = NULL;
+	out->data_size = 0;
+}
+
+/* ---- Sequential readers ---------------------------------------------------------- */
+
+/*
+ * 1 when [offset, offset + len) is inside the current mapping: a batch
+ * stops before a packet that would move the window, since moving it would
+ * invalidate the events already in the batch.
+ */
+static int in_window(const weft_mapfile *mf, uint64_t offset, uint64_t len)
+{
+	return mf->map != NULL && offset >= mf->map_start &&
+	       offset + len <= mf->map_start + mf->map_len;
+}
+
+/*
+ * Next packet of the sequential reader that it delivers: 1 and *out,
+ * 0 at the end, or 2 when the batch must end first (window move).
+ */
+static int sequential_next(heph_reader *r, weft_event *out, int batch_started)
+{
+	for (;;) {
+		const uint8_t *p;
+		uint32_t size;
+		if (batch_started && r->offset < r->d->valid_end &&
+		    !in_window(&r->mf, r->offset, HEPH_FRAME_SIZE))
+			return 2;
+		heph_frame_status st = weft__heph_frame(&r->mf, r->offset, r->d->valid_end,
+							&p, &size);
+		if (st == HEPH_FRAME_END)
+			return 0;
+		if (st < 0)
+			return weft__error(WEFT_EFORMAT, r->d->name, r->offset,
+					   "the trace file changed since it was opened");
+		if (batch_started && !in_window(&r->mf, r->offset, size))
+			return 2;
+		uint64_t offset = r->offset;
+		r->offset += size;
+		if (st == HEPH_FRAME_META) {
+			const uint8_t *name;
+			uint16_t len;
+			uint64_t epoch;
+			if (weft__heph_parse_meta(p, size, r->d->name, offset, &epoch, &name,
+						  &len) == 1)
+				r->epoch = epoch;
+			continue;
+		}
+		heph_event_packet ev;
+		uint64_t start, end;
+		if (weft__heph_parse_event(p, size, r->d->name, offset, &ev) < 0 ||
+		    weft__heph_event_times(&ev, r->epoch, r->d->name, offset, &start, &end) < 0)
+			continue; /* reported when the trace was opened */
+		int64_t stream = weft__heph_stream_lookup(r->d, ev.stream_id, ev.substream);
+		if (stream < 0 || (r->only_stream >= 0 && stream != r->only_stream))
+			continue;
+		event_from_packet(&ev, offset, out);
+		out->time = start;
+		out->end = end;
+		out->stream = (uint32_t)stream;
+		out->seq = r->seq[r->only_stream >= 0 ? 0 : stream]++;
+		out->depth = -1;
+		out->parent = -1;
+		return 1;
+	}
+}
+
+/* ---- Time-order reader ---------------------------------------------------------------- */
+
+/*
+ * Places the event in the call tree: ancestors that end before it ends
+ * are closed (the index order guarantees they started no later), the
+ * innermost open one is its parent.
+ */
+static int tree_place(heph_reader *r, const heph_entry *e, weft_event *out)
+{
+	while (r->depth > 0 && r->stack[r->depth - 1].end < e->end)
+		r->depth--;
+	out->depth = (int32_t)(r->depth < INT32_MAX ? r->depth : INT32_MAX);
+	out->parent = r->depth > 0 ? (int64_t)r->stack[r->depth - 1].seq : -1;
+	if (r->depth == r->stack_cap) {
+		size_t cap = r->stack_cap ? r->stack_cap * 2 : 64;
+		tree_frame *n = realloc(r->stack, cap * sizeof *n);
+		if (n == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+					   "out of memory for a call tree %zu deep", r->depth);
+		r->stack = n;
+		r->stack_cap = cap;
+	}
+	r->stack[r->depth++] = (tree_frame){ e->end, e->seq };
+	return 0;
+}
+
+/* Next event by start time: its index entry, then its packet. */
+static int time_order_next(heph_reader *r, weft_event *out)
+{
+	heph_entry e;
+	const uint8_t *p;
+	uint32_t size;
+	heph_event_packet ev;
+	int rc = weft__heph_index_reader_next(r->index, &e);
+	if (rc <= 0)
+		return rc;
+	heph_frame_status st = weft__heph_frame(&r->mf, e.offset, r->d->valid_end, &p, &size);
+	if (st != HEPH_FRAME_EVENT || weft__heph_parse_event(p, size, r->d->name, e.offset, &ev) < 0)
+		return weft__error(WEFT_EFORMAT, r->d->name, e.offset,
+				   "the trace file changed since it was opened");
+	event_from_packet(&ev, e.offset, out);
+	out->time = e.start;
+	out->end = e.end;
+	out->stream = (uint32_t)r->only_stream;
+	out->seq = e.seq;
+	rc = tree_place(r, &e, out);
+	return rc < 0 ? rc : 1;
+}
+
+/* ---- Entry points ----------------------------------------------------------------------- */
+
+/* A reader with its own window on the file. */
+static int reader_create(weft_trace *trace, uint64_t window, heph_reader **out)
+{
+	heph_data *d = trace->backend_data;
+	heph_reader *r = calloc(1, sizeof *r);
+	if (r == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	r->d = d;
+	r->only_stream = -1;
+	r->seq = calloc(d->stream_count ? d->stream_count : 1, sizeof *r->seq);
+	int rc = r->seq != NULL ? weft__mapfile_open(&r->mf, d->file, d->name, window) :
+		 weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (rc < 0) {
+		free(r->seq);
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+/* The index, built on the first time-ordered read of the trace. */
+static int ensure_index(heph_data *d)
+{
+	if (d->index != NULL)
+		return 0;
+	if (d->index_failed)
+		return weft__error(WEFT_EIO, d->name, WEFT_NO_OFFSET,
+				   "the time-order index could not be built");
+	int rc = weft__heph_index_build(d, &d->index);
+	if (rc < 0)
+		d->index_failed = 1;
+	return rc;
+}
+
+int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state)
+{
+	heph_data *d = trace->backend_data;
+	heph_reader *r;
+	uint64_t window = d->window / (d->stream_count ? d->stream_count : 1);
+	if (window < MIN_STREAM_WINDOW)
+		window = MIN_STREAM_WINDOW;
+	if (window > HEPH_WINDOW)
+		window = HEPH_WINDOW;
+	int rc = d->stored_order ? 0 : ensure_index(d);
+	if (rc == 0)
+		rc = reader_create(trace, window, &r);
+	if (rc < 0)
+		return rc;
+	r->only_stream = stream;
+	r->time_order = !d->stored_order;
+	if (r->time_order && (rc = weft__heph_index_reader_open(d->index, stream, &r->index)) < 0) {
+		weft__heph_stream_close(r);
+		return rc;
+	}
+	*state = r;
+	return 0;
+}
+
+int weft__heph_file_open(weft_trace *trace, void **state)
+{
+	heph_reader *r;
+	int rc = reader_create(trace, HEPH_WINDOW, &r);
+	if (rc < 0)
+		return rc;
+	*state = r;
+	return 0;
+}
+
+int weft__heph_stream_next(void *state, weft_event *event)
+{
+	heph_reader *r = state;
+	if (r->time_order)
+		return time_order_next(r, event);
+	return sequential_next(r, event, 0);
+}
+
+/*
+ * Up to `cap` events that stay valid together: the sequential readers stop
+ * a batch where the window would move; the time-order reader, which jumps
+ * around the file, delivers one event per call.
+ */
+int weft__heph_stream_next_batch(void *state, weft_event *events, size_t cap)
+{
+	heph_reader *r = state;
+	if (r->time_order)
+		return time_order_next(r, events);
+	size_t n = 0;
+	while (n < cap) {
+		int rc = sequential_next(r, &events[n], n > 0);
+		if (rc < 0)
+			return rc;
+		if (rc != 1)
+			break;
+		n++;
+	}
+	return (int)n;
+}
+
+void weft__heph_stream_close(void *state)
+{
+	heph_reader *r = state;
+	if (r == NULL)
+		return;
+	weft__mapfile_close(&r->mf);
+	weft__heph_index_reader_free(r->index);
+	free(r->seq);
+	free(r->stack);
+	free(r);
+}

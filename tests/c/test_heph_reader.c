@@ -1,0 +1,610 @@
+/*
+ * test_heph_reader.c - the Heph reader against the reference vectors
+ * (heph_sample.bin.log: streams, substreams, every attribute type, the call
+ * tree) and against hand-built files for every kind of bad input: wrong
+ * magic, impossible sizes, unknown types, the bare array type, strings past
+ * the packet, invalid UTF-8, truncation, lost and wrapped counters. Also
+ * the spilled (external-sort) index against the in-memory one, and random
+ * corruptions that must never crash (CI runs this under ASan and UBSan).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "weft/weft.h"
+
+static char sample[4096];
+static char *dir;
+
+/* ---- Building packets by hand ------------------------------------------------ */
+
+typedef struct buf {
+	unsigned char *p;
+	size_t len, cap;
+} buf;
+
+static void put(buf *b, const void *data, size_t n)
+{
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2 + 256;
+		b->p = realloc(b->p, b->cap);
+		REQUIRE(b->p != NULL);
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+static void put_be(buf *b, uint64_t v, int bytes)
+{
+	unsigned char tmp[8];
+	for (int i = 0; i < bytes; i++)
+		tmp[i] = (unsigned char)(v >> (8 * (bytes - 1 - i)));
+	put(b, tmp, (size_t)bytes);
+}
+
+static void put_str(buf *b, const char *s)
+{
+	put_be(b, strlen(s), 2);
+	put(b, s, strlen(s));
+}
+
+/* Patches the size field of the packet that starts at `start`. */
+static void end_packet(buf *b, size_t start)
+{
+	uint32_t n = (uint32_t)(b->len - start);
+	for (int i = 0; i < 4; i++)
+		b->p[start + 4 + i] = (unsigned char)(n >> (8 * (3 - i)));
+}
+
+static void add_epoch(buf *b, uint64_t epoch)
+{
+	size_t start = b->len;
+	put_be(b, 0x75D11D4D, 4);
+	put_be(b, 0, 4);
+	put_str(b, "epoch");
+	put_be(b, epoch, 8);
+	end_packet(b, start);
+}
+
+/* An event header; attributes may follow, then end_packet(). */
+static size_t begin_event(buf *b, uint32_t stream, uint32_t counter, uint64_t sub,
+			  uint64_t start, uint64_t end, const char *desc)
+{
+	size_t at = b->len;
+	put_be(b, 0xC1FC1FB7, 4);
+	put_be(b, 0, 4);
+	put_be(b, stream, 4);
+	put_be(b, counter, 4);
+	put_be(b, sub, 8);
+	put_be(b, start, 8);
+	put_be(b, end, 8);
+	put_str(b, desc);
+	return at;
+}
+
+static void add_event(buf *b, uint32_t stream, uint32_t counter, uint64_t start,
+		      uint64_t end, const char *desc)
+{
+	end_packet(b, begin_event(b, stream, counter, 0, start, end, desc));
+}
+
+static char *write_file(const char *name, const buf *b)
+{
+	static char path[4200];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	REQUIRE(f != NULL);
+	CHECK(fwrite(b->p, 1, b->len, f) == b->len);
+	fclose(f);
+	return path;
+}
+
+/* ---- Helpers over the API ------------------------------------------------------ */
+
+static weft_trace *open_ok(const char *path, const weft_open_options *o)
+{
+	weft_trace *t = NULL;
+	int rc = weft_trace_open(path, o, &t);
+	if (rc < 0)
+		fprintf(stderr, "open %s: %s\n", path, weft_last_error());
+	REQUIRE(rc == 0);
+	CHECK(weft_trace_format(t) == WEFT_FORMAT_HEPH);
+	return t;
+}
+
+/* The diagnostic whose message contains `text`, or NULL. */
+static const weft_diag *find_diag(const weft_trace *t, const char *text)
+{
+	for (size_t i = 0; i < weft_trace_diag_count(t); i++)
+		if (strstr(weft_trace_diag(t, i)->message, text) != NULL)
+			return weft_trace_diag(t, i);
+	return NULL;
+}
+
+static long count_events(weft_trace *t)
+{
+	weft_cursor *c;
+	const weft_event *ev;
+	long n = 0;
+	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
+	while (weft_cursor_next(c, &ev) == 1)
+		n++;
+	weft_cursor_free(c);
+	return n;
+}
+
+/* ---- The reference vector ------------------------------------------------------- */
+
+static void test_sample_streams(void)
+{
+	weft_trace *t = open_ok(sample, NULL);
+	static const char *paths[] = {
+		"stream.0/substream.0", "stream.1/substream.0",
+		"stream.1/substream.94355107131408", "stream.1/substream.94355107131632",
+		"stream.2/substream.0", "stream.2/substream.7",
+	};
+	REQUIRE(weft_trace_stream_count(t) == 6);
+	for (size_t i = 0; i < 6; i++) {
+		const weft_stream_info *s = weft_trace_stream(t, i);
+		CHECK_EQ_STR(s->path, paths[i]);
+		const weft_node *n = weft_trace_node(t, s->node);
+		CHECK_EQ_STR(n->kind, "substream");
+		CHECK_EQ_STR(weft_trace_node(t, n->parent)->kind, "stream");
+		CHECK(s->big_endian == 1);
+	}
+	CHECK(strstr(weft_trace_metadata_json(t), "\"epoch\":1610113734118010000") != NULL);
+	CHECK(strstr(weft_trace_node(t, 0)->metadata_json, "\"lost_packets\":0") != NULL);
+	CHECK_EQ_U64(weft_trace_diag_count(t), 0);
+	CHECK_EQ_U64(count_events(t), 21);
+	weft_trace_free(t);
+}
+
+/* Stream 1 / substream 0, by start time, with its call tree. */
+static void test_sample_tree(void)
+{
+	static const struct {
+		uint64_t start;
+		const char *code;
+		int depth;
+		long parent;
+	} want[] = {
+		{ 120000, "Initialised the worker thread", 0, -1 },
+		{ 1000050, "Scheduling processes", 0, -1 },
+		{ 1000100, "Polling for OS events", 1, 5 },
+		{ 1002000, "Scheduling thread-local processes based on timers", 1, 5 },
+		{ 1004000, "Scheduling thread-local processes", 1, 5 },
+		{ 1006000, "Scheduling thread-safe processes based on timers", 1, 5 },
+		{ 1009000, "Running thread-local process", 0, -1 },
+		{ 13000000, "Running thread-safe process", 0, -1 },
+		{ 14000000, "Relaying process signal to actors", 0, -1 },
+	};
+	weft_trace *t = open_ok(sample, NULL);
+	int s = weft_trace_stream_find(t, "stream.1/substream.0");
+	REQUIRE(s >= 0);
+	weft_cursor *c;
+	const weft_event *ev;
+	REQUIRE(weft_cursor_create_stream(t, (uint32_t)s, &c) == 0);
+	size_t i = 0;
+	while (weft_cursor_next(c, &ev) == 1) {
+		REQUIRE(i < sizeof want / sizeof want[0]);
+		CHECK_EQ_U64(ev->time, 1610113734118010000ull + want[i].start);
+		CHECK(ev->code_len == strlen(want[i].code) &&
+		      memcmp(ev->code, want[i].code, ev->code_len) == 0);
+		CHECK_EQ_I64(ev->depth, want[i].depth);
+		CHECK_EQ_I64(ev->parent, want[i].parent);
+		CHECK(ev->flags & WEFT_EVENT_INTERVAL);
+		i++;
+	}
+	CHECK_EQ_U64(i, sizeof want / sizeof want[0]);
+	weft_cursor_free(c);
+	weft_trace_free(t);
+}
+
+/* Every attribute type of the "All attribute types" event. */
+static void test_sample_fields(void)
+{
+	weft_trace *t = open_ok(sample, NULL);
+	int s = weft_trace_stream_find(t, "stream.2/substream.7");
+	REQUIRE(s >= 0);
+	weft_cursor *c;
+	const weft_event *ev;
+	weft_field f[32], el;
+	REQUIRE(weft_cursor_create_stream(t, (uint32_t)s, &c) == 0);
+	REQUIRE(weft_cursor_next(c, &ev) == 1);
+	CHECK_EQ_U64(ev->end - ev->time, 1234567);
+	int n = weft_event_fields(t, ev, f, 32);
+	REQUIRE(n == 18);
+	CHECK(f[1].type == WEFT_TYPE_U64 && f[1].v.u == UINT64_MAX);
+	CHECK(f[3].type == WEFT_TYPE_I64 && f[3].v.i == INT64_MIN);
+	CHECK(f[5].type == WEFT_TYPE_F64 && f[5].v.f == 123.456);
+	CHECK(f[10].type == WEFT_TYPE_F64 && f[10].v.f == (double)0.1f);
+	CHECK(f[11].type == WEFT_TYPE_STR && f[11].v.s.len == strlen("héllo wörld ✓") &&
+	      memcmp(f[11].v.s.ptr, "héllo wörld ✓", f[11].v.s.len) == 0);
+	CHECK(f[12].type == WEFT_TYPE_STR && f[12].v.s.len == 0);
+	CHECK(f[13].is_array && f[13].type == WEFT_TYPE_U64 && f[13].count == 3);
+	CHECK(weft_field_element(&f[13], 2, &el) == 0 && el.v.u == UINT64_MAX);
+	CHECK(f[14].is_array && f[14].type == WEFT_TYPE_I64 &&
+	      weft_field_element(&f[14], 0, &el) == 0 && el.v.i == -1);
+	CHECK(f[15].is_array && weft_field_element(&f[15], 1, &el) == 0 && el.v.f == 789.0);
+	CHECK(f[16].is_array && f[16].type == WEFT_TYPE_STR && f[16].count == 3);
+	CHECK(weft_field_element(&f[16], 2, &el) == 0 && el.v.s.len == 2 &&
+	      memcmp(el.v.s.ptr, "ß", 2) == 0);
+	CHECK(weft_field_element(&f[16], 3, &el) < 0);
+	CHECK(f[17].is_array && f[17].count == 0);
+	CHECK(f[17].name_len == 15 && memcmp(f[17].name, "empty u64 array", 15) == 0);
+	weft_cursor_free(c);
+	weft_trace_free(t);
+}
+
+/* Stored order: the merged cursor gives the packets in file order. */
+static void test_sample_file_order(void)
+{
+	static const uint64_t offsets[] = { 23, 94, 177, 240, 348, 440, 547, 679, 738, 795,
+					    898, 961, 1020, 1117, 1183, 1242, 1301, 1403,
+					    1498, 1953, 2022 };
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.stored_order = 1;
+	weft_trace *t = open_ok(sample, &o);
+	weft_cursor *c;
+	const weft_event *ev;
+	weft_filter filter = { 0 };
+	size_t i = 0;
+	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
+	while (weft_cursor_next(c, &ev) == 1) {
+		REQUIRE(i < 21);
+		CHECK_EQ_U64(ev->offset, offsets[i]);
+		CHECK_EQ_I64(ev->depth, -1);
+		i++;
+	}
+	CHECK_EQ_U64(i, 21);
+	weft_cursor_free(c);
+	/* The stream pattern applies in file order too. */
+	filter.stream_pattern = "stream.0/*";
+	REQUIRE(weft_cursor_create(t, &filter, &c) == 0);
+	for (i = 0; weft_cursor_next(c, &ev) == 1; i++)
+		CHECK_EQ_U64(ev->stream, 0);
+	CHECK_EQ_U64(i, 6);
+	weft_cursor_free(c);
+	weft_trace_free(t);
+}
+
+/* ---- Edge vectors and bad input ---------------------------------------------------------- */
+
+static void test_edges(void)
+{
+	char path[4200];
+	const char *data = getenv("WEFT_TEST_DATA");
+	snprintf(path, sizeof path, "%s/heph/edge_epoch_only.bin.log", data);
+	weft_trace *t = open_ok(path, NULL);
+	CHECK_EQ_U64(weft_trace_stream_count(t), 0);
+	CHECK_EQ_U64(count_events(t), 0);
+	weft_trace_free(t);
+	snprintf(path, sizeof path, "%s/heph/edge_no_epoch.bin.log", data);
+	t = open_ok(path, NULL);
+	CHECK(strstr(weft_trace_metadata_json(t), "\"epoch\":null") != NULL);
+	weft_cursor *c;
+	const weft_event *ev;
+	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
+	REQUIRE(weft_cursor_next(c, &ev) == 1);
+	CHECK_EQ_U64(ev->time, 5000); /* relative times stay relative */
+	weft_cursor_free(c);
+	weft_trace_free(t);
+}
+
+/* A file whose first packet is not Heph's: refused at byte 0. */
+static void test_wrong_magic_first(void)
+{
+	buf b = { 0 };
+	add_event(&b, 1, 0, 1, 2, "x");
+	b.p[0] ^= 0x01;
+	const char *path = write_file("magic0.bin.log", &b);
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.format = WEFT_FORMAT_HEPH;
+	weft_trace *t = NULL;
+	CHECK(weft_trace_open(path, &o, &t) == WEFT_EFORMAT);
+	CHECK(strstr(weft_last_error(), "byte 0:") != NULL);
+	CHECK(strstr(weft_last_error(), "expected a packet magic") != NULL);
+	free(b.p);
+}
+
+/*
+ * A framing problem in the middle: an error at its offset, and every
+ * packet before it read.
+ */
+static void test_framing_errors(void)
+{
+	struct { const char *name; int corrupt; const char *text; } cases[] = {
+		{ "magic.bin.log", 0, "expected a packet magic" },
+		{ "small.bin.log", 1, "smaller than the 42 fixed bytes" },
+		{ "large.bin.log", 2, "larger than the" },
+	};
+	for (size_t k = 0; k < 3; k++) {
+		buf b = { 0 };
+		add_epoch(&b, 1000);
+		add_event(&b, 1, 0, 10, 20, "first");
+		size_t bad = b.len;
+		add_event(&b, 1, 1, 30, 40, "second");
+		add_event(&b, 1, 2, 50, 60, "third");
+		if (cases[k].corrupt == 0)
+			b.p[bad] = 0x00;
+		else if (cases[k].corrupt == 1)
+			b.p[bad + 7] = 20;
+		else
+			b.p[bad + 4] = 0x7f;
+		weft_trace *t = open_ok(write_file(cases[k].name, &b), NULL);
+		const weft_diag *d = find_diag(t, cases[k].text);
+		CHECK(d != NULL);
+		if (d != NULL)
+			CHECK(d->offset == bad || d->offset == bad + 4);
+		CHECK_EQ_U64(count_events(t), 1);
+		weft_trace_free(t);
+		free(b.p);
+	}
+}
+
+/* A truncated final packet is a warning; the packets before it are read. */
+static void test_truncated(void)
+{
+	buf b = { 0 };
+	add_epoch(&b, 1000);
+	add_event(&b, 1, 0, 10, 20, "first");
+	add_event(&b, 1, 1, 30, 40, "second");
+	size_t whole = b.len;
+	for (size_t cut = whole - 20; cut < whole; cut += 7) {
+		buf c = b;
+		c.len = cut;
+		weft_trace *t = open_ok(write_file("trunc.bin.log", &c), NULL);
+		const weft_diag *d = weft_trace_diag_count(t) ? weft_trace_diag(t, 0) : NULL;
+		CHECK(d != NULL && d->severity == WEFT_SEV_WARNING && d->status == WEFT_ETRUNCATED);
+		CHECK_EQ_U64(count_events(t), 1);
+		weft_trace_free(t);
+	}
+	free(b.p);
+}
+
+/*
+ * Bad packet bodies: the packet is skipped with an error at the offset of
+ * the problem; the packets after it are still read (the size frames them).
+ */
+static void test_bad_bodies(void)
+{
+	struct { const char *text; int kind; } cases[] = {
+		{ "unknown attribute type 0x05", 0 },
+		{ "0x80 alone is invalid", 1 },
+		{ "runs past the packet end", 2 },
+		{ "expected UTF-8 in the description", 3 },
+		{ "expected UTF-8 in the attribute name", 4 },
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		buf b = { 0 };
+		add_event(&b, 1, 0, 10, 20, "ok");
+		size_t at = begin_event(&b, 1, 1, 0, 30, 40, k == 3 ? "bad\xff" : "bad");
+		size_t problem = b.len;
+		put_str(&b, k == 4 ? "n\xc3" : "n");
+		if (k == 4)
+			problem += 3;
+		else if (k == 3)
+			problem -= 1;
+		if (k == 0 || k == 1) {
+			problem = b.len;
+			put_be(&b, k == 0 ? 0x05 : 0x80, 1);
+			put_be(&b, 0, 8);
+		} else if (k == 2) {
+			put_be(&b, 0x04, 1);
+			problem = b.len;
+			put_be(&b, 500, 2);
+			put(&b, "abc", 3);
+		} else {
+			put_be(&b, 0x01, 1);
+			put_be(&b, 7, 8);
+		}
+		end_packet(&b, at);
+		add_event(&b, 1, 2, 50, 60, "after");
+		weft_trace *t = open_ok(write_file("body.bin.log", &b), NULL);
+		const weft_diag *d = find_diag(t, cases[k].text);
+		CHECK(d != NULL);
+		if (d != NULL) {
+			CHECK_EQ_U64(d->offset, problem);
+			CHECK(d->severity == WEFT_SEV_ERROR);
+		} else {
+			fprintf(stderr, "case %zu: no '%s' diagnostic\n", k, cases[k].text);
+		}
+		CHECK_EQ_U64(count_events(t), 2);
+		weft_trace_free(t);
+		free(b.p);
+	}
+}
+
+/* Unknown options are skipped with a warning, using the packet size. */
+static void test_unknown_option(void)
+{
+	buf b = { 0 };
+	size_t at = b.len;
+	put_be(&b, 0x75D11D4D, 4);
+	put_be(&b, 0, 4);
+	put_str(&b, "colour");
+	put(&b, "blue!", 5);
+	end_packet(&b, at);
+	add_epoch(&b, 7000);
+	add_event(&b, 3, 0, 1, 2, "e");
+	weft_trace *t = open_ok(write_file("option.bin.log", &b), NULL);
+	const weft_diag *d = find_diag(t, "unknown metadata option 'colour'");
+	CHECK(d != NULL && d->severity == WEFT_SEV_WARNING && d->offset == 0);
+	weft_cursor *c;
+	const weft_event *ev;
+	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
+	REQUIRE(weft_cursor_next(c, &ev) == 1);
+	CHECK_EQ_U64(ev->time, 7001);
+	weft_cursor_free(c);
+	weft_trace_free(t);
+	free(b.p);
+}
+
+/* A later epoch re-bases the events after it. */
+static void test_epoch_rebase(void)
+{
+	buf b = { 0 };
+	add_epoch(&b, 1000000);
+	add_event(&b, 1, 0, 5, 6, "a");
+	add_epoch(&b, 2000000);
+	add_event(&b, 1, 1, 5, 6, "b");
+	weft_trace *t = open_ok(write_file("rebase.bin.log", &b), NULL);
+	weft_cursor *c;
+	const weft_event *ev;
+	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
+	REQUIRE(weft_cursor_next(c, &ev) == 1);
+	CHECK_EQ_U64(ev->time, 1000005);
+	REQUIRE(weft_cursor_next(c, &ev) == 1);
+	CHECK_EQ_U64(ev->time, 2000005);
+	CHECK_EQ_U64(ev->end, 2000006);
+	weft_cursor_free(c);
+	weft_trace_free(t);
+	free(b.p);
+}
+
+/* Lost packets and wrap-around from the stream counters. */
+static void test_counters(void)
+{
+	buf b = { 0 };
+	uint32_t counters[] = { 0, 1, 3, 2, 4, 8, 9 };   /* 5..7 lost; 2 late */
+	for (size_t i = 0; i < 7; i++)
+		add_event(&b, 1, counters[i], i, i + 1, "e");
+	uint32_t wrap[] = { 0xfffffffeu, 0xffffffffu, 0, 1 };
+	for (size_t i = 0; i < 4; i++)
+		add_event(&b, 2, wrap[i], i, i + 1, "w");
+	weft_trace *t = open_ok(write_file("counters.bin.log", &b), NULL);
+	const weft_diag *d = find_diag(t, "stream 1: 3 packet(s) lost (counters 5..7");
+	CHECK(d != NULL && d->severity == WEFT_SEV_WARNING);
+	CHECK(find_diag(t, "stream 2:") == NULL);
+	CHECK(strstr(weft_trace_node(t, 0)->metadata_json, "\"lost_packets\":3") != NULL);
+	int s2 = weft_trace_stream_find(t, "stream.2/substream.0");
+	REQUIRE(s2 >= 0);
+	const weft_node *n2 = weft_trace_node(t, weft_trace_node(t, weft_trace_stream(t, (size_t)s2)->node)->parent);
+	CHECK(strstr(n2->metadata_json, "\"counter_wraps\":1") != NULL);
+	CHECK(strstr(n2->metadata_json, "\"lost_packets\":0") != NULL);
+	weft_trace_free(t);
+	free(b.p);
+}
+
+/*
+ * The index spilled to disk (tiny budget) gives the same events, in the
+ * same order, with the same tree, as the index in memory.
+ */
+static void test_spilled_index(void)
+{
+	buf b = { 0 };
+	uint32_t counter[3] = { 0 };
+	add_epoch(&b, 1u << 30);
+	/* Per stream: loops of a parent [t, t+100] with children written first. */
+	for (uint64_t i = 0; i < 3000; i++) {
+		uint32_t s = (uint32_t)(i % 3);
+		uint64_t t0 = (i / 3) * 1000;
+		add_event(&b, s, counter[s]++, t0 + 10, t0 + 20, "child");
+		add_event(&b, s, counter[s]++, t0 + 10, t0 + 20, "twin");
+		add_event(&b, s, counter[s]++, t0 + 30, t0 + 90, "child2");
+		add_event(&b, s, counter[s]++, t0, t0 + 100, "parent");
+	}
+	const char *path = write_file("spill.bin.log", &b);
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.sort_budget_bytes = 1; /* the smallest buffer: many runs */
+	weft_trace *small = open_ok(path, &o);
+	weft_trace *big = open_ok(path, NULL);
+	weft_cursor *cs, *cb;
+	const weft_event *es, *eb;
+	long n = 0;
+	REQUIRE(weft_cursor_create(small, NULL, &cs) == 0);
+	REQUIRE(weft_cursor_create(big, NULL, &cb) == 0);
+	uint64_t last = 0;
+	for (;;) {
+		int rs = weft_cursor_next(cs, &es), rb = weft_cursor_next(cb, &eb);
+		REQUIRE(rs == rb);
+		if (rs != 1)
+			break;
+		CHECK_EQ_U64(es->offset, eb->offset);
+		CHECK_EQ_I64(es->depth, eb->depth);
+		CHECK_EQ_I64(es->parent, eb->parent);
+		CHECK(es->time >= last);
+		last = es->time;
+		/* parent at depth 0, "twin" (stored later) parent of "child" */
+		if (es->code_len == 6 && memcmp(es->code, "parent", 6) == 0)
+			CHECK_EQ_I64(es->depth, 0);
+		if (es->code_len == 5 && memcmp(es->code, "child", 5) == 0)
+			CHECK_EQ_I64(es->depth, 2);
+		if (es->code_len == 6 && memcmp(es->code, "child2", 6) == 0)
+			CHECK_EQ_I64(es->depth, 1);
+		n++;
+	}
+	CHECK_EQ_U64(n, 12000);
+	weft_cursor_free(cs);
+	weft_cursor_free(cb);
+	weft_trace_free(small);
+	weft_trace_free(big);
+	free(b.p);
+}
+
+/* Truncations and random corruptions of the sample: never a crash. */
+static void test_corruptions(void)
+{
+	size_t size;
+	unsigned char *orig = (unsigned char *)tu_read_file(sample, &size);
+	REQUIRE(orig != NULL);
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.format = WEFT_FORMAT_HEPH;
+	srand(12345);
+	for (int round = 0; round < 1500; round++) {
+		buf b = { 0 };
+		put(&b, orig, size);
+		if (round < 300) {
+			b.len = (size_t)rand() % size;
+		} else {
+			int flips = 1 + rand() % 4;
+			for (int k = 0; k < flips; k++)
+				b.p[(size_t)rand() % size] = (unsigned char)rand();
+		}
+		weft_trace *t = NULL;
+		if (weft_trace_open(write_file("fuzz.bin.log", &b), &o, &t) == 0) {
+			weft_cursor *c;
+			const weft_event *ev;
+			weft_field f[32];
+			if (weft_cursor_create(t, NULL, &c) == 0) {
+				while (weft_cursor_next(c, &ev) == 1)
+					weft_event_fields(t, ev, f, 32);
+				weft_cursor_free(c);
+			}
+			weft_trace_free(t);
+		} else {
+			CHECK(weft_last_error()[0] != '\0');
+		}
+		free(b.p);
+	}
+	free(orig);
+}
+
+int main(void)
+{
+	const char *data = getenv("WEFT_TEST_DATA");
+	REQUIRE(data != NULL);
+	snprintf(sample, sizeof sample, "%s/heph/heph_sample.bin.log", data);
+	dir = tu_mkdtemp("weft-heph-reader");
+	REQUIRE(dir != NULL);
+	test_sample_streams();
+	test_sample_tree();
+	test_sample_fields();
+	test_sample_file_order();
+	test_edges();
+	test_wrong_magic_first();
+	test_framing_errors();
+	test_truncated();
+	test_bad_bodies();
+	test_unknown_option();
+	test_epoch_rebase();
+	test_counters();
+	test_spilled_index();
+	test_corruptions();
+	return tu_finish_dir(dir);
+}
