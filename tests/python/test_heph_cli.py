@@ -1,0 +1,126 @@
+"""weft's commands on Heph traces: the decode of every packet against the
+golden conversion of Heph's own tool (heph_sample.json holds the stream,
+substream, times, description and attributes of every packet, in file
+order), the call tree, and the reports of info/check on broken files."""
+
+import json
+import struct
+
+import pytest
+
+from weftlib import DATA_DIR, run_weft
+
+HEPH = DATA_DIR / "heph"
+SAMPLE = HEPH / "heph_sample.bin.log"
+
+
+def dump_json(*args):
+    out = run_weft("dump", "--json", *args, expect=0).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def stream_ids(path):
+    """(stream id, substream id) from a stream path."""
+    stream, sub = path.split("/")
+    return int(stream.split(".")[1]), int(sub.split(".")[1])
+
+
+def test_decode_matches_golden_conversion():
+    """Every packet decoded like Heph's converter decoded it: same ids,
+    description and attribute values (arrays included), same times up
+    to the microsecond flooring and same-start fix-up of the converter."""
+    golden = json.loads((HEPH / "heph_sample.json").read_text())["traceEvents"]
+    events = dump_json("--stored-order", SAMPLE)
+    assert len(events) == len(golden) == 21
+    shifted = 0
+    for ours, want in zip(events, golden):
+        assert stream_ids(ours["stream"]) == (want["pid"], want["tid"])
+        assert ours["code"] == want["name"]
+        assert ours["fields"] == want.get("args", {})
+        ts, dur = ours["time"] // 1000, (ours["end"] - ours["time"]) // 1000
+        if (ts, dur) != (want["ts"], want["dur"]):
+            # the converter moved it by whole microseconds, keeping the end
+            assert abs(want["ts"] - ts) <= 3
+            assert want["ts"] + want["dur"] == ts + dur
+            shifted += 1
+    assert 0 < shifted <= 3  # e.g. "Scheduling processes" shares 119010 us
+
+
+def test_file_order_offsets_increase():
+    events = dump_json("--stored-order", SAMPLE)
+    offsets = [e["offset"] for e in events]
+    assert offsets == sorted(offsets) and offsets[0] == 23
+
+
+def test_time_order_and_call_tree():
+    events = dump_json(SAMPLE)
+    times = [e["time"] for e in events]
+    assert times == sorted(times)
+    by_code = {(e["stream"], e["code"]): e for e in events}
+    child = by_code[("stream.1/substream.0", "Polling for OS events")]
+    parent = by_code[("stream.1/substream.0", "Scheduling processes")]
+    assert (child["depth"], parent["depth"]) == (1, 0)
+    assert parent["parent"] == -1
+    # parent is the stored index of the enclosing event in its stream
+    stored = [e for e in dump_json("--stored-order", SAMPLE)
+              if e["stream"] == "stream.1/substream.0"]
+    assert stored[child["parent"]]["code"] == "Scheduling processes"
+
+
+def test_info_and_top():
+    out = run_weft("info", SAMPLE, expect=0).stdout
+    assert "format: heph" in out
+    assert "epoch=1610113734118010000" in out
+    assert "stream.1/substream.94355107131408" in out
+    assert "lost_packets=0" in out
+    top = run_weft("top", SAMPLE, expect=0).stdout.splitlines()
+    assert top[0].split() == ["receiving", "message", "4"]
+
+
+def event_packet(stream, counter, start, end, desc, attrs=b""):
+    d = desc.encode()
+    body = struct.pack(">IIQQQH", stream, counter, 0, start, end, len(d)) + d + attrs
+    return struct.pack(">II", 0xC1FC1FB7, 8 + len(body)) + body
+
+
+def test_check_reports_lost_packets(tmp_path):
+    data = b"".join(event_packet(1, c, c * 10, c * 10 + 5, "e")
+                    for c in (0, 1, 2, 6, 7))
+    path = tmp_path / "gap.bin.log"
+    path.write_bytes(data)
+    proc = run_weft("check", path)
+    assert proc.returncode == 1
+    assert "3 packet(s) lost (counters 3..5 missing)" in proc.stdout
+    info = run_weft("info", path, expect=0).stdout
+    assert "lost_packets=3" in info
+
+
+@pytest.mark.parametrize("attrs, message", [
+    (b"\x00\x01a\x80\x00\x00", "0x80 alone is invalid"),
+    (b"\x00\x01a\x09", "unknown attribute type 0x09"),
+    (b"\x00\x01a\x04\x00\x40xy", "runs past the packet end"),
+])
+def test_check_names_the_byte(tmp_path, attrs, message):
+    first = event_packet(1, 0, 1, 2, "ok")
+    data = first + event_packet(1, 1, 3, 4, "bad", attrs) + event_packet(1, 2, 5, 6, "ok")
+    path = tmp_path / "bad.bin.log"
+    path.write_bytes(data)
+    proc = run_weft("check", path)
+    assert proc.returncode == 1
+    assert message in proc.stdout
+    # the problem is located inside the second packet
+    line = next(l for l in proc.stdout.splitlines() if message in l)
+    offset = int(line.split(":")[1])
+    assert len(first) + 44 <= offset < len(first) + 42 + 3 + len(attrs)
+    # the packets around it are still read
+    assert len(dump_json(path)) == 2
+
+
+def test_truncated_file_is_read_with_warning(tmp_path):
+    data = event_packet(1, 0, 1, 2, "one") + event_packet(1, 1, 3, 4, "two")
+    path = tmp_path / "cut.bin.log"
+    path.write_bytes(data[:-5])
+    proc = run_weft("dump", "--json", path)
+    assert proc.returncode == 0
+    assert [json.loads(l)["code"] for l in proc.stdout.splitlines()] == ["one"]
+    assert "warning" in proc.stderr and "larger than" in proc.stderr
