@@ -233,12 +233,26 @@ static int cursor_add_stream(weft_cursor *c, uint32_t index, int tolerant)
 	return 0;
 }
 
+/* Data files of a trace whose backend reads whole files (1 by default). */
+static size_t file_count(const weft_trace *trace)
+{
+	return trace->backend->file_count != NULL ? trace->backend->file_count(trace) : 1;
+}
+
+/* 1 when the merged cursor reads whole files rather than streams. */
+static int uses_file_order(const weft_trace *trace)
+{
+	const weft_backend *b = trace->backend;
+	return b->file_open != NULL && (trace->options.stored_order || b->file_order_default);
+}
+
 /*
- * A cursor over every stream of a one-file trace in file order: a single
- * slot fed by the backend's file reader, with the stream pattern applied
- * per event through a table of selected streams.
+ * The slots of a cursor over whole files: one per data file, each fed by
+ * the backend's file reader (events of many streams in file order), merged
+ * by time across files. The stream pattern is applied per event through a
+ * table of selected streams.
  */
-static int cursor_add_file(weft_cursor *c, const char *stream_pattern)
+static int cursor_add_files(weft_cursor *c, const char *stream_pattern)
 {
 	weft_trace *trace = c->trace;
 	if (stream_pattern != NULL) {
@@ -249,17 +263,21 @@ static int cursor_add_file(weft_cursor *c, const char *stream_pattern)
 			c->stream_selected[i] =
 				fnmatch(stream_pattern, trace->streams[i].path, 0) == 0;
 	}
-	cursor_slot *slot = &c->slots[c->slot_count++];
-	slot->batch = malloc(c->batch_cap * sizeof *slot->batch);
-	if (slot->batch == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	int rc = trace->backend->file_open(trace, &slot->state);
-	if (rc < 0) {
-		slot->state = NULL;
-		return rc;
+	for (size_t f = 0; f < file_count(trace); f++) {
+		cursor_slot *slot = &c->slots[c->slot_count++];
+		slot->batch = malloc(c->batch_cap * sizeof *slot->batch);
+		if (slot->batch == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		int rc = trace->backend->file_open(trace, f, &slot->state);
+		if (rc < 0) {
+			slot->state = NULL;
+			return rc;
+		}
+		if (slot_advance(c, slot)) {
+			c->heap[c->heap_count++] = slot_entry(c, (uint32_t)(slot - c->slots));
+			heap_sift_up(c, c->heap_count - 1);
+		}
 	}
-	if (slot_advance(c, slot))
-		c->heap[c->heap_count++] = slot_entry(c, 0);
 	return 0;
 }
 
@@ -282,14 +300,14 @@ int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 		       weft_cursor **out)
 {
 	*out = NULL;
-	int file_order = trace->options.stored_order && trace->backend->file_open != NULL;
-	weft_cursor *c = cursor_alloc(trace, file_order ? 1 : trace->stream_count);
+	int file_order = uses_file_order(trace);
+	weft_cursor *c = cursor_alloc(trace, file_order ? file_count(trace) : trace->stream_count);
 	if (c == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	const char *stream_pattern = filter != NULL ? filter->stream_pattern : NULL;
 	int rc = cursor_set_filter(c, filter);
 	if (rc == 0 && file_order)
-		rc = cursor_add_file(c, stream_pattern);
+		rc = cursor_add_files(c, stream_pattern);
 	if (rc < 0) {
 		weft_cursor_free(c);
 		return rc;

@@ -54,11 +54,17 @@ typedef struct weft_backend {
 		    const weft_open_options *options);
 	void (*close)(weft_trace *trace);
 	/*
-	 * Optional, for formats that keep every stream in one file: a reader
-	 * of all the streams in file order (same next/close functions). The
-	 * merged cursor uses it when the trace is opened in stored order.
+	 * Optional, for formats that keep many streams in one file (Heph,
+	 * ROSS): a reader of all the streams of data file `file` (0 ..
+	 * file_count - 1; file_count NULL means one file) in file order, with
+	 * the same next/close functions. The merged cursor uses these readers,
+	 * merged by time across files, when the trace is opened in stored
+	 * order, or always when `file_order_default` is set (formats whose
+	 * natural order is the file's).
 	 */
-	int (*file_open)(weft_trace *trace, void **state);
+	size_t (*file_count)(const weft_trace *trace);
+	int (*file_open)(weft_trace *trace, size_t file, void **state);
+	int file_order_default;
 	/* Per-stream reader: open, next event (1 / 0 at end / < 0), close. */
 	int (*stream_open)(weft_trace *trace, uint32_t stream, void **state);
 	int (*stream_next)(void *state, weft_event *event);

@@ -171,7 +171,7 @@ void weft__heph_index_reader_free(heph_index_reader *r);
 /* ---- Readers (heph_stream.c) ----------------------------------------------- */
 
 int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state);
-int weft__heph_file_open(weft_trace *trace, void **state);
+int weft__heph_file_open(weft_trace *trace, size_t file, void **state);
 int weft__heph_stream_next_batch(void *state, weft_event *events, size_t cap);
 int weft__heph_stream_next(void *state, weft_event *event);
 void weft__heph_stream_close(void *state);

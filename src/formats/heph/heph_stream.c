@@ -225,8 +225,9 @@ int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state)
 	return 0;
 }
 
-int weft__heph_file_open(weft_trace *trace, void **state)
+int weft__heph_file_open(weft_trace *trace, size_t file, void **state)
 {
+	(void)file; /* a Heph trace is one file */
 	heph_reader *r;
 	int rc = reader_create(trace, HEPH_WINDOW, &r);
 	if (rc < 0)
