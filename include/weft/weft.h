@@ -16,6 +16,7 @@
 #include "weft/trace.h"
 #include "weft/event.h"
 #include "weft/ovni.h"
+#include "weft/heph.h"
 
 #ifdef __cplusplus
 extern "C" {

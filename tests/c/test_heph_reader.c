@@ -546,6 +546,49 @@ static void test_spilled_index(void)
 	free(b.p);
 }
 
+/*
+ * A trace larger than a reader's window: every event of a batch must stay
+ * valid while the window slides (per stream and merged, in stored order).
+ */
+static void test_batches_across_windows(void)
+{
+	buf b = { 0 };
+	uint32_t counter[2] = { 0 };
+	for (uint64_t i = 0; i < 160000; i++) {
+		uint32_t s = (uint32_t)(i % 2);
+		size_t at = begin_event(&b, s, counter[s]++, 0, i, i + 1,
+					"a description of some length");
+		put_str(&b, "amount");
+		put_be(&b, 0x01, 1);
+		put_be(&b, i, 8);
+		end_packet(&b, at);
+	}
+	REQUIRE(b.len > (9u << 20));
+	const char *path = write_file("windows.bin.log", &b);
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.stored_order = 1;
+	weft_trace *t = open_ok(path, &o);
+	for (int merged = 0; merged < 2; merged++) {
+		weft_cursor *c;
+		const weft_event *ev;
+		weft_field f[4];
+		long n = 0, bad = 0;
+		REQUIRE((merged ? weft_cursor_create(t, NULL, &c) :
+			 weft_cursor_create_stream(t, 1, &c)) == 0);
+		while (weft_cursor_next(c, &ev) == 1) {
+			if (weft_event_fields(t, ev, f, 4) != 1 || f[0].v.u != ev->time)
+				bad++;
+			n++;
+		}
+		weft_cursor_free(c);
+		CHECK_EQ_U64(n, merged ? 160000 : 80000);
+		CHECK_EQ_U64(bad, 0);
+	}
+	weft_trace_free(t);
+	free(b.p);
+}
+
 /* Truncations and random corruptions of the sample: never a crash. */
 static void test_corruptions(void)
 {
@@ -605,6 +648,7 @@ int main(void)
 	test_epoch_rebase();
 	test_counters();
 	test_spilled_index();
+	test_batches_across_windows();
 	test_corruptions();
 	return tu_finish_dir(dir);
 }

@@ -65,6 +65,19 @@ static int in_window(const weft_mapfile *mf, uint64_t offset, uint64_t len)
 }
 
 /*
+ * 1 when the packet at r->offset (header and body) can be framed without
+ * moving the window. Framing maps the whole packet, so the check must
+ * come first: its size is read from the header, which is in the window.
+ */
+static int packet_in_window(const heph_reader *r)
+{
+	if (!in_window(&r->mf, r->offset, HEPH_FRAME_SIZE))
+		return 0;
+	const uint8_t *header = r->mf.map + (r->offset - r->mf.map_start);
+	return in_window(&r->mf, r->offset, heph_be32(header + 4));
+}
+
+/*
  * Next packet of the sequential reader that it delivers: 1 and *out,
  * 0 at the end, or 2 when the batch must end first (window move).
  */
@@ -73,8 +86,7 @@ static int sequential_next(heph_reader *r, weft_event *out, int batch_started)
 	for (;;) {
 		const uint8_t *p;
 		uint32_t size;
-		if (batch_started && r->offset < r->d->valid_end &&
-		    !in_window(&r->mf, r->offset, HEPH_FRAME_SIZE))
+		if (batch_started && r->offset < r->d->valid_end && !packet_in_window(r))
 			return 2;
 		heph_frame_status st = weft__heph_frame(&r->mf, r->offset, r->d->valid_end,
 							&p, &size);
