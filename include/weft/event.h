@@ -8,7 +8,9 @@
  *             data after it. time = clock + the stream's clock_offset.
  *   - Heph:   an interval [time, end]; code = description; fields =
  *             attributes; depth/parent = call tree.
- *   - ROSS:   a sample record; code = "PE", "KP", "LP", "MODEL", "EVENT".
+ *   - ROSS:   a sample record; code = "PE", "KP", "LP", "MODEL",
+ *             "ANALYSIS_MODEL", "EVENT"; payload = the fixed part as
+ *             stored, data = the model data; time = real time in ns.
  *   - Pallas: an event occurrence; code = record kind ("Enter", ...).
  * Payload bytes are delivered as stored (no copy when possible); typed
  * values come from weft_event_fields(), which knows each format's layouts.

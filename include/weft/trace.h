@@ -56,6 +56,21 @@ typedef struct weft_open_options {
 	/* Heph: memory of the time-order index before it spills sorted runs
 	 * to a temporary file (0 = default, 64 MiB). */
 	uint64_t sort_budget_bytes;
+	/* ROSS: the record kind of the file(s), instead of detecting it from
+	 * the data: "gvt", "rt", "vt" (analysis-lps), "evtrace" or "model";
+	 * NULL = detect. Setting it implies the ROSS format. */
+	const char *ross_kind;
+	/* ROSS: the true rate in Hz of the cycle counter that ROSS divided by
+	 * its --clock-rate default of 1e9; event times are rescaled to
+	 * real_time * 1e9 / rate seconds. 0 = take real_time as seconds. */
+	double ross_clock_rate;
+	/* ROSS: layout of the model data ("u32 magic, u32 lpid, i64 count",
+	 * sections "MODEL: ...", or "@FILE"; see docs/ross.md); NULL = the
+	 * model data is a bytes field `model_data`. */
+	const char *ross_model_schema;
+	/* ROSS: after garbage, look for the next run of valid records, report
+	 * the bytes skipped and go on (instead of stopping at the garbage). */
+	int ross_resync;
 } weft_open_options;
 
 void weft_open_options_init(weft_open_options *options);

@@ -1,8 +1,8 @@
 /*
  * cli/cli.h - what the subcommands of the `weft` command share: exit
  * codes, a small option parser, the options common to every command
- * (--format, --clock-offsets), opening a trace with a clear message, and
- * printing diagnostics.
+ * (--format, --clock-offsets, the ROSS options), opening a trace with a
+ * clear message, and printing diagnostics.
  */
 #ifndef WEFT_CLI_H
 #define WEFT_CLI_H
@@ -33,14 +33,22 @@ typedef struct cli_option {
 enum cli_common_option_id {
 	CLI_OPT_HELP = 1,
 	CLI_OPT_FORMAT,
-	CLI_OPT_CLOCK_OFFSETS
+	CLI_OPT_CLOCK_OFFSETS,
+	CLI_OPT_ROSS_KIND,
+	CLI_OPT_ROSS_CLOCK_RATE,
+	CLI_OPT_ROSS_MODEL_SCHEMA,
+	CLI_OPT_RESYNC
 };
 
 /* The option entries of the common options, to put in a command's table. */
 #define CLI_COMMON_OPTIONS \
 	{ "help", 'h', 0, CLI_OPT_HELP }, \
 	{ "format", 0, 1, CLI_OPT_FORMAT }, \
-	{ "clock-offsets", 0, 1, CLI_OPT_CLOCK_OFFSETS }
+	{ "clock-offsets", 0, 1, CLI_OPT_CLOCK_OFFSETS }, \
+	{ "ross-kind", 0, 1, CLI_OPT_ROSS_KIND }, \
+	{ "ross-clock-rate", 0, 1, CLI_OPT_ROSS_CLOCK_RATE }, \
+	{ "ross-model-schema", 0, 1, CLI_OPT_ROSS_MODEL_SCHEMA }, \
+	{ "resync", 0, 0, CLI_OPT_RESYNC }
 
 /* Walks the arguments of one command; positional arguments are kept. */
 typedef struct cli_parser {
@@ -118,5 +126,6 @@ int cli_cmd_dump(int argc, char **argv);
 int cli_cmd_top(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_sort(int argc, char **argv);
+int cli_cmd_convert(int argc, char **argv);
 
 #endif /* WEFT_CLI_H */

@@ -156,7 +156,48 @@ void cli_common_init(cli_common *c)
 	weft_open_options_init(&c->open);
 }
 
-/* --format NAME and --clock-offsets FILE. */
+/* --ross-clock-rate HZ: a positive number (1e9, 2.6e9, 2600000000). */
+static int parse_clock_rate(const char *command, const char *value, double *rate)
+{
+	char *end;
+	double v = strtod(value, &end);
+
+	if (end == value || *end != '\0' || !(v > 0) || v > 1e15) {
+		cli_usage_error(command, "invalid clock rate '%s' (Hz, e.g. 2.6e9)", value);
+		return -1;
+	}
+	*rate = v;
+	return 1;
+}
+
+/* The ROSS options: --ross-kind, --ross-clock-rate, --ross-model-schema, --resync. */
+static int ross_option(cli_common *c, const char *command, int id, const char *value)
+{
+	switch (id) {
+	case CLI_OPT_ROSS_KIND:
+		if (strcmp(value, "gvt") != 0 && strcmp(value, "rt") != 0 &&
+		    strcmp(value, "vt") != 0 && strcmp(value, "evtrace") != 0 &&
+		    strcmp(value, "model") != 0) {
+			cli_usage_error(command, "unknown ROSS kind '%s' (gvt, rt, vt, evtrace, model)",
+					value);
+			return -1;
+		}
+		c->open.ross_kind = value;
+		return 1;
+	case CLI_OPT_ROSS_CLOCK_RATE:
+		return parse_clock_rate(command, value, &c->open.ross_clock_rate);
+	case CLI_OPT_ROSS_MODEL_SCHEMA:
+		c->open.ross_model_schema = value;
+		return 1;
+	case CLI_OPT_RESYNC:
+		c->open.ross_resync = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* --format NAME, --clock-offsets FILE and the ROSS options. */
 int cli_common_option(cli_common *c, const char *command, int id, const char *value)
 {
 	switch (id) {
@@ -174,7 +215,7 @@ int cli_common_option(cli_common *c, const char *command, int id, const char *va
 		c->open.clock_offsets_path = value;
 		return 1;
 	default:
-		return 0;
+		return ross_option(c, command, id, value);
 	}
 }
 

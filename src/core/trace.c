@@ -12,6 +12,7 @@
 static const weft_backend *const backends[] = {
 	&weft__ovni_backend,
 	&weft__heph_backend,
+	&weft__ross_backend,
 };
 #define BACKEND_COUNT (sizeof backends / sizeof backends[0])
 
@@ -110,16 +111,21 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 		weft_open_options_init(&defaults);
 		options = &defaults;
 	}
-	const weft_backend *backend = pick_backend(path, options->format);
+	weft_format format = options->format;
+	/* A ROSS file kind only makes sense for ROSS: it implies the format. */
+	if (format == WEFT_FORMAT_AUTO && options->ross_kind != NULL &&
+	    options->ross_kind[0] != '\0')
+		format = WEFT_FORMAT_ROSS;
+	const weft_backend *backend = pick_backend(path, format);
 	if (backend == NULL) {
-		if (options->format != WEFT_FORMAT_AUTO)
+		if (format != WEFT_FORMAT_AUTO)
 			return weft__error(WEFT_EUNSUPPORTED, path, WEFT_NO_OFFSET,
 					   "format %s is not supported yet",
-					   weft_format_name(options->format) ?
-					   weft_format_name(options->format) : "?");
+					   weft_format_name(format) ? weft_format_name(format) : "?");
 		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
 				   "not a trace of any supported format "
-				   "(expected an ovni trace directory or a Heph trace file)");
+				   "(expected an ovni trace directory, a Heph trace file, "
+				   "or a ROSS run directory or .bin file)");
 	}
 	weft_trace *trace = calloc(1, sizeof *trace);
 	if (trace == NULL)

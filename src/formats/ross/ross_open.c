@@ -1,0 +1,1017 @@
+/*
+ * formats/ross/ross_open.c - opening a ROSS run: the files of a directory
+ * (or one file), the kind of each (ross_detect.c, or forced), then one
+ * pass over each file that frames and validates every record, finds the
+ * PE, KP and LP streams and notes what looks wrong. The events themselves
+ * are read later, through the readers of ross_stream.c.
+ *
+ * What the pass cannot accept becomes a diagnostic with its byte offset:
+ * a record cut short by the end of the file is a warning (every record
+ * before it is read); an impossible header or size is an error, and the
+ * readable part of the file ends there unless the resync option is on, in
+ * which case the pass looks for the next place where a run of valid
+ * records starts, reports the bytes it skipped and goes on.
+ */
+#include <dirent.h>
+#include <float.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "formats/ross/ross_internal.h"
+
+/* Files a run directory may hold (bounds the file table). */
+#define ROSS_MAX_FILES 4096u
+/* Bytes mapped by the probe. */
+#define PROBE_WINDOW (256u << 10)
+/* How far into a file resync looks for the first records when the
+ * start of the file is garbage. */
+#define RESYNC_DETECT_LIMIT (1u << 20)
+/* The smallest window of a per-stream reader. */
+#define MIN_STREAM_WINDOW (64u << 10)
+
+/* ---- Stream keys ------------------------------------------------------------ */
+
+ross_key weft__ross_record_key(uint32_t file, const ross_record *rec)
+{
+	ross_key k;
+	memset(&k, 0, sizeof k);
+	k.file = file;
+	k.cls = weft__ross_stream_class(rec->cls);
+	switch (rec->cls) {
+	case ROSS_REC_PE:
+		k.pe = rec->pe;
+		break;
+	case ROSS_REC_KP:
+		k.pe = rec->pe;
+		k.kp = rec->kp;
+		break;
+	case ROSS_REC_EVENT:
+		k.lp = rec->lp;
+		break;
+	default:
+		k.pe = rec->pe;
+		k.kp = rec->kp;
+		k.lp = rec->lp;
+		break;
+	}
+	return k;
+}
+
+/* A hash of every part of a key. */
+static uint64_t key_hash(const ross_key *k)
+{
+	uint64_t h = (k->pe + 0x9E3779B97F4A7C15ull) * 0xBF58476D1CE4E5B9ull;
+	h = (h ^ (h >> 29) ^ k->kp) * 0x94D049BB133111EBull;
+	h = (h ^ (h >> 31) ^ k->lp) * 0x9E3779B97F4A7C15ull;
+	h ^= ((uint64_t)k->file << 8 | k->cls) * 0xD6E8FEB86659FD93ull;
+	return h ^ (h >> 32);
+}
+
+/* Two keys name the same stream. */
+static int key_equal(const ross_key *a, const ross_key *b)
+{
+	return a->pe == b->pe && a->kp == b->kp && a->lp == b->lp && a->file == b->file &&
+	       a->cls == b->cls;
+}
+
+/* The slot of a key in the map: where it is, or the empty slot for it. */
+static size_t map_slot(const ross_data *d, const ross_key *k)
+{
+	size_t i = (size_t)key_hash(k) & (d->map_cap - 1);
+	while (d->map[i] != UINT32_MAX && !key_equal(&d->streams[d->map[i]].key, k))
+		i = (i + 1) & (d->map_cap - 1);
+	return i;
+}
+
+/* The stream index of a key through the map; -1 when unknown. */
+int64_t weft__ross_stream_lookup(const ross_data *d, const ross_key *key)
+{
+	if (d->map_cap == 0)
+		return -1;
+	size_t i = map_slot(d, key);
+	return d->map[i] == UINT32_MAX ? -1 : (int64_t)d->map[i];
+}
+
+/* A map of `cap` slots (a power of two) holding every stream. */
+static int map_fill(ross_data *d, size_t cap)
+{
+	uint32_t *map = malloc(cap * sizeof *map);
+	if (map == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	memset(map, 0xff, cap * sizeof *map);
+	free(d->map);
+	d->map = map;
+	d->map_cap = cap;
+	for (size_t s = 0; s < d->stream_count; s++)
+		d->map[map_slot(d, &d->streams[s].key)] = (uint32_t)s;
+	return 0;
+}
+
+/* After the streams were sorted: every key points at its new index. */
+int weft__ross_map_rebuild(ross_data *d)
+{
+	return map_fill(d, d->map_cap ? d->map_cap : 64);
+}
+
+/* Appends a stream for a new key, growing the map at half load. */
+int64_t weft__ross_stream_insert(ross_data *d, const ross_key *key)
+{
+	if ((d->stream_count + 1) * 2 > d->map_cap &&
+	    map_fill(d, d->map_cap ? d->map_cap * 2 : 64) < 0)
+		return WEFT_ENOMEM;
+	if (d->stream_count == d->stream_cap) {
+		size_t cap = d->stream_cap ? d->stream_cap * 2 : 64;
+		ross_stream *n = realloc(d->streams, cap * sizeof *n);
+		if (n == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		d->streams = n;
+		d->stream_cap = cap;
+	}
+	ross_stream *s = &d->streams[d->stream_count];
+	memset(s, 0, sizeof *s);
+	s->key = *key;
+	d->map[map_slot(d, key)] = (uint32_t)d->stream_count;
+	return (int64_t)d->stream_count++;
+}
+
+/* ---- Discovery -------------------------------------------------------------------- */
+
+/* What the open needs besides the backend data. */
+typedef struct open_ctx {
+	weft_trace *trace;
+	ross_data *d;
+	ross_kind forced;          /* ROSS_KIND_NONE when the data decides */
+	int single_file;
+	uint64_t records;
+	uint64_t unfiled_records;  /* beyond the stream limit */
+} open_ctx;
+
+/* Appends a file of the run (`name` relative to the trace root). */
+static int add_file(open_ctx *c, const char *path, const char *name)
+{
+	ross_data *d = c->d;
+	if (d->file_count >= ROSS_MAX_FILES)
+		return weft__error(WEFT_EUNSUPPORTED, d->root, WEFT_NO_OFFSET,
+				   "more than %u ROSS files in one run", ROSS_MAX_FILES);
+	ross_file *n = realloc(d->files, (d->file_count + 1) * sizeof *n);
+	if (n == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	d->files = n;
+	ross_file *f = &d->files[d->file_count];
+	memset(f, 0, sizeof *f);
+	size_t prefix_len = 0;
+	f->name_kind = weft__ross_name_kind(name, &prefix_len);
+	f->path = strdup(path);
+	f->name = strdup(name);
+	f->prefix = f->name_kind != ROSS_KIND_NONE ? strndup(name, prefix_len) : NULL;
+	d->file_count++; /* freed by the close even when a copy failed */
+	if (f->path == NULL || f->name == NULL ||
+	    (f->name_kind != ROSS_KIND_NONE && f->prefix == NULL))
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	f->kind = ROSS_KIND_NONE;
+	return 0;
+}
+
+/* qsort order of file names: byte order, so that runs list alike. */
+static int name_compare(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* 1 when `dir`/`name` is a regular file. */
+static int is_regular(const char *dir, const char *name)
+{
+	struct stat st;
+	char *p = weft__path_join(dir, name);
+	int ok = p != NULL && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+	free(p);
+	return ok;
+}
+
+/* The names of the ROSS files of a directory, sorted; their count or < 0. */
+static int list_directory(const char *path, char ***out)
+{
+	DIR *dir = opendir(path);
+	if (dir == NULL)
+		return weft__error_errno(path, "cannot read the directory");
+	char **names = NULL;
+	size_t n = 0;
+	int rc = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(dir)) != NULL) {
+		if (weft__ross_name_kind(e->d_name, NULL) == ROSS_KIND_NONE ||
+		    !is_regular(path, e->d_name))
+			continue;
+		char **bigger = n < ROSS_MAX_FILES ? realloc(names, (n + 1) * sizeof *names) : NULL;
+		if (bigger == NULL || (bigger[n] = strdup(e->d_name)) == NULL) {
+			names = bigger != NULL ? bigger : names;
+			rc = n >= ROSS_MAX_FILES ?
+			     weft__error(WEFT_EUNSUPPORTED, path, WEFT_NO_OFFSET,
+					 "more than %u ROSS files in one run", ROSS_MAX_FILES) :
+			     weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+			break;
+		}
+		names = bigger;
+		n++;
+	}
+	closedir(dir);
+	if (rc == 0 && n > 1)
+		qsort(names, n, sizeof *names, name_compare);
+	*out = names;
+	return rc < 0 ? rc : (int)n;
+}
+
+/* The files of the run: every ROSS file of a directory, or the one file. */
+static int discover(open_ctx *c, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return weft__error_errno(path, "cannot open");
+	if (!S_ISDIR(st.st_mode)) {
+		const char *slash = strrchr(path, '/');
+		c->single_file = 1;
+		return add_file(c, path, slash != NULL && slash[1] != '\0' ? slash + 1 : path);
+	}
+	char **names = NULL;
+	int n = list_directory(path, &names);
+	int rc = n < 0 ? n : 0;
+	for (int i = 0; i < n; i++) {
+		char *full = weft__path_join(path, names[i]);
+		if (rc == 0)
+			rc = full != NULL ? add_file(c, full, names[i]) :
+			     weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		free(full);
+	}
+	for (int i = 0; i < (n > 0 ? n : 0); i++)
+		free(names[i]);
+	free(names);
+	if (rc == 0 && n == 0)
+		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
+				   "expected ROSS files (<prefix>-gvt.bin, -rt.bin, "
+				   "-analysis-lps.bin, -evtrace.bin or -model.bin), found none");
+	return rc;
+}
+
+/* ---- Kind of a file ----------------------------------------------------------------- */
+
+/* The state of the pass over one file. */
+typedef struct file_scan {
+	open_ctx *c;
+	ross_file *f;
+	uint32_t index;
+	weft_mapfile mf;
+	int kind_from_data;        /* an engine kind the name did not give */
+	const char *detected_from; /* for the metadata */
+	uint64_t clamped, first_clamped;
+	uint64_t reversed, first_reversed;
+	uint64_t short_model, first_short_model;
+	uint64_t skipped_bytes;
+	int lp_sizes;              /* bit 0: 36-byte LP bodies, bit 1: 48 */
+	int saw_end_time;          /* a virtual time of DBL_MAX */
+} file_scan;
+
+/* What the records under a framing are, for messages. */
+static const char *family_text(ross_family family, int all_model)
+{
+	switch (family) {
+	case ROSS_FAMILY_ANALYSIS: return "analysis-lps records (vt)";
+	case ROSS_FAMILY_EVTRACE: return "event-trace records";
+	default: return all_model ? "model samples" : "engine samples";
+	}
+}
+
+/* The kind the detected data says, with the name as a hint. */
+static ross_kind kind_from_detection(file_scan *s, const ross_detection *det)
+{
+	if (det->family == ROSS_FAMILY_ANALYSIS)
+		return ROSS_KIND_VT;
+	if (det->family == ROSS_FAMILY_EVTRACE)
+		return ROSS_KIND_EVTRACE;
+	if (det->all_model)
+		return ROSS_KIND_MODEL;
+	if (s->f->name_kind == ROSS_KIND_GVT || s->f->name_kind == ROSS_KIND_RT)
+		return s->f->name_kind;
+	s->kind_from_data = 1; /* gvt, or rt when an "end" sample shows up */
+	return ROSS_KIND_GVT;
+}
+
+/*
+ * Fails for a file no hypothesis parses, with the message of the framing
+ * its name says (or sample headers) at the first record.
+ */
+static int not_ross(file_scan *s)
+{
+	ross_kind k = s->f->name_kind;
+	ross_parse_ctx ctx = { k != ROSS_KIND_NONE ? weft__ross_kind_family(k) :
+			       ROSS_FAMILY_SAMPLES, 0, s->f->name };
+	ross_record rec;
+	const uint8_t *p;
+	char text[512];
+	if (weft__ross_read(&ctx, &s->mf, 0, s->mf.size, &rec, &p) == ROSS_PARSE_OK)
+		weft__error(WEFT_EFORMAT, s->f->name, 0, "the records do not look real "
+			    "(times negative, NaN or out of range)");
+	snprintf(text, sizeof text, "%s", weft__error_text());
+	uint64_t offset = weft__error_offset();
+	return weft__error(WEFT_EFORMAT, s->f->name, offset,
+			   "not ROSS data (no record framing or byte order fits): %s", text);
+}
+
+/* Kind, framing and byte order of the file: forced, or from its data. */
+static int choose_kind(file_scan *s)
+{
+	ross_file *f = s->f;
+	ross_detection det;
+	ross_kind forced = s->c->forced;
+	int only = forced != ROSS_KIND_NONE ? (int)weft__ross_kind_family(forced) : -1;
+	if (f->size == 0 && forced == ROSS_KIND_NONE && f->name_kind == ROSS_KIND_NONE)
+		return weft__error(WEFT_EFORMAT, f->name, WEFT_NO_OFFSET,
+				   "expected ROSS records, found an empty file");
+	int rc = f->size > 0 ? weft__ross_detect(&s->mf, 0, f->name_kind, only, &det) : 0;
+	uint64_t start = 0;
+	if (rc == 0 && f->size > 0 && s->c->d->resync)
+		rc = weft__ross_detect_resync(&s->mf, RESYNC_DETECT_LIMIT, f->name_kind, only,
+					      &start, &det);
+	if (forced != ROSS_KIND_NONE || f->size == 0) {
+		f->kind = forced != ROSS_KIND_NONE ? forced : f->name_kind;
+		f->parse.family = weft__ross_kind_family(f->kind);
+		f->parse.big_endian = rc == 1 ? det.big_endian : 0;
+		s->detected_from = forced != ROSS_KIND_NONE ? "forced" : "name (empty file)";
+		return 1;
+	}
+	if (rc == 0)
+		return not_ross(s);
+	f->kind = kind_from_detection(s, &det);
+	f->parse.family = det.family;
+	f->parse.big_endian = det.big_endian;
+	s->detected_from = f->name_kind == ROSS_KIND_NONE ? "data" :
+			   f->kind == f->name_kind ? "name and data" : "data (not the name)";
+	if (start > 0)
+		s->detected_from = "data after garbage (resync)";
+	if (f->name_kind != ROSS_KIND_NONE && f->kind != f->name_kind)
+		weft__trace_diag(s->c->trace, WEFT_SEV_WARNING, WEFT_EFORMAT, f->name, 0,
+				 "named like a %s file, but its records are %s: read as %s",
+				 weft__ross_kind_name(f->name_kind),
+				 family_text(det.family, det.all_model),
+				 weft__ross_kind_name(f->kind));
+	return 1;
+}
+
+/* ---- The pass ---------------------------------------------------------------------------- */
+
+/* Files a record under its stream (a new one when needed) and notes it. */
+static int file_record(file_scan *s, const ross_record *rec, uint64_t offset)
+{
+	ross_data *d = s->c->d;
+	ross_key key = weft__ross_record_key(s->index, rec);
+	int64_t idx = weft__ross_stream_lookup(d, &key);
+	if (idx < 0) {
+		if (d->stream_count >= ROSS_MAX_STREAMS) {
+			if (s->c->unfiled_records++ == 0)
+				weft__trace_diag(s->c->trace, WEFT_SEV_ERROR, WEFT_ENOMEM,
+						 s->f->name, offset, "more than %u streams (PE, KP, "
+						 "LP): the records of further ones are skipped",
+						 ROSS_MAX_STREAMS);
+			return 0;
+		}
+		if ((idx = weft__ross_stream_insert(d, &key)) < 0)
+			return (int)idx;
+	}
+	ross_stream *st = &d->streams[idx];
+	if (st->records++ == 0)
+		st->first_offset = offset;
+	st->last_offset = offset;
+	s->f->records++;
+	s->c->records++;
+	return 0;
+}
+
+/* The sanity notes of a record: times, sizes, the schema. */
+static void note_record(file_scan *s, const ross_record *rec, uint64_t offset)
+{
+	int clamped = 0;
+	if (rec->cls != ROSS_REC_ANALYSIS) /* ROSS leaves that real time unset */
+		weft__ross_time_ns(rec->real_time, s->c->d->time_scale, &clamped);
+	if (clamped && s->clamped++ == 0)
+		s->first_clamped = offset;
+	if (rec->cls == ROSS_REC_EVENT && rec->recv_time < rec->virtual_time &&
+	    s->reversed++ == 0)
+		s->first_reversed = offset;
+	if (rec->cls == ROSS_REC_LP)
+		s->lp_sizes |= rec->fixed == ROSS_SAMPLE_HEADER + ROSS_LP_OLD_BODY ? 1 : 2;
+	if (rec->cls != ROSS_REC_EVENT && rec->virtual_time == DBL_MAX)
+		s->saw_end_time = 1;
+	const ross_schema *sc = s->c->d->schemas.by_class[rec->cls];
+	if (sc != NULL && rec->data_size < sc->size && s->short_model++ == 0)
+		s->first_short_model = offset;
+}
+
+/*
+ * A sample file (framing not forced) that holds an analysis header where
+ * a sample header was expected is an analysis-lps file: the framing is
+ * widened. Returns 1 when that happened.
+ */
+static int widen_to_analysis(file_scan *s, uint64_t offset)
+{
+	ross_file *f = s->f;
+	if (s->c->forced != ROSS_KIND_NONE || f->parse.family != ROSS_FAMILY_SAMPLES)
+		return 0;
+	ross_parse_ctx ctx = { ROSS_FAMILY_ANALYSIS, f->parse.big_endian, NULL };
+	ross_record rec;
+	const uint8_t *p;
+	if (weft__ross_read(&ctx, &s->mf, offset, f->size, &rec, &p) != ROSS_PARSE_OK ||
+	    !rec.plausible)
+		return 0;
+	f->parse.family = ROSS_FAMILY_ANALYSIS;
+	if (f->kind != ROSS_KIND_VT) {
+		if (f->name_kind != ROSS_KIND_NONE && f->name_kind != ROSS_KIND_VT)
+			weft__trace_diag(s->c->trace, WEFT_SEV_WARNING, WEFT_EFORMAT, f->name,
+					 offset, "named like a %s file, but it holds analysis "
+					 "records (from here): read as vt",
+					 weft__ross_kind_name(f->name_kind));
+		f->kind = ROSS_KIND_VT;
+		s->kind_from_data = 0;
+	}
+	return 1;
+}
+
+/* 1 when a run of valid records that look real starts at `o`. */
+static int run_starts_at(file_scan *s, uint64_t o)
+{
+	ross_parse_ctx ctx = s->f->parse;
+	uint64_t pos = o;
+	ctx.file = NULL;
+	for (int k = 0; k < ROSS_RESYNC_RUN; k++) {
+		ross_record rec;
+		const uint8_t *p;
+		if (weft__ross_read(&ctx, &s->mf, pos, s->f->size, &rec, &p) != ROSS_PARSE_OK ||
+		    !rec.plausible)
+			return 0;
+		pos += rec.size;
+		if (pos == s->f->size)
+			return 1;
+	}
+	return 1;
+}
+
+/* The next offset after `from` where records start again, or UINT64_MAX. */
+static uint64_t find_resync(file_scan *s, uint64_t from)
+{
+	for (uint64_t o = from; o < s->f->size; o++)
+		if (run_starts_at(s, o))
+			return o;
+	return UINT64_MAX;
+}
+
+/* Remembers a skipped region for the readers; -1 when there are too many. */
+static int add_skip(ross_file *f, uint64_t from, uint64_t to)
+{
+	if (f->skip_count >= ROSS_MAX_SKIPS)
+		return -1;
+	if (f->skip_count == f->skip_cap) {
+		size_t cap = f->skip_cap ? f->skip_cap * 2 : 8;
+		ross_skip *n = realloc(f->skips, cap * sizeof *n);
+		if (n == NULL)
+			return -1;
+		f->skips = n;
+		f->skip_cap = cap;
+	}
+	f->skips[f->skip_count++] = (ross_skip){ from, to };
+	return 0;
+}
+
+/*
+ * A record that cannot be read at `offset` (the error is set): with
+ * resync, skips to the next run of valid records (returns 1 and moves
+ * *offset); otherwise reports where reading stops (returns 0).
+ */
+static int handle_bad(file_scan *s, ross_parse_status st, uint64_t *offset)
+{
+	char text[768], note[160];
+	const char *file = s->f->name;
+	uint64_t at = weft__error_offset();
+	snprintf(text, sizeof text, "%s", weft__error_text());
+	uint64_t next = s->c->d->resync ? find_resync(s, *offset + 1) : UINT64_MAX;
+	if (next != UINT64_MAX && add_skip(s->f, *offset, next) == 0) {
+		weft__trace_diag(s->c->trace, WEFT_SEV_ERROR, WEFT_EFORMAT, file, at,
+				 "%s (resync: %llu bytes skipped, reading goes on at byte %llu)",
+				 text, (unsigned long long)(next - *offset),
+				 (unsigned long long)next);
+		s->skipped_bytes += next - *offset;
+		*offset = next;
+		return 1;
+	}
+	if (next != UINT64_MAX)
+		snprintf(note, sizeof note, " (more than %u garbage regions: reading of this "
+			 "file stops here)", ROSS_MAX_SKIPS);
+	else if (s->c->d->resync && st == ROSS_PARSE_BAD)
+		snprintf(note, sizeof note, " (resync: no valid record follows; the %llu bytes "
+			 "to the end are skipped)", (unsigned long long)(s->f->size - *offset));
+	else
+		snprintf(note, sizeof note, " (reading of this file stops here: every record "
+			 "before it is read)");
+	int truncated = st == ROSS_PARSE_TRUNCATED && next == UINT64_MAX;
+	weft__trace_diag(s->c->trace, truncated ? WEFT_SEV_WARNING : WEFT_SEV_ERROR,
+			 truncated ? WEFT_ETRUNCATED : WEFT_EFORMAT, file, at, "%s%s", text, note);
+	s->f->truncated = truncated;
+	return 0;
+}
+
+/* Frames every record of the file, up to the end or the first problem. */
+static int scan_file(file_scan *s)
+{
+	ross_file *f = s->f;
+	uint64_t offset = 0;
+	while (offset < f->size) {
+		ross_record rec;
+		const uint8_t *p;
+		ross_parse_status st = weft__ross_read(&f->parse, &s->mf, offset, f->size,
+						       &rec, &p);
+		if (st == ROSS_PARSE_OK) {
+			int rc = file_record(s, &rec, offset);
+			if (rc < 0)
+				return rc;
+			note_record(s, &rec, offset);
+			offset += rec.size;
+			continue;
+		}
+		if (st == ROSS_PARSE_IO)
+			return WEFT_EIO; /* the mapping set the error */
+		if (st == ROSS_PARSE_BAD && widen_to_analysis(s, offset))
+			continue;
+		if (offset == 0 && st == ROSS_PARSE_BAD && s->c->single_file && !s->c->d->resync)
+			return WEFT_EFORMAT; /* the error names the first record */
+		if (!handle_bad(s, st, &offset))
+			break;
+	}
+	f->valid_end = offset < f->size ? offset : f->size;
+	return 0;
+}
+
+/* The warnings the notes of the pass add up to (one line each). */
+static void report_notes(file_scan *s)
+{
+	weft_trace *t = s->c->trace;
+	const char *file = s->f->name;
+	if (s->clamped)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, s->first_clamped,
+				 "%llu record(s) with a real time that is negative, NaN or too "
+				 "large: their event time is clamped to 0 or to the largest time "
+				 "(first here)", (unsigned long long)s->clamped);
+	if (s->reversed)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, s->first_reversed,
+				 "%llu event record(s) received before they were sent "
+				 "(virtual_recv_time < virtual_send_time; first here)",
+				 (unsigned long long)s->reversed);
+	if (s->short_model)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, s->first_short_model,
+				 "%llu record(s) with less model data than the model schema "
+				 "describes: their fields cannot be decoded (first here)",
+				 (unsigned long long)s->short_model);
+	if (s->lp_sizes == 3)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, WEFT_NO_OFFSET,
+				 "LP samples of both 36 bytes (older ROSS) and 48 bytes");
+}
+
+/* Metadata of the root node of a file. */
+static json_t *file_metadata(const file_scan *s)
+{
+	const ross_file *f = s->f;
+	json_t *o = json_object();
+	json_object_set_new(o, "file", json_string(f->name));
+	json_object_set_new(o, "kind", json_string(weft__ross_kind_name(f->kind)));
+	json_object_set_new(o, "detected_from", json_string(s->detected_from));
+	json_object_set_new(o, "byte_order", json_string(f->parse.big_endian ?
+							 "big-endian" : "little-endian"));
+	json_object_set_new(o, "records", json_integer((json_int_t)f->records));
+	json_object_set_new(o, "file_bytes", json_integer((json_int_t)f->size));
+	json_object_set_new(o, "read_bytes", json_integer((json_int_t)f->valid_end));
+	json_object_set_new(o, "skipped_bytes", json_integer((json_int_t)s->skipped_bytes));
+	return o;
+}
+
+/* Sets a node's metadata from a JSON object (consumed). */
+static int set_metadata(weft_trace *t, uint32_t node, json_t *obj)
+{
+	char *text = obj != NULL ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+	json_decref(obj);
+	if (text == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int rc = weft__trace_set_node_metadata(t, node, text);
+	free(text);
+	return rc;
+}
+
+/*
+ * Opens, recognises and scans one file. A file that is not ROSS data
+ * fails the open of a single-file trace; in a directory it becomes an
+ * error diagnostic and is left out. The root metadata is kept in *meta.
+ */
+static int open_file(open_ctx *c, uint32_t index, json_t **meta)
+{
+	file_scan s;
+	memset(&s, 0, sizeof s);
+	s.c = c;
+	s.f = &c->d->files[index];
+	s.index = index;
+	s.f->parse.file = s.f->name;
+	*meta = NULL;
+	size_t streams_before = c->d->stream_count;
+	int rc = weft__mapfile_open(&s.mf, s.f->path, s.f->name, ROSS_WINDOW);
+	if (rc == 0) {
+		s.f->size = s.mf.size;
+		rc = choose_kind(&s);
+		if (rc == 1)
+			rc = scan_file(&s);
+		weft__mapfile_close(&s.mf);
+	}
+	if (rc < 0 && c->single_file)
+		return rc;
+	if (rc < 0) {
+		/* Forget what the pass filed before it failed. */
+		weft__trace_diag_last_error(c->trace, WEFT_SEV_ERROR, rc, " (the file is left out)");
+		c->records -= s.f->records;
+		s.f->records = 0;
+		s.f->valid_end = 0;
+		s.f->skip_count = 0;
+		c->d->stream_count = streams_before;
+		return weft__ross_map_rebuild(c->d);
+	}
+	if (s.kind_from_data && s.f->kind == ROSS_KIND_GVT && s.saw_end_time)
+		s.f->kind = ROSS_KIND_RT; /* only real-time sampling ends with DBL_MAX */
+	report_notes(&s);
+	s.f->readable = 1;
+	*meta = file_metadata(&s);
+	return *meta != NULL ? 0 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+					       "out of memory");
+}
+
+/* ---- Building the hierarchy ------------------------------------------------------------------ */
+
+/* Order of streams: by file, then PE > KP > LP, a parent before its children. */
+static int stream_compare(const void *a, const void *b)
+{
+	const ross_key *x = &((const ross_stream *)a)->key;
+	const ross_key *y = &((const ross_stream *)b)->key;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->pe != y->pe)
+		return x->pe < y->pe ? -1 : 1;
+	int xr = x->cls != ROSS_REC_PE, yr = y->cls != ROSS_REC_PE;
+	if (xr != yr)
+		return xr - yr;
+	if (x->kp != y->kp)
+		return x->kp < y->kp ? -1 : 1;
+	xr = x->cls != ROSS_REC_KP;
+	yr = y->cls != ROSS_REC_KP;
+	if (xr != yr)
+		return xr - yr;
+	if (x->lp != y->lp)
+		return x->lp < y->lp ? -1 : 1;
+	return (int)x->cls - (int)y->cls;
+}
+
+/* The nodes made so far for the streams of one file. */
+typedef struct tree_state {
+	open_ctx *c;
+	const ross_file *f;
+	uint32_t root;
+	int have_pe, have_kp, have_lp;
+	uint64_t pe, kp, lp;
+	uint32_t pe_node, kp_node, lp_node;
+} tree_state;
+
+/* Adds a node "<kind>.<id>" under `parent`. */
+static int add_id_node(tree_state *ts, uint32_t parent, const char *kind, uint64_t id,
+		       uint32_t *node)
+{
+	char name[48];
+	snprintf(name, sizeof name, "%s.%llu", kind, (unsigned long long)id);
+	return weft__trace_add_node(ts->c->trace, parent, kind, name,
+				    id <= INT64_MAX ? (int64_t)id : -1, NULL, node);
+}
+
+/* The node of PE `pe`, made when it is new. */
+static int pe_node(tree_state *ts, uint64_t pe, uint32_t *node)
+{
+	if (!ts->have_pe || ts->pe != pe) {
+		int rc = add_id_node(ts, ts->root, "pe", pe, &ts->pe_node);
+		if (rc < 0)
+			return rc;
+		ts->have_pe = 1;
+		ts->pe = pe;
+		ts->have_kp = ts->have_lp = 0;
+	}
+	*node = ts->pe_node;
+	return 0;
+}
+
+/* The node of KP `kp` of PE `pe`. */
+static int kp_node(tree_state *ts, uint64_t pe, uint64_t kp, uint32_t *node)
+{
+	uint32_t parent;
+	int rc = pe_node(ts, pe, &parent);
+	if (rc == 0 && (!ts->have_kp || ts->kp != kp)) {
+		rc = add_id_node(ts, parent, "kp", kp, &ts->kp_node);
+		ts->have_kp = 1;
+		ts->kp = kp;
+		ts->have_lp = 0;
+	}
+	*node = ts->kp_node;
+	return rc;
+}
+
+/* The node of LP `lp` (under its KP, or under the root for event traces). */
+static int lp_node(tree_state *ts, const ross_key *k, uint32_t *node)
+{
+	uint32_t parent = ts->root;
+	int rc = k->cls == ROSS_REC_EVENT ? 0 : kp_node(ts, k->pe, k->kp, &parent);
+	if (rc == 0 && (!ts->have_lp || ts->lp != k->lp)) {
+		rc = add_id_node(ts, parent, "lp", k->lp, &ts->lp_node);
+		ts->have_lp = 1;
+		ts->lp = k->lp;
+	}
+	*node = ts->lp_node;
+	return rc;
+}
+
+/*
+ * The node a stream's records go to: the PE, KP or LP node itself, or a
+ * child of the LP for the second kind of LP records (a node holds one
+ * stream): model samples under `model` in engine files, engine samples
+ * under `engine` in model files.
+ */
+static int stream_node(tree_state *ts, const ross_key *k, uint32_t *node)
+{
+	int model_file = ts->f->kind == ROSS_KIND_MODEL;
+	switch (k->cls) {
+	case ROSS_REC_PE:
+		return pe_node(ts, k->pe, node);
+	case ROSS_REC_KP:
+		return kp_node(ts, k->pe, k->kp, node);
+	default: {
+		uint32_t lp;
+		int rc = lp_node(ts, k, &lp);
+		int own = k->cls == ROSS_REC_EVENT ||
+			  (k->cls == ROSS_REC_MODEL) == model_file;
+		if (rc < 0 || own) {
+			*node = lp;
+			return rc;
+		}
+		return weft__trace_add_node(ts->c->trace, lp, k->cls == ROSS_REC_MODEL ?
+					    "model" : "engine", k->cls == ROSS_REC_MODEL ?
+					    "model" : "engine", -1, NULL, node);
+	}
+	}
+}
+
+/* The name of a file's root node: its kind, or its file name when two share it. */
+static void root_name(const ross_data *d, const ross_file *f, char *buf, size_t size)
+{
+	int shared = 0;
+	for (size_t i = 0; i < d->file_count; i++)
+		if (&d->files[i] != f && d->files[i].readable && d->files[i].kind == f->kind)
+			shared = 1;
+	if (!shared) {
+		snprintf(buf, size, "%s", weft__ross_kind_name(f->kind));
+		return;
+	}
+	size_t n = strlen(f->name);
+	if (n > 4 && strcmp(f->name + n - 4, ".bin") == 0)
+		n -= 4;
+	snprintf(buf, size, "%.*s", (int)n, f->name);
+}
+
+/* The root node of a file, its nodes and its weft streams. */
+static int build_file(open_ctx *c, uint32_t index, json_t *meta, size_t *next_stream)
+{
+	ross_data *d = c->d;
+	ross_file *f = &d->files[index];
+	tree_state ts;
+	char name[512];
+	memset(&ts, 0, sizeof ts);
+	ts.c = c;
+	ts.f = f;
+	root_name(d, f, name, sizeof name);
+	int rc = weft__trace_add_node(c->trace, WEFT_NO_PARENT, "file", name, -1, NULL, &ts.root);
+	if (rc == 0)
+		rc = set_metadata(c->trace, ts.root, json_incref(meta));
+	f->first_stream = (uint32_t)*next_stream;
+	for (; rc == 0 && *next_stream < d->stream_count &&
+	       d->streams[*next_stream].key.file == index; (*next_stream)++) {
+		const ross_stream *st = &d->streams[*next_stream];
+		uint32_t node, si;
+		rc = stream_node(&ts, &st->key, &node);
+		if (rc == 0) {
+			json_t *o = json_object();
+			json_object_set_new(o, "records", json_integer((json_int_t)st->records));
+			rc = set_metadata(c->trace, node, o);
+		}
+		if (rc == 0)
+			rc = weft__trace_add_stream(c->trace, node, f->name, f->size, &si);
+		if (rc == 0) {
+			c->trace->streams[si].finished = f->truncated ? 0 : -1;
+			c->trace->streams[si].big_endian = f->parse.big_endian;
+		}
+	}
+	f->stream_count = (uint32_t)(*next_stream - f->first_stream);
+	return rc;
+}
+
+/* Streams in tree order, then every readable file's nodes. */
+static int build_hierarchy(open_ctx *c, json_t **metas)
+{
+	ross_data *d = c->d;
+	if (d->stream_count > 1)
+		qsort(d->streams, d->stream_count, sizeof *d->streams, stream_compare);
+	int rc = weft__ross_map_rebuild(d);
+	size_t next = 0;
+	for (uint32_t i = 0; rc == 0 && i < d->file_count; i++)
+		if (d->files[i].readable)
+			rc = build_file(c, i, metas[i], &next);
+	return rc;
+}
+
+/* Trace-wide metadata: files, records, clock rate, schema. */
+static int set_trace_metadata(open_ctx *c, const weft_open_options *o)
+{
+	size_t readable = 0;
+	for (size_t i = 0; i < c->d->file_count; i++)
+		readable += c->d->files[i].readable;
+	json_t *m = json_object();
+	json_object_set_new(m, "files", json_integer((json_int_t)c->d->file_count));
+	json_object_set_new(m, "readable_files", json_integer((json_int_t)readable));
+	json_object_set_new(m, "records", json_integer((json_int_t)c->records));
+	json_object_set_new(m, "clock_rate", o->ross_clock_rate > 0 ?
+			    json_real(o->ross_clock_rate) : json_null());
+	json_object_set_new(m, "model_schema", c->d->schemas.section_count > 0 ?
+			    json_true() : json_false());
+	char *text = json_dumps(m, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(m);
+	if (text == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int rc = weft__trace_set_metadata(c->trace, text);
+	free(text);
+	return rc;
+}
+
+/* ---- Backend entry points ---------------------------------------------------------------------- */
+
+/*
+ * A directory holding ROSS files, or a `.bin` file whose first records
+ * parse (surer when its name is a ROSS name).
+ */
+static int ross_probe(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		char **names = NULL;
+		int n = list_directory(path, &names);
+		for (int i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		weft__error_clear();
+		return n > 0 ? 60 : 0;
+	}
+	size_t len = strlen(path);
+	if (!S_ISREG(st.st_mode) || len < 4 || strcmp(path + len - 4, ".bin") != 0)
+		return 0;
+	const char *slash = strrchr(path, '/');
+	ross_kind hint = weft__ross_name_kind(slash != NULL ? slash + 1 : path, NULL);
+	weft_mapfile mf;
+	ross_detection det;
+	int rc = weft__mapfile_open(&mf, path, path, PROBE_WINDOW);
+	if (rc == 0) {
+		rc = mf.size > 0 ? weft__ross_detect(&mf, 0, hint, -1, &det) : 0;
+		weft__mapfile_close(&mf);
+	}
+	weft__error_clear();
+	/* A ROSS name is enough to get the open's explanation of bad data. */
+	if (hint != ROSS_KIND_NONE)
+		return rc == 1 ? 80 : 30;
+	if (rc != 1)
+		return 0;
+	return det.plausible == det.records && (det.reached_end || det.records >= 8) ? 40 : 0;
+}
+
+/* Releases the backend data: files, streams, map, schema. */
+static void ross_close(weft_trace *trace)
+{
+	ross_data *d = trace->backend_data;
+	if (d == NULL)
+		return;
+	for (size_t i = 0; i < d->file_count; i++) {
+		free(d->files[i].path);
+		free(d->files[i].name);
+		free(d->files[i].prefix);
+		free(d->files[i].skips);
+	}
+	free(d->files);
+	free(d->streams);
+	free(d->map);
+	free(d->root);
+	weft__ross_schema_free(&d->schemas);
+	free(d);
+	trace->backend_data = NULL;
+}
+
+/* The ROSS open options: forced kind, clock rate, schema, resync. */
+static int apply_options(open_ctx *c, const char *path, const weft_open_options *o)
+{
+	ross_data *d = c->d;
+	c->forced = ROSS_KIND_NONE;
+	if (o->ross_kind != NULL && o->ross_kind[0] != '\0' &&
+	    (c->forced = weft__ross_kind_from_name(o->ross_kind)) == ROSS_KIND_NONE)
+		return weft__error(WEFT_EINVAL, path, WEFT_NO_OFFSET,
+				   "unknown ROSS kind '%s' (expected gvt, rt, vt, evtrace or model)",
+				   o->ross_kind);
+	double rate = o->ross_clock_rate;
+	if (!(rate >= 0) || isinf(rate))
+		return weft__error(WEFT_EINVAL, path, WEFT_NO_OFFSET,
+				   "expected a clock rate in Hz (> 0, or 0 for none), found %g", rate);
+	d->time_scale = rate > 0 ? 1e9 / rate : 1.0;
+	d->resync = o->ross_resync != 0;
+	return weft__ross_schema_compile(o->ross_model_schema, &d->schemas);
+}
+
+/* Opens every file, then builds the hierarchy and the metadata. */
+static int open_files(open_ctx *c, const weft_open_options *o)
+{
+	ross_data *d = c->d;
+	json_t **metas = calloc(d->file_count, sizeof *metas);
+	int rc = metas != NULL ? 0 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+						 "out of memory");
+	size_t readable = 0;
+	for (uint32_t i = 0; rc == 0 && i < d->file_count; i++) {
+		rc = open_file(c, i, &metas[i]);
+		readable += rc == 0 && d->files[i].readable;
+	}
+	if (rc == 0 && readable == 0)
+		rc = weft__error(WEFT_EFORMAT, d->root, WEFT_NO_OFFSET,
+				 "expected ROSS data, found no readable file (see the diagnostics)");
+	if (rc == 0)
+		rc = build_hierarchy(c, metas);
+	if (rc == 0)
+		rc = set_trace_metadata(c, o);
+	for (size_t i = 0; metas != NULL && i < d->file_count; i++)
+		json_decref(metas[i]);
+	free(metas);
+	return rc;
+}
+
+/* A reader's share of the read budget, within [64 KiB, ROSS_WINDOW]. */
+static uint64_t reader_window(uint64_t budget, size_t readers)
+{
+	uint64_t window = budget / (readers ? readers : 1);
+	return window < MIN_STREAM_WINDOW ? MIN_STREAM_WINDOW :
+	       window > ROSS_WINDOW ? ROSS_WINDOW : window;
+}
+
+/*
+ * The open: options, the files of the run, the pass over each, the
+ * hierarchy; then the window of each reader from the read budget.
+ */
+static int ross_open(weft_trace *trace, const char *path, const weft_open_options *o)
+{
+	open_ctx c;
+	memset(&c, 0, sizeof c);
+	c.trace = trace;
+	c.d = calloc(1, sizeof *c.d);
+	if (c.d == NULL || (c.d->root = strdup(path)) == NULL) {
+		free(c.d);
+		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	}
+	trace->backend_data = c.d;
+	int rc = apply_options(&c, path, o);
+	if (rc == 0)
+		rc = discover(&c, path);
+	if (rc == 0)
+		rc = open_files(&c, o);
+	if (rc < 0)
+		return rc;
+	uint64_t budget = o->read_budget_bytes ? o->read_budget_bytes : (32ull << 20);
+	c.d->window = reader_window(budget, c.d->stream_count);
+	c.d->file_window = reader_window(budget, c.d->file_count);
+	return 0;
+}
+
+const weft_backend weft__ross_backend = {
+	.format = WEFT_FORMAT_ROSS,
+	.name = "ross",
+	.probe = ross_probe,
+	.open = ross_open,
+	.close = ross_close,
+	.file_count = weft__ross_file_count,
+	.file_open = weft__ross_file_open,
+	.file_order_default = 1,
+	.stream_open = weft__ross_stream_open,
+	.stream_next = weft__ross_stream_next,
+	.stream_next_batch = weft__ross_stream_next_batch,
+	.stream_close = weft__ross_stream_close,
+	.event_fields = weft__ross_event_fields,
+};
