@@ -1,6 +1,6 @@
 /*
  * cli/main.c - the `weft` command: dispatches to one subcommand (info,
- * dump, top, check, sort) and prints the overall usage.
+ * dump, top, check, sort, convert) and prints the overall usage.
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +19,7 @@ static const struct cli_command {
 	{ "top", cli_cmd_top, "number of events per event code (and per stream)" },
 	{ "check", cli_cmd_check, "validate a trace; exit 1 when problems are found" },
 	{ "sort", cli_cmd_sort, "sort the unordered regions of an ovni trace (ovnisort)" },
+	{ "convert", cli_cmd_convert, "write the events for a viewer (Chrome JSON: --to chrome -o OUT)" },
 	{ NULL, NULL, NULL }
 };
 

@@ -1,0 +1,71 @@
+#!/bin/sh
+# Benchmark of `weft convert --to chrome` on a Heph trace: events per
+# second and peak resident memory (GNU time's maximum RSS), for the
+# default mode and --heph-compat, written to a file (temporary file,
+# fsync and rename included) and to /dev/null (-o -: the conversion
+# alone, without the kernel's page cache and the disk).
+#
+# usage: bench/convert_bench.sh [BUILD_DIR] [TRACE] [RUNS]
+#   BUILD_DIR  default build/
+#   TRACE      default /tmp/weft-convert-bench.bin.log, written when
+#              missing by BUILD_DIR/bench/bench_heph_write --write-trace
+#              (3 M events, 8 streams, about 200 MB)
+#   RUNS       runs per row (default 5); each row shows the median
+# The output goes next to the trace (OUT = TRACE.json), which is removed
+# before each run (outside the timing: freeing its pages is not the
+# converter's work). The trace is read once before measuring so that it
+# is in the page cache.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+trace=${2:-/tmp/weft-convert-bench.bin.log}
+runs=${3:-5}
+weft=$build/weft
+out=$trace.json
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp" "$out"' EXIT
+
+command -v /usr/bin/time >/dev/null 2>&1 || {
+	echo "needs GNU time (apt-get install time)" >&2; exit 1; }
+if [ ! -f "$trace" ]; then
+	"$build/bench/bench_heph_write" --write-trace "$trace" --events 3000000 --streams 8 >&2
+fi
+bytes=$(stat -c %s "$trace")
+cat "$trace" > /dev/null
+events=$("$weft" check "$trace" | sed -n 's/.*streams, \([0-9]*\) events.*/\1/p')
+
+# run NAME TARGET ARGS...: RUNS timed conversions to TARGET (file or null),
+# one table row with the median wall time and the largest RSS.
+run() {
+	name=$1; target=$2; shift 2
+	: > "$tmp/times"
+	i=0
+	while [ "$i" -lt "$runs" ]; do
+		rm -f "$out"
+		sync
+		if [ "$target" = file ]; then
+			/usr/bin/time -f "%e %M" -o "$tmp/one" "$weft" convert "$trace" \
+				--to chrome -o "$out" "$@" 2> "$tmp/err" || true
+		else
+			/usr/bin/time -f "%e %M" -o "$tmp/one" "$weft" convert "$trace" \
+				--to chrome -o - "$@" > /dev/null 2> "$tmp/err" || true
+		fi
+		tail -n 1 "$tmp/one" >> "$tmp/times"
+		i=$((i + 1))
+	done
+	sort -n "$tmp/times" | awk -v n="$name" -v e="$events" -v runs="$runs" '
+		{ t[NR] = $1; if ($2 > rss) rss = $2 }
+		END {
+			m = t[int((runs + 1) / 2)]
+			printf "| %-34s | %6.2f s | %6.2f M events/s | %6.1f MB |\n",
+			       n, m, e / m / 1e6, rss / 1024 }'
+}
+
+echo "trace: $trace, $bytes bytes, $events events; median of $runs runs"
+echo "| command                            | time     | events/s          | max RSS  |"
+echo "|---|---|---|---|"
+run "convert --to chrome -o OUT" file
+run "convert --to chrome -o - >/dev/null" null
+run "convert --heph-compat -o OUT" file --heph-compat
+run "convert --heph-compat -o - >/dev/null" null --heph-compat
+ls -l "$out" 2>/dev/null | awk '{ printf "output of the last run: %d bytes\n", $5 }' || true

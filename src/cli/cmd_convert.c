@@ -1,0 +1,598 @@
+/*
+ * cli/cmd_convert.c - `weft convert TRACE --to chrome -o OUT.json`: the
+ * events of a trace of any format in a viewer's format, written by an
+ * output of src/outputs/ (today Chrome's Trace Event JSON, optionally
+ * byte for byte as Heph's converter writes it).
+ *
+ * This file decides what is not the output's business: the order the
+ * events are read in (file order for one-file formats, so that the
+ * conversion streams in one pass; time order for the others), the time
+ * window and filters, and where the bytes go: a temporary file next to
+ * OUT, synced and renamed over it at the end (so OUT is either the old
+ * file or the whole new one), or standard output with `-o -`.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "outputs/chrome.h"
+
+enum convert_option_id {
+	OPT_OUTPUT = 100,
+	OPT_TO,
+	OPT_FROM,
+	OPT_UNTIL,
+	OPT_STREAM,
+	OPT_EVENT,
+	OPT_FORCE,
+	OPT_HEPH_COMPAT
+};
+
+static const cli_option convert_options[] = {
+	CLI_COMMON_OPTIONS,
+	{ "output", 'o', 1, OPT_OUTPUT },
+	{ "to", 0, 1, OPT_TO },
+	{ "from", 0, 1, OPT_FROM },
+	{ "until", 0, 1, OPT_UNTIL },
+	{ "stream", 0, 1, OPT_STREAM },
+	{ "event", 0, 1, OPT_EVENT },
+	{ "mcv", 0, 1, OPT_EVENT },
+	{ "force", 'f', 0, OPT_FORCE },
+	{ "heph-compat", 0, 0, OPT_HEPH_COMPAT },
+	{ NULL, 0, 0, 0 }
+};
+
+/* Output formats `--to` knows; the others come with later versions. */
+static const struct output_format {
+	const char *name;
+	int supported;
+} output_formats[] = {
+	{ "chrome", 1 },
+	{ "perfetto", 0 },
+	{ "paraver", 0 },
+	{ "pallas", 0 },
+	{ NULL, 0 }
+};
+
+/* Usage text of `weft convert --help`. */
+static void print_convert_help(void)
+{
+	printf("usage: weft convert [OPTIONS] TRACE --to FORMAT -o OUT\n"
+	       "\n"
+	       "Writes the events of TRACE in a viewer's format. FORMAT: chrome (Chrome's\n"
+	       "Trace Event JSON, for Perfetto UI, chrome://tracing, Speedscope). OUT is\n"
+	       "written to a temporary file next to it, then renamed; '-' is stdout.\n"
+	       "\n"
+	       "options:\n"
+	       "  -o, --output OUT     the output file ('-': standard output)\n"
+	       "  --to FORMAT|T        an output format (chrome), or, when the value starts\n"
+	       "                       with a digit, the end of the time window (like --until)\n"
+	       "  --from T, --until T  only events with from <= start time <= until; T in ns\n"
+	       "                       or with a unit: 5us, 10ms, 2s, 1.5min, 1h\n"
+	       "  --stream GLOB        only streams whose path matches the glob\n"
+	       "  --event GLOB         only events whose code (name) matches (alias: --mcv)\n"
+	       "  -f, --force          replace OUT when it exists\n"
+	       "  --heph-compat        the bytes Heph's converter (convert_trace) writes:\n"
+	       "                       integer microseconds with its same-start fix-up,\n"
+	       "                       no metadata events (see docs/convert.md)\n"
+	       "  --format NAME        trace format: auto (default), ovni, heph, ross, pallas\n"
+	       "  --clock-offsets FILE ovnisync clock offsets (ovni)\n"
+	       "  -h, --help           this text\n"
+	       "\n"
+	       "exit status: 0 done (warnings, e.g. a truncated last packet, on stderr);\n"
+	       "1 done, but some data could not be read (listed on stderr; OUT is complete\n"
+	       "valid JSON without it); 2 bad usage, or the trace or OUT failed (no OUT).\n"
+	       "\n"
+	       "example:\n"
+	       "  weft convert run.bin.log --to chrome -o run.json\n");
+}
+
+/* Everything the options of `weft convert` set. */
+typedef struct convert_settings {
+	cli_common common;
+	weft_filter filter;
+	const char *output;       /* path, or "-" */
+	const char *to_format;    /* output format name, NULL until given */
+	int force;
+	int heph_compat;
+} convert_settings;
+
+/* ---- Options ------------------------------------------------------------------ */
+
+/* The entry of an output format name, or NULL. */
+static const struct output_format *find_output_format(const char *name)
+{
+	for (const struct output_format *f = output_formats; f->name != NULL; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+/* A time option's value into *dest; -1 after an error. */
+static int parse_time_option(const char *option, const char *value, uint64_t *dest)
+{
+	if (cli_parse_time(value, dest) == 0)
+		return 0;
+	cli_usage_error("convert", "invalid time '%s' for %s (e.g. 1500, 10ms, 2s)",
+			value, option);
+	return -1;
+}
+
+/*
+ * --to: a value that starts with a digit is a time (the end of the time
+ * window, as --until); anything else names the output format.
+ */
+static int apply_to_option(convert_settings *s, const char *value)
+{
+	if (value[0] >= '0' && value[0] <= '9')
+		return parse_time_option("--to", value, &s->filter.to);
+	const struct output_format *f = find_output_format(value);
+	if (f == NULL) {
+		cli_usage_error("convert", "unknown output format '%s' (chrome), and not a "
+				"time (times start with a digit: 10ms)", value);
+		return -1;
+	}
+	if (!f->supported) {
+		cli_usage_error("convert", "output format '%s' is not supported yet "
+				"(supported: chrome)", value);
+		return -1;
+	}
+	s->to_format = f->name;
+	return 0;
+}
+
+/* Applies one convert option; -1 after printing an error. */
+static int apply_convert_option(convert_settings *s, int id, const char *value)
+{
+	switch (id) {
+	case OPT_OUTPUT:
+		s->output = value;
+		return 0;
+	case OPT_TO:
+		return apply_to_option(s, value);
+	case OPT_FROM:
+		return parse_time_option("--from", value, &s->filter.from);
+	case OPT_UNTIL:
+		return parse_time_option("--until", value, &s->filter.to);
+	case OPT_STREAM:
+		s->filter.stream_pattern = value;
+		return 0;
+	case OPT_EVENT:
+		s->filter.code_pattern = value;
+		return 0;
+	case OPT_FORCE:
+		s->force = 1;
+		return 0;
+	case OPT_HEPH_COMPAT:
+		s->heph_compat = 1;
+		return 0;
+	default:
+		return cli_common_option(&s->common, "convert", id, value) == 1 ? 0 : -1;
+	}
+}
+
+/* 1 when `path` ends with `suffix`. */
+static int ends_with(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), m = strlen(suffix);
+
+	return n >= m && strcmp(path + n - m, suffix) == 0;
+}
+
+/* The checks that need every option: output, format, window. */
+static int check_convert_settings(convert_settings *s)
+{
+	if (s->output == NULL)
+		return cli_usage_error("convert", "missing the output: -o OUT ('-' for stdout)");
+	if (s->to_format == NULL) {
+		if (!ends_with(s->output, ".json"))
+			return cli_usage_error("convert", "missing the output format: --to chrome");
+		s->to_format = "chrome";
+	}
+	if (s->filter.to != 0 && s->filter.to < s->filter.from)
+		return cli_usage_error("convert", "--until is before --from");
+	return -1;
+}
+
+/*
+ * Reads the arguments. Returns -1 to go on, or the exit code to end with
+ * (0 after --help, 2 after an error).
+ */
+static int parse_convert_arguments(convert_settings *s, int argc, char **argv)
+{
+	cli_parser parser;
+	const char *value;
+	int id;
+
+	memset(s, 0, sizeof *s);
+	cli_common_init(&s->common);
+	cli_parser_init(&parser, "convert", argc, argv, convert_options);
+	while ((id = cli_next_option(&parser, &value)) != 0) {
+		if (id < 0)
+			return CLI_EXIT_FAILURE;
+		if (id == CLI_OPT_HELP) {
+			print_convert_help();
+			return CLI_EXIT_OK;
+		}
+		if (apply_convert_option(s, id, value) < 0)
+			return CLI_EXIT_FAILURE;
+	}
+	if (cli_take_trace_path(&s->common, &parser) < 0)
+		return CLI_EXIT_FAILURE;
+	return check_convert_settings(s);
+}
+
+/* ---- Output file: temporary file, then rename ------------------------------------ */
+
+/*
+ * The temporary file is removed when the command is interrupted: its
+ * path is kept in a static buffer for the signal handler (unlink() is
+ * async-signal-safe).
+ */
+static char cleanup_path[4096];
+static volatile sig_atomic_t cleanup_armed;
+
+/*
+ * A signal that ends the command (interrupt, termination, a closed pipe
+ * on stderr, the file size limit): remove the temporary file, then die
+ * of the signal as before.
+ */
+static void cleanup_on_signal(int sig)
+{
+	if (cleanup_armed)
+		unlink(cleanup_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Arms (path) or disarms (NULL) the removal of the temporary file. */
+static void arm_cleanup(const char *path)
+{
+	static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
+	struct sigaction sa;
+
+	cleanup_armed = 0;
+	if (path == NULL || strlen(path) >= sizeof cleanup_path)
+		return;
+	strcpy(cleanup_path, path);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = cleanup_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+		struct sigaction old;
+		/* an ignored signal (nohup, a limit the caller handles) stays so */
+		if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(signals[i], &sa, NULL);
+	}
+	cleanup_armed = 1;
+}
+
+/* Where the converted bytes go. */
+typedef struct output_target {
+	const char *path;  /* the final file; NULL for standard output */
+	char *tmp_path;    /* the temporary file being written (malloc'd) */
+	int fd;
+} output_target;
+
+/* Refuses an existing OUT unless --force; a directory is always refused. */
+static int check_output_path(const convert_settings *s)
+{
+	struct stat st;
+
+	if (strcmp(s->output, "-") == 0 || stat(s->output, &st) != 0)
+		return CLI_EXIT_OK;
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "weft convert: '%s' is a directory\n", s->output);
+		return CLI_EXIT_FAILURE;
+	}
+	if (!s->force) {
+		fprintf(stderr, "weft convert: '%s' exists; use --force to replace it\n",
+			s->output);
+		return CLI_EXIT_FAILURE;
+	}
+	return CLI_EXIT_OK;
+}
+
+/*
+ * Creates OUT.tmp.XXXXXX next to OUT (same file system, so the rename is
+ * atomic), with the permissions a new file would get (mkstemp gives 0600).
+ */
+static int target_open(output_target *t, const char *output)
+{
+	memset(t, 0, sizeof *t);
+	if (strcmp(output, "-") == 0) {
+		t->fd = STDOUT_FILENO;
+		return CLI_EXIT_OK;
+	}
+	t->path = output;
+	size_t len = strlen(output) + sizeof ".tmp.XXXXXX";
+	t->tmp_path = malloc(len);
+	if (t->tmp_path == NULL) {
+		fprintf(stderr, "weft convert: out of memory\n");
+		return CLI_EXIT_FAILURE;
+	}
+	snprintf(t->tmp_path, len, "%s.tmp.XXXXXX", output);
+	t->fd = mkstemp(t->tmp_path);
+	if (t->fd < 0) {
+		fprintf(stderr, "weft convert: cannot create '%s': %s\n", t->tmp_path,
+			strerror(errno));
+		free(t->tmp_path);
+		t->tmp_path = NULL;
+		return CLI_EXIT_FAILURE;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(t->fd, 0666 & ~mask);
+	arm_cleanup(t->tmp_path);
+	return CLI_EXIT_OK;
+}
+
+/* Gives up: the temporary file is closed and removed. */
+static void target_abort(output_target *t)
+{
+	if (t->tmp_path == NULL)
+		return;
+	arm_cleanup(NULL);
+	close(t->fd);
+	unlink(t->tmp_path);
+	free(t->tmp_path);
+	t->tmp_path = NULL;
+}
+
+/* Syncs the directory of `path`, so that the rename survives a crash. */
+static void sync_directory(const char *path)
+{
+	char *dir = strdup(path);
+	if (dir == NULL)
+		return;
+	char *slash = strrchr(dir, '/');
+	const char *name = slash == NULL ? "." : slash == dir ? "/" : dir;
+	if (slash != NULL && slash != dir)
+		*slash = '\0';
+	int fd = open(name, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+/*
+ * Puts the temporary file in place of OUT. Without --force, link() makes
+ * the final step fail if OUT appeared meanwhile (rename would replace
+ * it); file systems without hard links fall back to a check and rename.
+ * Returns 0, or -1 with errno set.
+ */
+static int move_into_place(const output_target *t, int force)
+{
+	if (force)
+		return rename(t->tmp_path, t->path);
+	if (link(t->tmp_path, t->path) == 0) {
+		unlink(t->tmp_path);
+		return 0;
+	}
+	if (errno == EEXIST)
+		return -1;
+	if (access(t->path, F_OK) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(t->tmp_path, t->path);
+}
+
+/* Why the commit failed, on stderr. */
+static void report_commit_failure(const output_target *t, const char *step, int err)
+{
+	if (strcmp(step, "rename") == 0 && err == EEXIST)
+		fprintf(stderr, "weft convert: '%s' appeared while converting; use --force "
+			"to replace it\n", t->path);
+	else
+		fprintf(stderr, "weft convert: cannot %s '%s': %s\n", step,
+			strcmp(step, "rename") == 0 ? t->path : t->tmp_path, strerror(err));
+}
+
+/* Syncs, closes and renames the temporary file; removes it on failure. */
+static int target_commit(output_target *t, int force)
+{
+	const char *step = NULL;
+	int err = 0;
+
+	if (t->tmp_path == NULL)
+		return CLI_EXIT_OK;
+	if (fsync(t->fd) != 0)
+		step = "write", err = errno;
+	if (close(t->fd) != 0 && step == NULL)
+		step = "close", err = errno;
+	t->fd = -1;
+	if (step == NULL && move_into_place(t, force) != 0)
+		step = "rename", err = errno;
+	arm_cleanup(NULL);
+	if (step != NULL) {
+		report_commit_failure(t, step, err);
+		unlink(t->tmp_path);
+	} else {
+		sync_directory(t->path);
+	}
+	free(t->tmp_path);
+	t->tmp_path = NULL;
+	return step != NULL ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+}
+
+/* ---- Reading ----------------------------------------------------------------------- */
+
+/*
+ * Formats whose every stream is in one file (Heph) are read in file
+ * order: one pass, bounded memory, no time-order index (and the order
+ * Heph's converter uses). The others are read merged by time.
+ */
+static int reads_in_file_order(weft_format format)
+{
+	return format == WEFT_FORMAT_HEPH;
+}
+
+/*
+ * Opens the trace with the reading order of its format. When the format
+ * is detected, the trace is first opened in stored order; a format read
+ * in time order is then opened again (its opening is cheap, unlike a
+ * Heph scan, which happens once).
+ */
+static int open_for_conversion(const convert_settings *s, weft_trace **out)
+{
+	cli_common c = s->common;
+	int detect = c.open.format == WEFT_FORMAT_AUTO;
+
+	c.open.stored_order = detect || reads_in_file_order(c.open.format);
+	int exit_code = cli_open_trace(&c, "convert", out);
+	if (exit_code != CLI_EXIT_OK || !detect)
+		return exit_code;
+	weft_format format = weft_trace_format(*out);
+	if (reads_in_file_order(format))
+		return exit_code;
+	weft_trace_free(*out);
+	c.open.format = format;
+	c.open.stored_order = 0;
+	return cli_open_trace(&c, "convert", out);
+}
+
+/*
+ * The conversion loop: every event of the cursor to the writer. Stops
+ * early when the output has failed. Returns what weft_cursor_next()
+ * returned last (0 at the end, or a negative WEFT_E* code).
+ */
+static int convert_events(weft_cursor *cursor, weft__chrome_writer *writer)
+{
+	const weft_event *event;
+	int rc;
+
+	while ((rc = weft_cursor_next(cursor, &event)) == 1) {
+		weft__chrome_writer_event(writer, event);
+		if (weft__chrome_writer_failed(writer))
+			return 0;
+	}
+	return rc;
+}
+
+/* ---- Report -------------------------------------------------------------------------- */
+
+/*
+ * The problems met on the way, on stderr. Returns 1 when some data could
+ * not be read (an error diagnostic, fields that could not be decoded), 0
+ * when there were only warnings or nothing.
+ */
+static int report_problems(const weft_trace *trace, const weft__chrome_stats *st)
+{
+	size_t n = weft_trace_diag_count(trace);
+	int lost = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const weft_diag *d = weft_trace_diag(trace, i);
+		fprintf(stderr, "weft convert: ");
+		cli_print_diag(stderr, d, weft_trace_path(trace));
+		lost |= d->severity == WEFT_SEV_ERROR;
+	}
+	if (st->bad_fields > 0) {
+		fprintf(stderr, "weft convert: error: %llu event(s) with fields that could "
+			"not be decoded (written without them)\n",
+			(unsigned long long)st->bad_fields);
+		lost = 1;
+	}
+	if (st->fixup_stuck > 0)
+		fprintf(stderr, "weft convert: warning: %llu event(s) left at their own "
+			"timestamp: the same-start fix-up would never end for them (Heph's "
+			"converter hangs there)\n", (unsigned long long)st->fixup_stuck);
+	return lost;
+}
+
+/* ---- The command ------------------------------------------------------------------------ */
+
+/*
+ * Writes the whole document: header, events, footer. Returns 0, or the
+ * exit code 2 after printing why the output failed. *read_rc gets the
+ * reading's outcome.
+ */
+static int write_document(const convert_settings *s, weft_trace *trace,
+			  weft_cursor *cursor, int fd, int *read_rc,
+			  weft__chrome_stats *stats)
+{
+	weft__chrome_options o = { .heph_compat = s->heph_compat,
+				   .stream_pattern = s->filter.stream_pattern };
+	weft__chrome_writer *writer;
+	int rc = weft__chrome_writer_create(trace, fd, &o, &writer);
+
+	if (rc < 0)
+		return cli_library_error("convert", "cannot start the output", rc);
+	weft__chrome_writer_begin(writer);
+	*read_rc = convert_events(cursor, writer);
+	rc = weft__chrome_writer_finish(writer);
+	weft__chrome_writer_stats(writer, stats);
+	weft__chrome_writer_free(writer);
+	if (rc < 0)
+		return cli_library_error("convert", "writing the output failed", rc);
+	return CLI_EXIT_OK;
+}
+
+/* Converts into the target; the target is committed or removed. */
+static int convert_into(const convert_settings *s, weft_trace *trace, weft_cursor *cursor)
+{
+	output_target target;
+	weft__chrome_stats stats;
+	int read_rc = 0;
+	int exit_code = target_open(&target, s->output);
+
+	if (exit_code != CLI_EXIT_OK)
+		return exit_code;
+	memset(&stats, 0, sizeof stats);
+	exit_code = write_document(s, trace, cursor, target.fd, &read_rc, &stats);
+	if (exit_code != CLI_EXIT_OK) {
+		target_abort(&target);
+		return exit_code;
+	}
+	exit_code = target_commit(&target, s->force);
+	if (exit_code != CLI_EXIT_OK)
+		return exit_code;
+	int lost = report_problems(trace, &stats);
+	if (read_rc < 0) {
+		cli_library_error("convert", "reading the events stopped early", read_rc);
+		lost = 1;
+	}
+	return lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
+}
+
+/* Checks OUT, opens the trace, creates the cursor, converts. */
+static int run_convert(const convert_settings *s)
+{
+	weft_trace *trace;
+	weft_cursor *cursor = NULL;
+	int exit_code = check_output_path(s);
+
+	if (exit_code != CLI_EXIT_OK)
+		return exit_code;
+	exit_code = open_for_conversion(s, &trace);
+	if (exit_code != CLI_EXIT_OK)
+		return exit_code;
+	int rc = weft_cursor_create(trace, &s->filter, &cursor);
+	if (rc < 0)
+		exit_code = cli_library_error("convert", "cannot read the events", rc);
+	else
+		exit_code = convert_into(s, trace, cursor);
+	weft_cursor_free(cursor);
+	weft_trace_free(trace);
+	return exit_code;
+}
+
+/* Entry of `weft convert`: options, then the conversion. */
+int cli_cmd_convert(int argc, char **argv)
+{
+	convert_settings settings;
+	int done = parse_convert_arguments(&settings, argc, argv);
+
+	if (done >= 0)
+		return done;
+	return run_convert(&settings);
+}

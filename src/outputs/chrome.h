@@ -1,0 +1,106 @@
+/*
+ * outputs/chrome.h - events of any trace as Chrome's Trace Event format
+ * (JSON object form), written as a stream: header, then one event per
+ * weft_event as it comes, then the footer. Memory does not grow with the
+ * trace, except for the same-start fix-up of the Heph-compatible mode.
+ *
+ * The writer sees only the unified model (nodes, streams, weft_event,
+ * weft_event_fields()); it never knows which format the events came from:
+ *   - pid: the number of the stream's top-level node (its node id when it
+ *     has no number), tid: the number of the stream's node (the stream
+ *     index when none); for Heph: stream id and substream id;
+ *   - interval events (WEFT_EVENT_INTERVAL): complete events "X" with
+ *     ts and dur; point events: instant events "i" with scope "t";
+ *   - name: the event code; args: the typed fields (arrays as arrays).
+ *
+ * Two modes:
+ *   - default: every string escaped, times in microseconds with the
+ *     nanoseconds as decimals (1610113734119010.05), floats as the
+ *     shortest JSON number, NaN and infinities as strings, and metadata
+ *     events ("M": process_name, thread_name) naming every process and
+ *     thread from the node kinds and numbers ("stream 1", "substream 0");
+ *   - heph_compat: byte for byte what Heph's converter `convert_trace`
+ *     writes (layout, integer microseconds, its same-start fix-up, floats
+ *     as Rust prints them), except that strings are escaped where its
+ *     output would not be JSON, arrays are written as JSON arrays, and
+ *     NaN and infinities are strings (see docs/convert.md).
+ *
+ * Internal to libweft (weft__ prefix).
+ */
+#ifndef WEFT_OUTPUTS_CHROME_H
+#define WEFT_OUTPUTS_CHROME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+typedef struct weft__chrome_options {
+	int heph_compat;            /* 1: Heph's converter's bytes */
+	/* Default mode: name only the streams whose path matches this
+	 * fnmatch() glob in the metadata events (NULL = every stream), like
+	 * the cursor's stream filter. */
+	const char *stream_pattern;
+} weft__chrome_options;
+
+/* What the writer did, for the command's report. */
+typedef struct weft__chrome_stats {
+	uint64_t events;          /* events written (metadata events excluded) */
+	uint64_t bad_fields;      /* events whose fields could not be decoded */
+	uint64_t fixup_moved;     /* compat: events the fix-up moved */
+	uint64_t fixup_stuck;     /* compat: events left in place (the fix-up
+	                             would never end: Heph's converter hangs) */
+	uint64_t fixup_entries;   /* compat: timestamps held by the fix-up */
+	uint64_t fixup_bytes;     /* compat: memory of the fix-up tables */
+} weft__chrome_stats;
+
+typedef struct weft__chrome_writer weft__chrome_writer;
+
+/*
+ * A writer of the events of `trace` to the file descriptor `fd` (which
+ * it does not close). Sets *out; WEFT_ENOMEM (message set) on failure.
+ */
+int weft__chrome_writer_create(const weft_trace *trace, int fd,
+			       const weft__chrome_options *options,
+			       weft__chrome_writer **out);
+/* The header, and in the default mode the metadata events. */
+void weft__chrome_writer_begin(weft__chrome_writer *w);
+/* One event; failures of the output are reported by _finish(). */
+void weft__chrome_writer_event(weft__chrome_writer *w, const weft_event *event);
+/*
+ * The footer, then everything is flushed. Returns 0, WEFT_EIO when the
+ * output failed, or WEFT_ENOMEM when the fix-up ran out of memory (the
+ * output then misses some shifts); the message is set.
+ */
+int weft__chrome_writer_finish(weft__chrome_writer *w);
+/* 1 once a write of the output has failed (the rest would be lost). */
+int weft__chrome_writer_failed(const weft__chrome_writer *w);
+void weft__chrome_writer_stats(const weft__chrome_writer *w, weft__chrome_stats *out);
+/* Releases the writer (nothing is flushed). NULL is accepted. */
+void weft__chrome_writer_free(weft__chrome_writer *w);
+
+/* ---- Heph's same-start fix-up (outputs/chrome_fixup.c) ---------------------- */
+
+/*
+ * The ts -> dur maps of Heph's converter, one per track (a (pid, tid)
+ * pair), and its rule: an event whose ts (us) is taken on its track
+ * moves up (ts + 1, dur - 1) while the event there is longer, else down
+ * (ts - 1, dur + 1), until its ts is free. The result is exactly that of
+ * Heph's one-step walk, found by searches in O(log) instead (see the
+ * file). Where Heph would underflow dur, it stays 0.
+ */
+typedef struct weft__fixup weft__fixup;
+
+int weft__fixup_create(size_t tracks, weft__fixup **out);
+/*
+ * Places an event of `track` at *ts with *dur: moves them and records
+ * the event. Returns 1, or 0 when Heph's walk would never end (the event
+ * is left as given and not recorded), or WEFT_ENOMEM (message set).
+ */
+int weft__fixup_place(weft__fixup *f, uint32_t track, uint64_t *ts, uint64_t *dur);
+/* Events recorded, and the bytes of the tables. */
+uint64_t weft__fixup_entries(const weft__fixup *f);
+uint64_t weft__fixup_bytes(const weft__fixup *f);
+void weft__fixup_free(weft__fixup *f);
+
+#endif /* WEFT_OUTPUTS_CHROME_H */
