@@ -93,6 +93,14 @@ const char *weft_trace_path(const weft_trace *trace);
  * none): for Heph, the epochs and packet counts.
  */
 const char *weft_trace_metadata_json(const weft_trace *trace);
+/*
+ * 1 when the format's natural order is its files' (ROSS): the merged
+ * cursor (weft_cursor_create) then reads each data file once, front to
+ * back, whereas a cursor per stream reads the part of a file it shares
+ * with the other streams. Commands that look at every stream make one
+ * merged pass over such traces. 0 otherwise (ovni, Heph).
+ */
+int weft_trace_file_order_default(const weft_trace *trace);
 
 /* ---- Hierarchy --------------------------------------------------------- */
 

@@ -127,5 +127,8 @@ int cli_cmd_top(int argc, char **argv);
 int cli_cmd_check(int argc, char **argv);
 int cli_cmd_sort(int argc, char **argv);
 int cli_cmd_convert(int argc, char **argv);
+int cli_cmd_table(int argc, char **argv);
+int cli_cmd_summary(int argc, char **argv);
+int cli_cmd_plot(int argc, char **argv);
 
 #endif /* WEFT_CLI_H */

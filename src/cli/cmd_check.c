@@ -59,6 +59,7 @@ static void print_check_help(void)
 /* ---- The list of problems ----------------------------------------------------- */
 
 typedef struct problem {
+	uint32_t stream;   /* the stream it was found in (for ordering) */
 	int severity;
 	char *file;
 	uint64_t offset;
@@ -69,6 +70,7 @@ typedef struct problem_list {
 	problem *items;
 	size_t count, cap;
 	int out_of_memory;
+	uint32_t stream;   /* the stream problems are being found in */
 } problem_list;
 
 /* Appends a problem (the strings are copied). */
@@ -97,6 +99,7 @@ static void add_problem(problem_list *l, int severity, const char *file,
 		l->cap = cap;
 	}
 	problem *p = &l->items[l->count];
+	p->stream = l->stream;
 	p->severity = severity;
 	p->file = strdup(file ? file : "");
 	p->offset = offset;
@@ -151,17 +154,20 @@ typedef struct stream_check {
 	weft_field fields[32];
 } stream_check;
 
-/* Payload against its layout (weft_event_fields() < 0 means mismatch). */
-static void check_payload(const weft_trace *trace, stream_check *sc,
+/*
+ * Payload against its layout (weft_event_fields() < 0 means mismatch);
+ * *bad counts the mismatches of the stream, the first few are listed.
+ */
+static void check_payload(const weft_trace *trace, const weft_stream_info *info,
+			  uint64_t *bad, weft_field *fields, size_t cap,
 			  const weft_event *ev, problem_list *problems)
 {
-	int n = weft_event_fields(trace, ev, sc->fields,
-				  sizeof sc->fields / sizeof sc->fields[0]);
+	int n = weft_event_fields(trace, ev, fields, cap);
 
 	if (n >= 0)
 		return;
-	if (++sc->bad_payloads <= MAX_REPORTS_PER_KIND)
-		add_problem(problems, WEFT_SEV_WARNING, sc->info->file, ev->offset,
+	if (++*bad <= MAX_REPORTS_PER_KIND)
+		add_problem(problems, WEFT_SEV_WARNING, info->file, ev->offset,
 			    "payload of %.*s does not match its signature: %s",
 			    (int)ev->code_len, ev->code,
 			    cli_message_without_place(weft_last_error()));
@@ -203,6 +209,16 @@ static void check_clock(const weft_trace *trace, stream_check *sc,
 	sc->have_clock = 1;
 }
 
+/* The line that says how many more payload mismatches were not listed. */
+static void add_payload_overflow(const weft_stream_info *info, uint64_t bad,
+				 problem_list *problems)
+{
+	if (bad > MAX_REPORTS_PER_KIND)
+		add_problem(problems, WEFT_SEV_WARNING, info->file, WEFT_NO_OFFSET,
+			    "%" PRIu64 " more payloads not matching their signature",
+			    bad - MAX_REPORTS_PER_KIND);
+}
+
 /* Lines that say how many more problems of a kind were not listed. */
 static void add_overflow_notes(stream_check *sc, problem_list *problems)
 {
@@ -210,10 +226,7 @@ static void add_overflow_notes(stream_check *sc, problem_list *problems)
 		add_problem(problems, WEFT_SEV_ERROR, sc->info->file, WEFT_NO_OFFSET,
 			    "%" PRIu64 " more backward clocks not listed",
 			    sc->backwards - MAX_REPORTS_PER_KIND);
-	if (sc->bad_payloads > MAX_REPORTS_PER_KIND)
-		add_problem(problems, WEFT_SEV_WARNING, sc->info->file, WEFT_NO_OFFSET,
-			    "%" PRIu64 " more payloads not matching their signature",
-			    sc->bad_payloads - MAX_REPORTS_PER_KIND);
+	add_payload_overflow(sc->info, sc->bad_payloads, problems);
 }
 
 /*
@@ -249,6 +262,7 @@ static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted
 	int rc;
 
 	memset(&sc, 0, sizeof sc);
+	problems->stream = stream;
 	sc.info = weft_trace_stream(trace, stream);
 	sc.ovni = weft_trace_format(trace) == WEFT_FORMAT_OVNI;
 	rc = weft_cursor_create_stream(trace, stream, &cursor);
@@ -257,7 +271,8 @@ static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted
 		return 0;
 	}
 	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
-		check_payload(trace, &sc, ev, problems);
+		check_payload(trace, sc.info, &sc.bad_payloads, sc.fields,
+			      sizeof sc.fields / sizeof sc.fields[0], ev, problems);
 		/* Heph stores an event when it ends: its clocks are not ordered. */
 		if (sc.ovni)
 			check_clock(trace, &sc, ev, problems);
@@ -272,6 +287,75 @@ static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted
 			    "stream not sorted: the clock goes back %" PRIu64 " time%s "
 			    "(first here; 'weft sort' sorts the unordered regions)",
 			    sc.unsorted, sc.unsorted == 1 ? "" : "s");
+	return events;
+}
+
+/* ---- All streams in one pass ------------------------------------------------------ */
+
+/*
+ * Orders the problems by stream, keeping their order within a stream (a
+ * counting sort: stable, one pass), as if the streams had been read one
+ * after the other.
+ */
+static int sort_problems_by_stream(problem_list *l, size_t streams)
+{
+	size_t *start = calloc(streams + 1, sizeof *start);
+	problem *sorted = malloc((l->count ? l->count : 1) * sizeof *sorted);
+	if (start == NULL || sorted == NULL) {
+		free(start);
+		free(sorted);
+		return -1;
+	}
+	for (size_t i = 0; i < l->count; i++)
+		start[l->items[i].stream + 1]++;
+	for (size_t s = 0; s < streams; s++)
+		start[s + 1] += start[s];
+	for (size_t i = 0; i < l->count; i++)
+		sorted[start[l->items[i].stream]++] = l->items[i];
+	free(l->items);
+	free(start);
+	l->items = sorted;
+	l->cap = l->count ? l->count : 1;
+	return 0;
+}
+
+/*
+ * Formats whose merged cursor reads each file once (ROSS): every stream
+ * in one pass, with a mismatch count per stream, then the problems in
+ * stream order: the same lines as reading the streams one by one, for
+ * one read of the files instead of one per stream. Returns the events
+ * read.
+ */
+static uint64_t check_merged(weft_trace *trace, problem_list *problems)
+{
+	size_t streams = weft_trace_stream_count(trace);
+	uint64_t *bad = calloc(streams ? streams : 1, sizeof *bad);
+	weft_field fields[32];
+	weft_cursor *cursor;
+	const weft_event *ev;
+	uint64_t events = 0;
+
+	if (bad == NULL || weft_cursor_create(trace, NULL, &cursor) < 0) {
+		problems->stream = 0;
+		add_read_failure(trace, weft_trace_path(trace),
+				 bad == NULL ? "out of memory" : "cannot read the streams", problems);
+		free(bad);
+		return 0;
+	}
+	while (weft_cursor_next(cursor, &ev) == 1) {
+		problems->stream = ev->stream;
+		check_payload(trace, weft_trace_stream(trace, ev->stream), &bad[ev->stream],
+			      fields, sizeof fields / sizeof fields[0], ev, problems);
+		events++;
+	}
+	weft_cursor_free(cursor);
+	for (size_t i = 0; i < streams; i++) {
+		problems->stream = (uint32_t)i;
+		add_payload_overflow(weft_trace_stream(trace, i), bad[i], problems);
+	}
+	free(bad);
+	if (sort_problems_by_stream(problems, streams) < 0)
+		problems->out_of_memory = 1;
 	return events;
 }
 
@@ -354,7 +438,9 @@ static int run_check(cli_common *common, int want_sorted)
 		return report_open_failure(common->trace_path, rc);
 	memset(&problems, 0, sizeof problems);
 	size_t streams = weft_trace_stream_count(trace);
-	for (size_t i = 0; i < streams; i++)
+	if (weft_trace_file_order_default(trace))
+		events = check_merged(trace, &problems);
+	for (size_t i = 0; !weft_trace_file_order_default(trace) && i < streams; i++)
 		events += check_stream(trace, (uint32_t)i, want_sorted, &problems);
 	if (want_sorted && weft_trace_format(trace) == WEFT_FORMAT_OVNI)
 		check_sorted(common->trace_path, &problems);

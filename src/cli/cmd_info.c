@@ -27,7 +27,8 @@ static void print_info_help(void)
 	       "Describes TRACE: format and layout version, the hierarchy of nodes\n"
 	       "(loom > process > thread for ovni) with their metadata, every stream\n"
 	       "(file, size, events, first and last time), the time span and the\n"
-	       "warnings found. Every stream is read once to count its events.\n"
+	       "warnings found. Every stream is read once to count its events (ROSS:\n"
+	       "every file is read once, all its streams together).\n"
 	       "\n"
 	       "options:\n"
 	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
@@ -240,6 +241,8 @@ typedef struct stream_stats {
 	uint64_t first, last; /* valid when events > 0 */
 } stream_stats;
 
+static void add_to_stats(stream_stats *st, const weft_event *ev);
+
 /* Counts the events of one stream and their earliest and latest time. */
 static int read_stream_stats(weft_trace *trace, uint32_t stream, stream_stats *st)
 {
@@ -250,13 +253,8 @@ static int read_stream_stats(weft_trace *trace, uint32_t stream, stream_stats *s
 	memset(st, 0, sizeof *st);
 	if (rc < 0)
 		return rc;
-	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
-		if (st->events == 0 || ev->time < st->first)
-			st->first = ev->time;
-		if (st->events == 0 || ev->time > st->last)
-			st->last = ev->time;
-		st->events++;
-	}
+	while ((rc = weft_cursor_next(cursor, &ev)) == 1)
+		add_to_stats(st, ev);
 	weft_cursor_free(cursor);
 	return rc;
 }
@@ -282,20 +280,58 @@ static void print_stream(const weft_stream_info *si, const stream_stats *st)
 	printf("\n");
 }
 
+/* Adds one event into the statistics of its stream. */
+static void add_to_stats(stream_stats *st, const weft_event *ev)
+{
+	if (st->events == 0 || ev->time < st->first)
+		st->first = ev->time;
+	if (st->events == 0 || ev->time > st->last)
+		st->last = ev->time;
+	st->events++;
+}
+
+/*
+ * The statistics of every stream from one merged pass, for formats whose
+ * merged cursor reads each file once (ROSS): a cursor per stream would
+ * read the file once per stream. Returns 0 or the cursor's error.
+ */
+static int read_all_stats(weft_trace *trace, stream_stats *stats)
+{
+	weft_cursor *cursor;
+	const weft_event *ev;
+	int rc = weft_cursor_create(trace, NULL, &cursor);
+
+	if (rc < 0)
+		return rc;
+	while ((rc = weft_cursor_next(cursor, &ev)) == 1)
+		add_to_stats(&stats[ev->stream], ev);
+	weft_cursor_free(cursor);
+	return rc;
+}
+
 /*
  * Reads and prints every stream; adds their counts and times into
- * *total. Returns 0 or the first reading error.
+ * *total. Returns 0 or the first reading error. Streams are read one by
+ * one, or all in one merged pass when the format reads whole files.
  */
 static int print_streams(weft_trace *trace, stream_stats *total)
 {
 	size_t n = weft_trace_stream_count(trace);
 	int first_error = 0;
+	stream_stats *all = NULL;
 
 	memset(total, 0, sizeof *total);
+	/* (Without memory for the table, streams are read one by one.) */
+	if (weft_trace_file_order_default(trace) && (all = calloc(n ? n : 1, sizeof *all)) != NULL)
+		first_error = read_all_stats(trace, all);
 	printf("\nstreams:\n");
 	for (size_t i = 0; i < n; i++) {
 		stream_stats st;
-		int rc = read_stream_stats(trace, (uint32_t)i, &st);
+		int rc = 0;
+		if (all != NULL)
+			st = all[i];
+		else
+			rc = read_stream_stats(trace, (uint32_t)i, &st);
 		if (rc < 0 && first_error == 0)
 			first_error = rc;
 		print_stream(weft_trace_stream(trace, i), &st);
@@ -307,6 +343,7 @@ static int print_streams(weft_trace *trace, stream_stats *total)
 			total->last = st.last;
 		total->events += st.events;
 	}
+	free(all);
 	return first_error;
 }
 

@@ -1,7 +1,8 @@
 /*
  * cli/cmd_top.c - `weft top`: how many events of each code (MCV) a trace
  * has, like ovnitop, optionally per stream. Built for speed: each stream
- * is read alone through its own cursor (no merge, no sorting), and a
+ * is read alone through its own cursor (no merge, no sorting; ROSS, whose
+ * streams share files, is read in one pass over its files), and a
  * 3-letter ASCII code is counted through one look-up in a flat table
  * indexed by its three bytes; no payload is decoded.
  */
@@ -171,30 +172,63 @@ static int count_slow(code_table *t, stream_counts *c, const weft_event *ev)
 }
 
 /*
- * Reads one stream to its end. The fast path costs a table read and an
- * increment per event. Returns 0, or a negative code.
+ * The counters of the event's stream: its own with --streams, else the
+ * single set.
  */
-static int count_stream(weft_trace *trace, uint32_t stream, code_table *t,
-			stream_counts *c)
+static stream_counts *counts_of(stream_counts *per_stream, int by_stream, const weft_event *ev)
 {
-	weft_cursor *cursor;
-	const weft_event *ev;
-	int rc = weft_cursor_create_stream(trace, stream, &cursor);
+	return &per_stream[by_stream ? ev->stream : 0];
+}
 
-	if (rc < 0)
-		return rc;
+/*
+ * Counts every event of a cursor. The fast path costs a table read and an
+ * increment per event; codes that are not 3 ASCII letters (Heph, ROSS)
+ * go through the last code seen, then the slot list. Returns 0, or a
+ * negative code.
+ */
+static int count_cursor(weft_cursor *cursor, code_table *t, stream_counts *per_stream,
+			int by_stream)
+{
+	const weft_event *ev;
+	char last_code[16];
+	uint32_t last_len = UINT32_MAX;
+	int64_t last_slot = -1;
+	int rc;
+
 	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
+		stream_counts *c = counts_of(per_stream, by_stream, ev);
 		int64_t fi = fast_index(ev->code, ev->code_len);
 		int32_t slot1 = fi >= 0 ? t->fast[fi] : 0;
 		if (slot1 > 0 && (size_t)slot1 <= c->cap) {
 			c->count[slot1 - 1]++;
 			continue;
 		}
-		if (count_slow(t, c, ev) < 0) {
-			rc = WEFT_ENOMEM;
-			break;
+		if (fi < 0 && ev->code_len == last_len && (size_t)last_slot < c->cap &&
+		    memcmp(ev->code, last_code, last_len) == 0) {
+			c->count[last_slot]++;
+			continue;
+		}
+		if (count_slow(t, c, ev) < 0)
+			return WEFT_ENOMEM;
+		if (fi < 0 && ev->code_len <= sizeof last_code) {
+			last_len = ev->code_len;
+			memcpy(last_code, ev->code, last_len);
+			last_slot = code_table_slot(t, ev->code, ev->code_len);
 		}
 	}
+	return rc;
+}
+
+/* Reads one stream to its end through its own cursor. */
+static int count_stream(weft_trace *trace, uint32_t stream, code_table *t,
+			stream_counts *c)
+{
+	weft_cursor *cursor;
+	int rc = weft_cursor_create_stream(trace, stream, &cursor);
+
+	if (rc < 0)
+		return rc;
+	rc = count_cursor(cursor, t, c, 0);
 	weft_cursor_free(cursor);
 	return rc;
 }
@@ -342,11 +376,35 @@ static void free_top_state(top_state *st);
 static void report_diagnostics(const weft_trace *trace, size_t from);
 
 /*
+ * Formats whose merged cursor reads each file once (ROSS, many streams
+ * per file): one pass over all the streams, on this thread, instead of a
+ * read of the file per stream.
+ */
+static int count_merged(weft_trace *trace, top_state *st)
+{
+	weft_cursor *cursor;
+	int rc = weft_cursor_create(trace, NULL, &cursor);
+
+	if (rc == 0) {
+		rc = count_cursor(cursor, &st->table, st->per_stream, st->by_stream);
+		weft_cursor_free(cursor);
+	}
+	size_t n = st->by_stream ? st->stream_count : 1;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (counts_reserve(&st->per_stream[i], st->table.slot_count) < 0)
+			rc = WEFT_ENOMEM;
+	sum_totals(st);
+	return rc;
+}
+
+/*
  * Reads every stream: on one core with the main handle, or split among
  * the cores (streams are independent, so counting scales with them).
  */
 static int count_all_streams(const cli_common *common, weft_trace *trace, top_state *st)
 {
+	if (weft_trace_file_order_default(trace))
+		return count_merged(trace, st);
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t workers = cores > 1 ? (size_t)cores : 1;
 	if (workers > 8)

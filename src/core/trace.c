@@ -183,6 +183,12 @@ const char *weft_trace_metadata_json(const weft_trace *trace)
 	return trace->metadata_json != NULL ? trace->metadata_json : "{}";
 }
 
+/* The backend reads whole files in its merged cursor by default (ROSS). */
+int weft_trace_file_order_default(const weft_trace *trace)
+{
+	return trace->backend->file_open != NULL && trace->backend->file_order_default;
+}
+
 int weft__trace_set_metadata(weft_trace *trace, const char *metadata_json)
 {
 	char *copy = strdup(metadata_json);

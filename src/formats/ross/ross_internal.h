@@ -84,8 +84,9 @@ const char *weft__ross_kind_name(ross_kind kind);
 ross_kind weft__ross_kind_from_name(const char *name);
 /* The record family of a kind. */
 ross_family weft__ross_kind_family(ross_kind kind);
-/* The event code of a record class ("PE", ..., "EVENT"). */
+/* The event code of a record class ("PE", ..., "EVENT"), and its length. */
 const char *weft__ross_class_code(ross_class cls);
+uint32_t weft__ross_class_code_len(ross_class cls);
 
 /* ---- One record (ross_record.c) ------------------------------------------------- */
 
@@ -128,6 +129,15 @@ typedef struct ross_parse_ctx {
 ross_parse_status weft__ross_parse(const ross_parse_ctx *ctx, const uint8_t *p,
 				   uint64_t have, uint64_t left, uint64_t offset,
 				   ross_record *rec);
+
+/*
+ * The readers' framing of a record already validated by the open scan:
+ * class, fixed and data sizes, ids and real time only (no plausibility,
+ * no message). BAD or TRUNCATED mean the file changed since the open.
+ * Needs min(left, ROSS_HEAD_MAX) readable bytes at p.
+ */
+ross_parse_status weft__ross_frame(const ross_parse_ctx *ctx, const uint8_t *p,
+				   uint64_t left, ross_record *rec);
 
 /* Reads the record at `offset` of a mapped file: head, then all of it. */
 ross_parse_status weft__ross_read(const ross_parse_ctx *ctx, weft_mapfile *mf,

@@ -272,6 +272,14 @@ typedef struct file_scan {
 	uint64_t skipped_bytes;
 	int lp_sizes;              /* bit 0: 36-byte LP bodies, bit 1: 48 */
 	int saw_end_time;          /* a virtual time of DBL_MAX */
+	/*
+	 * Stream prediction (as in the readers): the stream that followed
+	 * each of this file's streams last time, relative to `base` (the
+	 * first stream this file may add), and the previous record's.
+	 */
+	uint32_t base, previous;
+	uint32_t *successor;
+	size_t successor_cap;
 } file_scan;
 
 /* What the records under a framing are, for messages. */
@@ -362,12 +370,48 @@ static int choose_kind(file_scan *s)
 
 /* ---- The pass ---------------------------------------------------------------------------- */
 
+/*
+ * The stream of a key predicted from the previous record's (every dump
+ * of a rank lists its entities in the same order), or -1.
+ */
+static int64_t predicted_stream(const file_scan *s, const ross_key *key)
+{
+	if (s->previous >= s->successor_cap || s->successor[s->previous] == UINT32_MAX)
+		return -1;
+	size_t idx = (size_t)s->base + s->successor[s->previous];
+	const ross_data *d = s->c->d;
+	return idx < d->stream_count && key_equal(&d->streams[idx].key, key) ? (int64_t)idx : -1;
+}
+
+/* Remembers that stream idx followed the previous record's stream. */
+static void remember_stream(file_scan *s, int64_t idx)
+{
+	uint32_t rel = (uint32_t)(idx - s->base);
+	size_t need = (size_t)rel + 1;
+	if (need > s->successor_cap) {
+		size_t cap = s->successor_cap ? 2 * s->successor_cap : 64;
+		while (cap < need)
+			cap *= 2;
+		uint32_t *bigger = realloc(s->successor, cap * sizeof *bigger);
+		if (bigger == NULL)
+			return; /* no prediction: the look-up still works */
+		memset(bigger + s->successor_cap, 0xff, (cap - s->successor_cap) * sizeof *bigger);
+		s->successor = bigger;
+		s->successor_cap = cap;
+	}
+	if (s->previous < s->successor_cap)
+		s->successor[s->previous] = rel;
+	s->previous = rel;
+}
+
 /* Files a record under its stream (a new one when needed) and notes it. */
 static int file_record(file_scan *s, const ross_record *rec, uint64_t offset)
 {
 	ross_data *d = s->c->d;
 	ross_key key = weft__ross_record_key(s->index, rec);
-	int64_t idx = weft__ross_stream_lookup(d, &key);
+	int64_t idx = predicted_stream(s, &key);
+	if (idx < 0)
+		idx = weft__ross_stream_lookup(d, &key);
 	if (idx < 0) {
 		if (d->stream_count >= ROSS_MAX_STREAMS) {
 			if (s->c->unfiled_records++ == 0)
@@ -380,6 +424,7 @@ static int file_record(file_scan *s, const ross_record *rec, uint64_t offset)
 		if ((idx = weft__ross_stream_insert(d, &key)) < 0)
 			return (int)idx;
 	}
+	remember_stream(s, idx);
 	ross_stream *st = &d->streams[idx];
 	if (st->records++ == 0)
 		st->first_offset = offset;
@@ -520,6 +565,9 @@ static int handle_bad(file_scan *s, ross_parse_status st, uint64_t *offset)
 	return 0;
 }
 
+/* How far ahead of the record being framed the file is prefetched. */
+#define SCAN_PREFETCH 2048
+
 /* Frames every record of the file, up to the end or the first problem. */
 static int scan_file(file_scan *s)
 {
@@ -530,6 +578,9 @@ static int scan_file(file_scan *s)
 		const uint8_t *p;
 		ross_parse_status st = weft__ross_read(&f->parse, &s->mf, offset, f->size,
 						       &rec, &p);
+		/* The hardware prefetcher stops at page boundaries: ask ahead. */
+		if (st == ROSS_PARSE_OK && offset + SCAN_PREFETCH < s->mf.map_start + s->mf.map_len)
+			__builtin_prefetch(p + SCAN_PREFETCH);
 		if (st == ROSS_PARSE_OK) {
 			int rc = file_record(s, &rec, offset);
 			if (rc < 0)
@@ -617,6 +668,8 @@ static int open_file(open_ctx *c, uint32_t index, json_t **meta)
 	s.c = c;
 	s.f = &c->d->files[index];
 	s.index = index;
+	s.base = (uint32_t)c->d->stream_count;
+	s.previous = UINT32_MAX;
 	s.f->parse.file = s.f->name;
 	*meta = NULL;
 	size_t streams_before = c->d->stream_count;
@@ -628,6 +681,7 @@ static int open_file(open_ctx *c, uint32_t index, json_t **meta)
 			rc = scan_file(&s);
 		weft__mapfile_close(&s.mf);
 	}
+	free(s.successor);
 	if (rc < 0 && c->single_file)
 		return rc;
 	if (rc < 0) {

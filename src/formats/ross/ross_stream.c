@@ -24,7 +24,20 @@ typedef struct ross_reader {
 	size_t skip;           /* next skipped region of the file */
 	int64_t only_stream;   /* the stream kept, -1 = every stream of the file */
 	uint64_t *seq;         /* next stored index per stream of the file */
+	/*
+	 * The stream that followed each stream of the file last time (index
+	 * relative to the file's first stream; UINT32_MAX = none yet), and the
+	 * stream of the previous record: every dump of a rank lists its
+	 * entities in the same order, so the next record's stream is nearly
+	 * always the predicted one, checked with one key comparison instead
+	 * of a hash look-up.
+	 */
+	uint32_t *successor;
+	uint32_t previous;
 } ross_reader;
+
+/* How far ahead of the record being read its file is prefetched (bytes). */
+#define PREFETCH_AHEAD 2048
 
 /* 1 when [offset, offset + len) is mapped: a batch never moves the window. */
 static int in_window(const weft_mapfile *mf, uint64_t offset, uint64_t len)
@@ -48,13 +61,12 @@ static void fill_event(const ross_reader *r, const ross_record *rec, const uint8
 		       uint64_t offset, weft_event *out)
 {
 	int clamped = 0;
-	const char *code = weft__ross_class_code(rec->cls);
 	out->time = weft__ross_time_ns(rec->real_time, r->d->time_scale, &clamped);
 	out->end = out->time;
 	out->offset = offset;
 	out->flags = r->f->parse.big_endian ? WEFT_EVENT_BIG_ENDIAN : 0;
-	out->code = code;
-	out->code_len = (uint32_t)strlen(code);
+	out->code = weft__ross_class_code(rec->cls);
+	out->code_len = weft__ross_class_code_len(rec->cls);
 	out->payload = p;
 	out->payload_size = rec->fixed;
 	out->data = p + rec->fixed;
@@ -75,12 +87,15 @@ static int read_record(ross_reader *r, int batch_started, ross_record *rec,
 	uint64_t head = left < ROSS_HEAD_MAX ? left : ROSS_HEAD_MAX;
 	if (batch_started && !in_window(&r->mf, r->offset, head))
 		return 2;
-	const uint8_t *bytes = weft__mapfile_get(&r->mf, r->offset, head);
+	const uint8_t *bytes = in_window(&r->mf, r->offset, head) ?
+			       r->mf.map + (r->offset - r->mf.map_start) :
+			       weft__mapfile_get(&r->mf, r->offset, head);
 	if (bytes == NULL)
 		return WEFT_EIO;
-	ross_parse_ctx quiet = r->f->parse;
-	quiet.file = NULL;
-	if (weft__ross_parse(&quiet, bytes, head, left, r->offset, rec) != ROSS_PARSE_OK)
+	/* The hardware prefetcher stops at page boundaries: ask ahead. */
+	if (r->offset + PREFETCH_AHEAD < r->mf.map_start + r->mf.map_len)
+		__builtin_prefetch(bytes + PREFETCH_AHEAD);
+	if (weft__ross_frame(&r->f->parse, bytes, left, rec) != ROSS_PARSE_OK)
 		return weft__error(WEFT_EFORMAT, r->f->name, r->offset,
 				   "expected the record found when the trace was opened: "
 				   "the file changed since");
@@ -92,6 +107,51 @@ static int read_record(ross_reader *r, int batch_started, ross_record *rec,
 	}
 	*p = bytes;
 	return 1;
+}
+
+/*
+ * 1 when the record belongs to stream `s` of this reader's file: the ids
+ * its class keys on (those of weft__ross_record_key) are the stream's.
+ */
+static inline int record_in_stream(const ross_reader *r, const ross_record *rec, uint32_t s)
+{
+	const ross_key *k = &r->d->streams[s].key;
+	if (k->cls != weft__ross_stream_class(rec->cls))
+		return 0;
+	switch (rec->cls) {
+	case ROSS_REC_PE:
+		return k->pe == rec->pe;
+	case ROSS_REC_KP:
+		return k->pe == rec->pe && k->kp == rec->kp;
+	case ROSS_REC_EVENT:
+		return k->lp == rec->lp;
+	default:
+		return k->pe == rec->pe && k->kp == rec->kp && k->lp == rec->lp;
+	}
+}
+
+/*
+ * The stream of a record: the predicted successor of the previous
+ * record's stream when it matches, else the hash look-up (which then
+ * becomes the prediction). -1 for a record of no stream (past the
+ * stream limit).
+ */
+static int64_t stream_of(ross_reader *r, const ross_record *rec)
+{
+	uint32_t first = r->f->first_stream;
+	uint32_t *slot = r->previous < r->f->stream_count ? &r->successor[r->previous] : NULL;
+	if (slot != NULL && *slot != UINT32_MAX && record_in_stream(r, rec, first + *slot)) {
+		r->previous = *slot;
+		return first + *slot;
+	}
+	ross_key key = weft__ross_record_key(r->file_index, rec);
+	int64_t stream = weft__ross_stream_lookup(r->d, &key);
+	if (stream < first || stream >= (int64_t)first + r->f->stream_count)
+		return stream < 0 ? -1 : stream;
+	if (slot != NULL)
+		*slot = (uint32_t)(stream - first);
+	r->previous = (uint32_t)(stream - first);
+	return stream;
 }
 
 /*
@@ -111,8 +171,7 @@ static int reader_next(ross_reader *r, weft_event *out, int batch_started)
 			return rc;
 		uint64_t offset = r->offset;
 		r->offset += rec.size;
-		ross_key key = weft__ross_record_key(r->file_index, &rec);
-		int64_t stream = weft__ross_stream_lookup(r->d, &key);
+		int64_t stream = stream_of(r, &rec);
 		if (stream < 0 || (r->only_stream >= 0 && stream != r->only_stream))
 			continue; /* another stream, or beyond the stream limit */
 		fill_event(r, &rec, p, offset, out);
@@ -139,12 +198,18 @@ static int reader_create(weft_trace *trace, size_t file, uint64_t window, size_t
 	r->only_stream = -1;
 	r->stop = r->f->valid_end;
 	r->seq = calloc(seqs ? seqs : 1, sizeof *r->seq);
+	r->successor = malloc((r->f->stream_count ? r->f->stream_count : 1) * sizeof *r->successor);
+	r->previous = UINT32_MAX;
+	for (uint32_t i = 0; r->successor != NULL && i < r->f->stream_count; i++)
+		r->successor[i] = UINT32_MAX;
 	r->mf.fd = -1;
-	int rc = r->seq == NULL ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") :
+	int rc = r->seq == NULL || r->successor == NULL ?
+		 weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") :
 		 !r->f->readable ? 0 : /* left out at open: nothing to read */
 		 weft__mapfile_open(&r->mf, r->f->path, r->f->name, window);
 	if (rc < 0) {
 		free(r->seq);
+		free(r->successor);
 		free(r);
 		return rc;
 	}
@@ -236,5 +301,6 @@ void weft__ross_stream_close(void *state)
 		return;
 	weft__mapfile_close(&r->mf);
 	free(r->seq);
+	free(r->successor);
 	free(r);
 }

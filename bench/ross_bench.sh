@@ -1,0 +1,69 @@
+#!/bin/sh
+# ROSS benchmark of weft: decoding through the API (bench_ross_decode),
+# `weft table` of each level (to a pipe and to a file), sorted tables,
+# `weft summary`, `weft plot`, and info/top/check on a run with many
+# streams; each with its wall time, input throughput and peak RSS (GNU
+# time's maximum resident set size).
+#
+# usage: bench/ross_bench.sh [BUILD_DIR] [RUN_DIR] [SIZE]
+#   BUILD_DIR  default build/ (needs weft and bench/bench_ross_decode)
+#   RUN_DIR    default /tmp/weft-ross-bench (written by make_ross_run.py
+#              when missing: the reference gvt file of 2 PEs repeated
+#              with increasing times)
+#   SIZE       run size when it is written (default 500M)
+# The many-streams run (100M, 6146 streams) goes to RUN_DIR-many. The
+# tables written to a file go to $TMPDIR (default /tmp) and are removed.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$top/build}
+run=${2:-/tmp/weft-ross-bench}
+size=${3:-500M}
+many=$run-many
+weft=$build/weft
+tmp=${TMPDIR:-/tmp}
+
+command -v /usr/bin/time >/dev/null 2>&1 || {
+	echo "needs GNU time (apt-get install time)" >&2; exit 1; }
+[ -d "$run" ] || python3 "$top/bench/make_ross_run.py" --size "$size" "$run"
+[ -d "$many" ] || python3 "$top/bench/make_ross_run.py" --size 100M --spread 256 "$many"
+cat "$run"/*.bin "$many"/*.bin > /dev/null   # in the page cache
+bytes=$(cat "$run"/*.bin | wc -c)
+
+# measure NAME BYTES CMD...: time a command (stdout to /dev/null), print a row.
+measure() {
+	name=$1; in=$2; shift 2
+	/usr/bin/time -f "%e %M" -o "$tmp/weft-ross-bench.time" "$@" > /dev/null
+	read -r secs rss_kb < "$tmp/weft-ross-bench.time"
+	awk -v n="$name" -v s="$secs" -v r="$rss_kb" -v b="$in" 'BEGIN {
+		printf "| %-40s | %6.2f s | %7.0f MB/s | %6.1f MB |\n", n, s, b / s / 1e6, r / 1024 }'
+}
+
+echo "run: $run, $bytes bytes ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
+"$build/bench/bench_ross_decode" "$run" 5
+"$build/bench/bench_ross_decode" "$run" 5 typed
+echo
+echo "| command | time | input | peak RSS |"
+echo "|---|---|---|---|"
+for level in pe kp lp; do
+	measure "weft table --level $level -o - (pipe)" "$bytes" "$weft" table --level "$level" -o - "$run"
+done
+for level in pe kp lp; do
+	out="$tmp/weft-ross-bench-$level.csv"
+	rm -f "$out"
+	measure "weft table --level $level -o FILE" "$bytes" "$weft" table --level "$level" -o "$out" "$run"
+	rm -f "$out"
+done
+measure "weft table --level lp --sort virtual (pipe)" "$bytes" "$weft" table --level lp --sort virtual -o - "$run"
+measure "weft table --level pe --sort real (pipe)" "$bytes" "$weft" table --level pe --sort real -o - "$run"
+measure "weft summary" "$bytes" "$weft" summary "$run"
+measure "weft plot --level kp" "$bytes" "$weft" plot --level kp -o - "$run"
+mbytes=$(cat "$many"/*.bin | wc -c)
+echo
+echo "many streams: $many, $mbytes bytes, $("$weft" check "$many" | sed -n 's/^ok: \([0-9]*\) streams.*/\1/p') streams"
+echo
+echo "| command | time | input | peak RSS |"
+echo "|---|---|---|---|"
+measure "weft info" "$mbytes" "$weft" info "$many"
+measure "weft top --streams" "$mbytes" "$weft" top --streams "$many"
+measure "weft check" "$mbytes" "$weft" check "$many"
+rm -f "$tmp/weft-ross-bench.time"

@@ -1,0 +1,189 @@
+/*
+ * cli/outfile.c - output files written through a temporary file and a
+ * rename (see outfile.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/outfile.h"
+
+/* ---- Removal on signals ------------------------------------------------------ */
+
+/* The temporary file to remove when a signal ends the command. */
+static char pending_path[4096];
+static volatile sig_atomic_t pending_armed;
+
+/* Removes the temporary file (unlink is async-signal-safe), then dies of the signal. */
+static void remove_on_signal(int sig)
+{
+	if (pending_armed)
+		unlink(pending_path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Arms the removal of `path` on SIGINT, SIGTERM and SIGHUP; NULL disarms. */
+static void watch_temp_file(const char *path)
+{
+	static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+
+	pending_armed = 0;
+	if (path == NULL || strlen(path) >= sizeof pending_path)
+		return;
+	memcpy(pending_path, path, strlen(path) + 1);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = remove_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+		sigaction(signals[i], &sa, NULL);
+	pending_armed = 1;
+}
+
+/* ---- Opening -------------------------------------------------------------------- */
+
+/* An existing destination needs --force; a directory is never replaced. */
+static int check_destination(const char *command, const char *path, int force)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return CLI_EXIT_OK;
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "weft %s: '%s' is a directory\n", command, path);
+		return CLI_EXIT_FAILURE;
+	}
+	if (!force) {
+		fprintf(stderr, "weft %s: '%s' exists; use --force to replace it\n", command, path);
+		return CLI_EXIT_FAILURE;
+	}
+	return CLI_EXIT_OK;
+}
+
+/*
+ * Creates "<path>.tmp.XXXXXX" with the permissions a new file would get
+ * (mkstemp makes it 0600).
+ */
+int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int force)
+{
+	memset(o, 0, sizeof *o);
+	o->command = command;
+	o->force = force;
+	if (strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+		return CLI_EXIT_OK;
+	}
+	if (check_destination(command, path, force) != CLI_EXIT_OK)
+		return CLI_EXIT_FAILURE;
+	o->path = path;
+	size_t len = strlen(path) + sizeof ".tmp.XXXXXX";
+	if ((o->tmp_path = malloc(len)) == NULL) {
+		fprintf(stderr, "weft %s: out of memory\n", command);
+		return CLI_EXIT_FAILURE;
+	}
+	snprintf(o->tmp_path, len, "%s.tmp.XXXXXX", path);
+	o->fd = mkstemp(o->tmp_path);
+	if (o->fd < 0) {
+		fprintf(stderr, "weft %s: cannot create '%s': %s\n", command, o->tmp_path,
+			strerror(errno));
+		free(o->tmp_path);
+		o->tmp_path = NULL;
+		return CLI_EXIT_FAILURE;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(o->fd, 0666 & ~mask) != 0) {
+		/* keep 0600: still a usable file */
+	}
+	watch_temp_file(o->tmp_path);
+	return CLI_EXIT_OK;
+}
+
+/* ---- Committing --------------------------------------------------------------- */
+
+/* Syncs the directory holding `path`, so that the rename is durable. */
+static void sync_parent(const char *path)
+{
+	char *dir = strdup(path);
+	if (dir == NULL)
+		return;
+	char *slash = strrchr(dir, '/');
+	const char *name = slash == NULL ? "." : slash == dir ? "/" : dir;
+	if (slash != NULL && slash != dir)
+		*slash = '\0';
+	int fd = open(name, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(dir);
+}
+
+/*
+ * Moves the temporary file to the destination. Without force, link()
+ * fails if the destination appeared meanwhile (rename would replace it);
+ * file systems without hard links get a check, then rename.
+ */
+static int put_in_place(const cli_outfile *o)
+{
+	if (o->force)
+		return rename(o->tmp_path, o->path);
+	if (link(o->tmp_path, o->path) == 0)
+		return unlink(o->tmp_path);
+	if (errno == EEXIST)
+		return -1;
+	if (access(o->path, F_OK) == 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	return rename(o->tmp_path, o->path);
+}
+
+/* Syncs, closes and puts the temporary file in place (see outfile.h). */
+int cli_outfile_commit(cli_outfile *o)
+{
+	if (o->tmp_path == NULL)
+		return CLI_EXIT_OK;
+	const char *step = "write";
+	int ok = fsync(o->fd) == 0;
+	if (close(o->fd) != 0 && ok) {
+		ok = 0;
+		step = "close";
+	}
+	o->fd = -1;
+	if (ok && put_in_place(o) != 0) {
+		ok = 0;
+		step = "rename to";
+	}
+	if (!ok)
+		fprintf(stderr, "weft %s: cannot %s '%s': %s\n", o->command, step,
+			step[0] == 'r' ? o->path : o->tmp_path, strerror(errno));
+	else
+		sync_parent(o->path);
+	watch_temp_file(NULL);
+	if (!ok)
+		unlink(o->tmp_path);
+	free(o->tmp_path);
+	o->tmp_path = NULL;
+	return ok ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+/* Closes and removes the temporary file; the destination is untouched. */
+void cli_outfile_abort(cli_outfile *o)
+{
+	if (o->tmp_path == NULL)
+		return;
+	watch_temp_file(NULL);
+	if (o->fd >= 0)
+		close(o->fd);
+	unlink(o->tmp_path);
+	free(o->tmp_path);
+	o->tmp_path = NULL;
+}

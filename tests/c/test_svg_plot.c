@@ -1,0 +1,83 @@
+/*
+ * test_svg_plot.c - the chart pieces of outputs/svg_plot.c: the min/max
+ * decimator (bounded points, the extremes of every bucket kept, order
+ * kept, memory bounded by its cap) and the SVG writer (escaped names,
+ * empty and single-point series, constant values).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "outputs/svg_plot.h"
+#include "testutil.h"
+
+/* A million samples of a saw with one spike: at most 2 * cap points. */
+static void test_decimator(void)
+{
+	weft__decimator d;
+	static double x[2000], y[2000];
+	weft__decimator_init(&d, 1000);
+	for (int i = 0; i < 1000000; i++)
+		weft__decimator_add(&d, i, i == 777777 ? 1e9 : (i % 100) - (i == 3 ? 1e6 : 0));
+	CHECK(!d.oom);
+	CHECK(d.count <= 1000);
+	CHECK_EQ_U64(d.samples, 1000000);
+	size_t n = weft__decimator_points(&d, x, y);
+	CHECK(n <= 2000 && n > 1000);
+	double top = -1e300, bottom = 1e300;
+	for (size_t i = 0; i < n; i++) {
+		top = y[i] > top ? y[i] : top;
+		bottom = y[i] < bottom ? y[i] : bottom;
+		if (i > 0)
+			CHECK(x[i] >= x[i - 1]);
+	}
+	CHECK(top == 1e9);
+	CHECK(bottom == 3 - 1e6);
+	weft__decimator_free(&d);
+
+	/* few samples: every one kept as it is */
+	weft__decimator_init(&d, 1000);
+	for (int i = 0; i < 10; i++)
+		weft__decimator_add(&d, i, 2 * i);
+	n = weft__decimator_points(&d, x, y);
+	CHECK_EQ_U64(n, 10);
+	CHECK(x[9] == 9 && y[9] == 18);
+	weft__decimator_free(&d);
+}
+
+/* A chart with awkward names and series: the text is well formed. */
+static void test_chart(void)
+{
+	char path[] = "/tmp/weft-svg-XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	static const double x1[] = { 5 }, y1[] = { 7 };
+	static const double x2[] = { 1, 2, 3 }, y2[] = { 4, 4, 4 };
+	weft__svg_series a[3] = { { x1, y1, 1 }, { x2, y2, 3 }, { NULL, NULL, 0 } };
+	const char *names[3] = { "a<b>&\"c'", "bad \xff utf8", "empty" };
+	weft__svg_panel panels[1] = { { "p1", "y & title", a } };
+	const char *notes[1] = { "note <1>" };
+	weft__svg_chart c = { "T&itle", "x", names, 3, panels, 1, notes, 1, 0 };
+	CHECK(weft__svg_chart_write(fd, &c) == 0);
+	close(fd);
+	size_t size;
+	char *text = tu_read_file(path, &size);
+	REQUIRE(text != NULL);
+	CHECK(strstr(text, "a&lt;b&gt;&amp;&quot;c&apos;") != NULL);
+	CHECK(strstr(text, "bad ? utf8") != NULL);
+	CHECK(strstr(text, "T&amp;itle") != NULL);
+	CHECK(strstr(text, "note &lt;1&gt;") != NULL);
+	CHECK(strstr(text, "<circle") != NULL);     /* the single point */
+	CHECK(strstr(text, "points=\"\"") != NULL); /* the empty series */
+	CHECK(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL);
+	free(text);
+	unlink(path);
+}
+
+int main(void)
+{
+	test_decimator();
+	test_chart();
+	return tu_result();
+}
