@@ -145,7 +145,10 @@ int weft_trace_stream_find(const weft_trace *trace, const char *path);
 /*
  * Threads: a trace and its cursors belong to one thread at a time (cursors
  * record diagnostics on their trace). Open the trace once per thread to
- * read in parallel.
+ * read in parallel. One exception: weft_event_fields() and
+ * weft_field_element() only read what opening the trace built, so another
+ * thread may decode events (copied out of a cursor) while the owner reads
+ * on; `weft dump` formats on a second thread this way.
  */
 
 /* ---- Diagnostics --------------------------------------------------------- */

@@ -2,7 +2,9 @@
  * cli/cmd_dump.c - `weft dump`: every event of the trace merged in time
  * order, one line each, as decoded fields, raw hex (ovnidump -x) or JSON
  * lines. The lines are formatted by outputs/dump_writer.c straight into a
- * 1 MiB buffer written to standard output with write(2).
+ * 1 MiB buffer written to standard output with write(2). On large traces
+ * the reading and merging run in this thread and the formatting in a
+ * second one (outputs/pipeline.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "outputs/outputs.h"
+#include "outputs/pipeline.h"
 
 enum dump_option_id {
 	OPT_HEX = 100,
@@ -58,6 +61,10 @@ static void print_dump_help(void)
 	       "  --clock-offsets FILE ovnisync clock offsets (default: clock-offsets.txt\n"
 	       "                       in the trace directory when present)\n"
 	       "  -h, --help           this text\n"
+	       "\n"
+	       "With two CPUs or more, traces of 4 MiB or more are dumped by two threads\n"
+	       "(reading, formatting); WEFT_THREADS=1 in the environment forces one\n"
+	       "thread, WEFT_THREADS=2 two.\n"
 	       "\n"
 	       "example:\n"
 	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n");
@@ -144,38 +151,41 @@ static void report_diagnostics(const weft_trace *trace)
 	}
 }
 
-/* The hot loop: next event, format it, until the cursor ends. */
-static int write_all_events(weft_cursor *cursor, weft__dump_writer *writer)
+/*
+ * Consumer of the events: writes a run of them. Returns non-zero once the
+ * output has failed, which stops the reading; the error itself is
+ * reported by weft__dump_writer_finish().
+ */
+static int write_events(void *ctx, const weft_event *events, size_t count)
 {
-	const weft_event *event;
-	int rc;
+	weft__dump_writer *writer = ctx;
 
-	while ((rc = weft_cursor_next(cursor, &event)) == 1)
-		weft__dump_writer_event(writer, event);
-	return rc;
+	for (size_t i = 0; i < count; i++)
+		weft__dump_writer_event(writer, &events[i]);
+	return weft__dump_writer_failed(writer);
 }
 
-/* Opens, creates the merged cursor, writes, reports. */
-static int run_dump(const dump_settings *s)
+/*
+ * Writes every event of the cursor, in a second thread when the trace is
+ * large enough (or WEFT_THREADS says so), then reports failures and the
+ * diagnostics of the trace. Returns the exit code.
+ *
+ * With two threads, the writer decodes fields (weft_event_fields() on the
+ * const trace) while this thread's cursor reads the same trace. The
+ * backends' decoders only read what opening the trace built, never what a
+ * cursor changes (its diagnostics); a second handle opened for the writer
+ * would cost a second open, i.e. a second scan of a Heph file.
+ */
+static int dump_events(const dump_settings *s, weft_trace *trace, weft_cursor *cursor)
 {
-	weft_trace *trace;
-	weft_cursor *cursor = NULL;
 	weft__dump_writer writer;
-	int exit_code = cli_open_trace(&s->common, "dump", &trace);
+	int exit_code = CLI_EXIT_OK;
+	int rc = weft__dump_writer_init(&writer, trace, STDOUT_FILENO, s->mode);
 
-	if (exit_code != CLI_EXIT_OK)
-		return exit_code;
-	int rc = weft_cursor_create(trace, &s->filter, &cursor);
-	if (rc < 0) {
-		exit_code = cli_library_error("dump", "cannot read the events", rc);
-		goto out_trace;
-	}
-	rc = weft__dump_writer_init(&writer, trace, STDOUT_FILENO, s->mode);
-	if (rc < 0) {
-		exit_code = cli_library_error("dump", "cannot start the output", rc);
-		goto out_cursor;
-	}
-	rc = write_all_events(cursor, &writer);
+	if (rc < 0)
+		return cli_library_error("dump", "cannot start the output", rc);
+	rc = weft__pipeline_run(cursor, write_events, &writer,
+				weft__pipeline_wanted(trace));
 	int out_rc = weft__dump_writer_finish(&writer);
 	if (rc < 0)
 		exit_code = cli_library_error("dump", "reading the events failed", rc);
@@ -183,9 +193,24 @@ static int run_dump(const dump_settings *s)
 		exit_code = cli_library_error("dump", "writing the output failed", out_rc);
 	weft__dump_writer_destroy(&writer);
 	report_diagnostics(trace);
-out_cursor:
+	return exit_code;
+}
+
+/* Opens, creates the merged cursor, writes, reports. */
+static int run_dump(const dump_settings *s)
+{
+	weft_trace *trace;
+	weft_cursor *cursor = NULL;
+	int exit_code = cli_open_trace(&s->common, "dump", &trace);
+
+	if (exit_code != CLI_EXIT_OK)
+		return exit_code;
+	int rc = weft_cursor_create(trace, &s->filter, &cursor);
+	if (rc < 0)
+		exit_code = cli_library_error("dump", "cannot read the events", rc);
+	else
+		exit_code = dump_events(s, trace, cursor);
 	weft_cursor_free(cursor);
-out_trace:
 	weft_trace_free(trace);
 	return exit_code;
 }

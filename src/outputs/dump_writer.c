@@ -24,13 +24,25 @@
 #define HEAD_ROOM 32
 /* Stream prefixes up to this length go in the one-reservation path. */
 #define SIMPLE_PREFIX_MAX 1024
+/* Zero bytes after each stream prefix, and room left after it in a line. */
+#define PREFIX_PAD 16
+/* The one-reservation text line: at most this many integer fields... */
+#define FAST_FIELDS_MAX 8
+/* ...with names of at most this many printable bytes. */
+#define FAST_NAME_MAX 16
+/* Room for " name=value" in that path (a value has at most 20 bytes). */
+#define FAST_FIELD_ROOM (1 + FAST_NAME_MAX + 1 + 20)
+/* Room for a whole line in that path, after the stream prefix. */
+#define FAST_LINE_ROOM (HEAD_ROOM + PREFIX_PAD + FAST_FIELDS_MAX * FAST_FIELD_ROOM + 1)
 
 /* ---- Stream prefixes ----------------------------------------------------- */
 
 /*
  * Renders the constant part of a line for one stream in a scratch
  * buffer and keeps a copy: "  <path>  " for text, ',"stream":"<path>"'
- * for JSON (the path escaped once instead of once per event).
+ * for JSON (the path escaped once instead of once per event). The copy
+ * is followed by PREFIX_PAD zero bytes, so that put_prefix() may copy it
+ * in whole 16-byte pieces.
  */
 static int render_stream_prefix(weft__dump_stream *ds, const char *path,
 				weft__dump_mode mode)
@@ -48,14 +60,13 @@ static int render_stream_prefix(weft__dump_stream *ds, const char *path,
 		weft__put_text_bare(&scratch, path, strlen(path));
 		weft__outbuf_puts(&scratch, "  ");
 	}
-	ds->prefix = malloc(scratch.len + 1);
+	ds->prefix = calloc(1, scratch.len + PREFIX_PAD);
 	if (ds->prefix == NULL) {
 		weft__outbuf_destroy(&scratch);
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
 				   "out of memory for stream names");
 	}
 	memcpy(ds->prefix, scratch.buf, scratch.len);
-	ds->prefix[scratch.len] = '\0';
 	ds->prefix_len = scratch.len;
 	weft__outbuf_destroy(&scratch);
 	return WEFT_OK;
@@ -115,23 +126,38 @@ int weft__dump_writer_finish(weft__dump_writer *w)
 }
 
 /*
+ * Slow path of decode_fields(): the event has more fields than the
+ * scratch array holds; grows it and decodes again.
+ */
+static int decode_more_fields(weft__dump_writer *w, const weft_event *event, int n)
+{
+	weft_field *bigger = realloc(w->fields, (size_t)n * sizeof *bigger);
+
+	if (bigger == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory for %d fields", n);
+	w->fields = bigger;
+	w->field_cap = (size_t)n;
+	return weft_event_fields(w->trace, event, w->fields, w->field_cap);
+}
+
+/* The fields of the event into w->fields; inline on the hot path. */
+static inline int decode_fields(weft__dump_writer *w, const weft_event *event)
+{
+	int n = weft_event_fields(w->trace, event, w->fields, w->field_cap);
+
+	if (WEFT__OUT_LIKELY(n <= 0 || (size_t)n <= w->field_cap))
+		return n;
+	return decode_more_fields(w, event, n);
+}
+
+/*
  * Decodes the fields of the event, growing the scratch array when the
  * event has more fields than it holds.
  */
 int weft__dump_writer_fields(weft__dump_writer *w, const weft_event *event)
 {
-	int n = weft_event_fields(w->trace, event, w->fields, w->field_cap);
-
-	if (n > 0 && (size_t)n > w->field_cap) {
-		weft_field *bigger = realloc(w->fields, (size_t)n * sizeof *bigger);
-		if (bigger == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-					   "out of memory for %d fields", n);
-		w->fields = bigger;
-		w->field_cap = (size_t)n;
-		n = weft_event_fields(w->trace, event, w->fields, w->field_cap);
-	}
-	return n;
+	return decode_fields(w, event);
 }
 
 /* ---- Common line parts ----------------------------------------------------- */
@@ -167,8 +193,20 @@ static inline int head_is_simple(const weft__dump_writer *w, const weft_event *e
 }
 
 /*
+ * Copies a stream prefix in 16-byte pieces (no call to memcpy for a
+ * length known only at run time): up to PREFIX_PAD - 1 bytes past its
+ * end are written too, which the reservations leave room for.
+ */
+static inline char *put_prefix(char *p, const weft__dump_stream *ds)
+{
+	for (size_t i = 0; i < ds->prefix_len; i += 16)
+		memcpy(p + i, ds->prefix + i, 16);
+	return p + ds->prefix_len;
+}
+
+/*
  * Writes "<clock>  <MCV>  <path>  " at p, which has room for
- * HEAD_ROOM + prefix_len bytes. Returns the end.
+ * HEAD_ROOM + PREFIX_PAD + prefix_len bytes. Returns the end.
  */
 static inline char *write_simple_head(char *p, weft__clock_cache *clock,
 				      const weft__dump_stream *ds, const weft_event *ev)
@@ -177,8 +215,7 @@ static inline char *write_simple_head(char *p, weft__clock_cache *clock,
 	p[0] = ' ';
 	p[1] = ' ';
 	memcpy(p + 2, ev->code, 3);
-	memcpy(p + 5, ds->prefix, ds->prefix_len);
-	return p + 5 + ds->prefix_len;
+	return put_prefix(p + 5, ds);
 }
 
 /* "<clock>  <code>" then the stream prefix "  <path>  ", any code. */
@@ -188,7 +225,7 @@ static void put_text_head(weft__dump_writer *w, const weft_event *ev)
 	const weft__dump_stream *ds = &w->streams[ev->stream];
 
 	if (WEFT__OUT_LIKELY(head_is_simple(w, ev))) {
-		char *p = weft__outbuf_reserve(ob, HEAD_ROOM + ds->prefix_len);
+		char *p = weft__outbuf_reserve(ob, HEAD_ROOM + PREFIX_PAD + ds->prefix_len);
 		weft__outbuf_commit(ob, write_simple_head(p, &w->clock, ds, ev));
 		return;
 	}
@@ -368,13 +405,141 @@ static void put_fields_text(weft__outbuf *ob, const weft_field *fields, int n)
 }
 
 /*
+ * 1 when each of the 8 bytes of w is printable ASCII (0x20..0x7e), and
+ * for JSON neither '"' nor '\\': a subtraction sets the top bit of a byte
+ * below 0x20 (or of a zero byte, for the XORed words), the addition that
+ * of a byte above 0x7e; a borrow or carry only ever starts at such a byte.
+ */
+static inline int word_plain(uint64_t w, int json)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t bad = ((w - ones * 0x20) & ~w) | ((w + ones) | w);
+
+	if (json) {
+		uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
+		bad |= ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash);
+	}
+	return (bad & (ones * 0x80)) == 0;
+}
+
+/*
+ * Copies a name or code of up to 16 bytes and checks that it needs no
+ * escape (word_plain), with two overlapping loads instead of a loop and
+ * without reading outside it. The copy is made even when the check fails.
+ */
+static inline int copy_plain16(char *dst, const char *src, uint32_t len, int json)
+{
+	uint64_t a, b;
+
+	if (len >= 8) {
+		memcpy(&a, src, 8);
+		memcpy(&b, src + len - 8, 8);
+		memcpy(dst, &a, 8);
+		memcpy(dst + len - 8, &b, 8);
+		return word_plain(a, json) && word_plain(b, json);
+	}
+	if (len >= 4) {
+		uint32_t x, y;
+		memcpy(&x, src, 4);
+		memcpy(&y, src + len - 4, 4);
+		memcpy(dst, &x, 4);
+		memcpy(dst + len - 4, &y, 4);
+		return word_plain(x | (uint64_t)y << 32, json);
+	}
+	if (len == 0)
+		return 1;
+	dst[0] = src[0];
+	dst[len / 2] = src[len / 2];
+	dst[len - 1] = src[len - 1];
+	a = (unsigned char)src[0] | (uint64_t)(unsigned char)src[len / 2] << 8 |
+	    (uint64_t)(unsigned char)src[len - 1] << 16 | 0x2020202020000000ull;
+	return word_plain(a, json);
+}
+
+/* An integer field's value; values of up to four digits without a call. */
+static inline char *put_integer(char *p, const weft_field *f)
+{
+	uint64_t magnitude = f->v.u;
+
+	if (f->type >= WEFT_TYPE_I8 && f->v.i < 0) {
+		*p++ = '-';
+		magnitude = (uint64_t)0 - (uint64_t)f->v.i;
+	}
+	if (magnitude < 10) {
+		*p = (char)('0' + magnitude);
+		return p + 1;
+	}
+	if (magnitude < 100) {
+		memcpy(p, weft__digit_pairs + 2 * magnitude, 2);
+		return p + 2;
+	}
+	if (magnitude < 10000) {
+		uint32_t high = (uint32_t)magnitude / 100, low = (uint32_t)magnitude % 100;
+		if (high < 10)
+			*p++ = (char)('0' + high);
+		else
+			p = (char *)memcpy(p, weft__digit_pairs + 2 * high, 2) + 2;
+		memcpy(p, weft__digit_pairs + 2 * low, 2);
+		return p + 2;
+	}
+	return weft__fmt_u64(p, magnitude);
+}
+
+/*
+ * " name=value" (no space before the first field) of an integer field
+ * whose name is printable and at most 16 bytes long. NULL when the field
+ * needs the general path.
+ */
+static inline char *put_fast_field(char *p, const weft_field *f, int first)
+{
+	if (f->is_array || !is_integer_type(f->type) || f->name_len > FAST_NAME_MAX)
+		return NULL;
+	if (!first)
+		*p++ = ' ';
+	if (!copy_plain16(p, f->name, f->name_len, 0))
+		return NULL;
+	p += f->name_len;
+	*p++ = '=';
+	return put_integer(p, f);
+}
+
+/*
+ * The whole text line of a common event in one reservation: a printable
+ * 3-byte code, a short stream prefix and either up to FAST_FIELDS_MAX
+ * integer fields (n > 0) or no fields and a short payload (n == 0).
+ * Returns 0, having written nothing, when the line needs the general path.
+ */
+static int write_fields_line_fast(weft__dump_writer *w, const weft_event *ev, int n)
+{
+	const weft__dump_stream *ds = &w->streams[ev->stream];
+
+	if (!head_is_simple(w, ev) || n < 0 || n > FAST_FIELDS_MAX ||
+	    (n == 0 && (ev->payload_size > 16 || ev->data_size != 0)))
+		return 0;
+	char *p = weft__outbuf_reserve(&w->out, ds->prefix_len + FAST_LINE_ROOM);
+	p = write_simple_head(p, &w->clock, ds, ev);
+	if (n == 0)
+		p = weft__fmt_hex_colon(p, ev->payload, ev->payload_size);
+	for (int i = 0; i < n && p != NULL; i++)
+		p = put_fast_field(p, &w->fields[i], i == 0);
+	if (p == NULL)
+		return 0;
+	*p++ = '\n';
+	weft__outbuf_commit(&w->out, p);
+	return 1;
+}
+
+/*
  * Text line with decoded fields; events without a known layout, or whose
  * payload does not match it, show their bytes in hex instead.
  */
 static void write_fields_line(weft__dump_writer *w, const weft_event *ev)
 {
+	int n = decode_fields(w, ev);
+
+	if (WEFT__OUT_LIKELY(write_fields_line_fast(w, ev, n)))
+		return;
 	put_text_head(w, ev);
-	int n = weft__dump_writer_fields(w, ev);
 	if (n > 0)
 		put_fields_text(&w->out, w->fields, n);
 	else
@@ -393,7 +558,8 @@ static void write_hex_line(weft__dump_writer *w, const weft_event *ev)
 	if (WEFT__OUT_LIKELY(head_is_simple(w, ev) && ev->data_size == 0 &&
 			     ev->payload_size <= 16)) {
 		const weft__dump_stream *ds = &w->streams[ev->stream];
-		char *p = weft__outbuf_reserve(&w->out, HEAD_ROOM + ds->prefix_len + 16 * 3 + 2);
+		char *p = weft__outbuf_reserve(&w->out, HEAD_ROOM + PREFIX_PAD + ds->prefix_len +
+					       16 * 3 + 2);
 		p = write_simple_head(p, &w->clock, ds, ev);
 		p = weft__fmt_hex_colon(p, ev->payload, ev->payload_size);
 		*p++ = '\n';
@@ -458,11 +624,13 @@ static void put_field_member_json(weft__outbuf *ob, const weft_field *f)
 	weft__put_field_json(ob, f);
 }
 
-/* "fields":{...} of the JSON line; on a layout mismatch also "decode_error". */
-static void put_fields_json(weft__dump_writer *w, const weft_event *ev)
+/*
+ * "fields":{...} of the JSON line, from the n fields decoded (n < 0: the
+ * payload does not match its layout, which "decode_error" explains).
+ */
+static void put_fields_json(weft__dump_writer *w, int n)
 {
 	weft__outbuf *ob = &w->out;
-	int n = weft__dump_writer_fields(w, ev);
 
 	PUT_LITERAL(ob, ",\"fields\":{");
 	for (int i = 0; i < n; i++) {
@@ -533,11 +701,101 @@ static void put_json_tail(weft__outbuf *ob, const weft_event *ev)
 	PUT_LITERAL(ob, "}\n");
 }
 
+/* ---- JSON lines in one reservation -------------------------------------- */
+
+/* Copies a string literal at p and returns its end. */
+#define COPY_LITERAL(p, lit) ((char *)memcpy((p), (lit), sizeof(lit) - 1) + sizeof(lit) - 1)
+
+/* {"time":T[,"end":E]  then  ,"stream":"<path>"  then  ,"code":"<code>" */
+#define JSON_HEAD_ROOM (8 + 24 + 7 + 20 + PREFIX_PAD + 9 + FAST_NAME_MAX + 2)
+/* ,"name":value */
+#define JSON_FIELD_ROOM (1 + FAST_NAME_MAX + 3 + 21)
+/* "payload":"<32 hex digits>","offset":N,"depth":D,"parent":P}\n */
+#define JSON_TAIL_ROOM (12 + 32 + 11 + 20 + 9 + 21 + 10 + 21 + 2)
+/* Room for a whole line, after the stream prefix. */
+#define JSON_LINE_ROOM (JSON_HEAD_ROOM + 11 + FAST_FIELDS_MAX * JSON_FIELD_ROOM + 1 + \
+			JSON_TAIL_ROOM)
+
+/* The head of a JSON line at p; NULL when the code needs escapes. */
+static inline char *json_head_fast(char *p, weft__dump_writer *w,
+				   const weft__dump_stream *ds, const weft_event *ev)
+{
+	p = weft__fmt_clock(&w->json_clock, COPY_LITERAL(p, "{\"time\":"), ev->time);
+	if (ev->flags & WEFT_EVENT_INTERVAL)
+		p = weft__fmt_u64(COPY_LITERAL(p, ",\"end\":"), ev->end);
+	p = COPY_LITERAL(put_prefix(p, ds), ",\"code\":\"");
+	if (!copy_plain16(p, ev->code, ev->code_len, 1))
+		return NULL;
+	p += ev->code_len;
+	*p++ = '"';
+	return p;
+}
+
+/* ,"fields":{...} at p; NULL when a field is not a short plain integer. */
+static inline char *json_fields_fast(char *p, const weft_field *fields, int n)
+{
+	p = COPY_LITERAL(p, ",\"fields\":{");
+	for (int i = 0; i < n; i++) {
+		const weft_field *f = &fields[i];
+		if (f->is_array || !is_integer_type(f->type) || f->name_len > FAST_NAME_MAX)
+			return NULL;
+		if (i > 0)
+			*p++ = ',';
+		*p++ = '"';
+		if (!copy_plain16(p, f->name, f->name_len, 1))
+			return NULL;
+		p = COPY_LITERAL(p + f->name_len, "\":");
+		p = put_integer(p, f);
+	}
+	*p++ = '}';
+	return p;
+}
+
+/* The tail of a JSON line at p, for a payload of up to 16 bytes. */
+static inline char *json_tail_fast(char *p, const weft_event *ev)
+{
+	p = weft__fmt_hex_plain(COPY_LITERAL(p, ",\"payload\":\""), ev->payload,
+				ev->payload_size);
+	p = weft__fmt_u64(COPY_LITERAL(p, "\",\"offset\":"), ev->offset);
+	if (ev->depth >= 0) {
+		p = weft__fmt_i64(COPY_LITERAL(p, ",\"depth\":"), ev->depth);
+		p = weft__fmt_i64(COPY_LITERAL(p, ",\"parent\":"), ev->parent);
+	}
+	return COPY_LITERAL(p, "}\n");
+}
+
+/*
+ * The whole JSON line of a common event in one reservation: a plain code
+ * of up to 16 bytes, a short stream prefix, up to FAST_FIELDS_MAX integer
+ * fields with short plain names, a payload of up to 16 bytes and no data.
+ * Returns 0, having written nothing, when the line needs the general path.
+ */
+static int write_json_line_fast(weft__dump_writer *w, const weft_event *ev, int n)
+{
+	const weft__dump_stream *ds = &w->streams[ev->stream];
+
+	if (n < 0 || n > FAST_FIELDS_MAX || ev->code_len > FAST_NAME_MAX ||
+	    ev->payload_size > 16 || ev->data_size != 0 || ds->prefix_len > SIMPLE_PREFIX_MAX)
+		return 0;
+	char *p = weft__outbuf_reserve(&w->out, ds->prefix_len + JSON_LINE_ROOM);
+	p = json_head_fast(p, w, ds, ev);
+	if (p != NULL)
+		p = json_fields_fast(p, w->fields, n);
+	if (p == NULL)
+		return 0;
+	weft__outbuf_commit(&w->out, json_tail_fast(p, ev));
+	return 1;
+}
+
 /* One JSON object per event; key order is fixed (docs/dump-json.md). */
 static void write_json_line(weft__dump_writer *w, const weft_event *ev)
 {
+	int n = decode_fields(w, ev);
+
+	if (WEFT__OUT_LIKELY(write_json_line_fast(w, ev, n)))
+		return;
 	put_json_head(w, ev);
-	put_fields_json(w, ev);
+	put_fields_json(w, n);
 	put_json_tail(&w->out, ev);
 }
 

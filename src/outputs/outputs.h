@@ -13,13 +13,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "weft/weft.h"
 
 #if defined(__GNUC__)
 #define WEFT__OUT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define WEFT__OUT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define WEFT__OUT_LIKELY(x) (x)
+#define WEFT__OUT_UNLIKELY(x) (x)
 #endif
 
 /* ---- Output buffer (outputs/outbuf.c) ------------------------------------ */
@@ -81,19 +84,49 @@ char *weft__fmt_i64(char *p, int64_t v);
 char *weft__fmt_u64_width(char *p, uint64_t v, unsigned width);
 /*
  * Right-aligned clocks of a dump: clocks come in increasing order, so the
- * digits above the last eight rarely change; they are kept formatted
- * (with their padding) and only the last eight are written per event.
+ * digits above the last four change only every 10 us; they are kept
+ * formatted (with their padding) and only the last four are written per
+ * event, inline.
  */
+#define WEFT__CLOCK_LOW 10000u /* 10^4: the part written per event */
 typedef struct weft__clock_cache {
-	uint64_t high;    /* value / 10^8 of the cached text; UINT64_MAX = none */
-	unsigned width;   /* column width */
-	size_t len;       /* bytes of text */
+	uint64_t high;    /* value / 10^4 of the cached text; UINT64_MAX = none */
+	unsigned width;   /* column width (cached only up to 20) */
+	size_t len;       /* bytes of text, at most 16 */
 	char text[32];    /* padding + digits of `high` */
 } weft__clock_cache;
 
+/* "00" "01" ... "99": the decimal digits of every pair. */
+extern const char weft__digit_pairs[201];
+
+/* An empty cache for a column of `width` characters. */
 void weft__clock_cache_init(weft__clock_cache *c, unsigned width);
-/* Same output as weft__fmt_u64_width(p, v, c->width); at most 24 bytes. */
-char *weft__fmt_clock(weft__clock_cache *c, char *p, uint64_t v);
+/*
+ * Slow path of weft__fmt_clock(): a value below 10^4, or a new high part
+ * (then the cache is re-made). Same contract as weft__fmt_clock().
+ */
+char *weft__fmt_clock_slow(weft__clock_cache *c, char *p, uint64_t v);
+
+/*
+ * Same output as weft__fmt_u64_width(p, v, c->width); writes up to 24
+ * bytes at p (more only for columns wider than 20, as that function
+ * does): the cached text is copied as one 16-byte block.
+ */
+static inline char *weft__fmt_clock(weft__clock_cache *c, char *p, uint64_t v)
+{
+	uint64_t high = v / WEFT__CLOCK_LOW;
+
+	if (WEFT__OUT_UNLIKELY(high != c->high))
+		return weft__fmt_clock_slow(c, p, v);
+	uint32_t low = (uint32_t)(v - high * WEFT__CLOCK_LOW);
+	uint32_t hundreds = low / 100;
+	char *q = p + c->len;
+
+	memcpy(p, c->text, 16);
+	memcpy(q, weft__digit_pairs + 2 * hundreds, 2);
+	memcpy(q + 2, weft__digit_pairs + 2 * (low - hundreds * 100), 2);
+	return q + 4;
+}
 
 /* ":xx" for every byte (3 bytes out per byte in, plus 1 spare byte). */
 char *weft__fmt_hex_colon(char *p, const uint8_t *bytes, size_t n);
@@ -153,6 +186,14 @@ int weft__dump_writer_init(weft__dump_writer *w, const weft_trace *trace,
 void weft__dump_writer_event(weft__dump_writer *w, const weft_event *event);
 /* Flushes; 0 or WEFT_EIO (message set) when the output failed. */
 int weft__dump_writer_finish(weft__dump_writer *w);
+/*
+ * 1 once a write of the output has failed: what follows is discarded, so
+ * the caller may stop early; weft__dump_writer_finish() reports the error.
+ */
+static inline int weft__dump_writer_failed(const weft__dump_writer *w)
+{
+	return w->out.error != 0;
+}
 void weft__dump_writer_destroy(weft__dump_writer *w);
 
 /*
