@@ -11,16 +11,13 @@
  * OUT, synced and renamed over it at the end (so OUT is either the old
  * file or the whole new one), or standard output with `-o -`.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outfile.h"
 #include "outputs/chrome.h"
 
 enum convert_option_id {
@@ -228,202 +225,6 @@ static int parse_convert_arguments(convert_settings *s, int argc, char **argv)
 	return check_convert_settings(s);
 }
 
-/* ---- Output file: temporary file, then rename ------------------------------------ */
-
-/*
- * The temporary file is removed when the command is interrupted: its
- * path is kept in a static buffer for the signal handler (unlink() is
- * async-signal-safe).
- */
-static char cleanup_path[4096];
-static volatile sig_atomic_t cleanup_armed;
-
-/*
- * A signal that ends the command (interrupt, termination, a closed pipe
- * on stderr, the file size limit): remove the temporary file, then die
- * of the signal as before.
- */
-static void cleanup_on_signal(int sig)
-{
-	if (cleanup_armed)
-		unlink(cleanup_path);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Arms (path) or disarms (NULL) the removal of the temporary file. */
-static void arm_cleanup(const char *path)
-{
-	static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
-	struct sigaction sa;
-
-	cleanup_armed = 0;
-	if (path == NULL || strlen(path) >= sizeof cleanup_path)
-		return;
-	strcpy(cleanup_path, path);
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = cleanup_on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
-		struct sigaction old;
-		/* an ignored signal (nohup, a limit the caller handles) stays so */
-		if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(signals[i], &sa, NULL);
-	}
-	cleanup_armed = 1;
-}
-
-/* Where the converted bytes go. */
-typedef struct output_target {
-	const char *path;  /* the final file; NULL for standard output */
-	char *tmp_path;    /* the temporary file being written (malloc'd) */
-	int fd;
-} output_target;
-
-/* Refuses an existing OUT unless --force; a directory is always refused. */
-static int check_output_path(const convert_settings *s)
-{
-	struct stat st;
-
-	if (strcmp(s->output, "-") == 0 || stat(s->output, &st) != 0)
-		return CLI_EXIT_OK;
-	if (S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "weft convert: '%s' is a directory\n", s->output);
-		return CLI_EXIT_FAILURE;
-	}
-	if (!s->force) {
-		fprintf(stderr, "weft convert: '%s' exists; use --force to replace it\n",
-			s->output);
-		return CLI_EXIT_FAILURE;
-	}
-	return CLI_EXIT_OK;
-}
-
-/*
- * Creates OUT.tmp.XXXXXX next to OUT (same file system, so the rename is
- * atomic), with the permissions a new file would get (mkstemp gives 0600).
- */
-static int target_open(output_target *t, const char *output)
-{
-	memset(t, 0, sizeof *t);
-	if (strcmp(output, "-") == 0) {
-		t->fd = STDOUT_FILENO;
-		return CLI_EXIT_OK;
-	}
-	t->path = output;
-	size_t len = strlen(output) + sizeof ".tmp.XXXXXX";
-	t->tmp_path = malloc(len);
-	if (t->tmp_path == NULL) {
-		fprintf(stderr, "weft convert: out of memory\n");
-		return CLI_EXIT_FAILURE;
-	}
-	snprintf(t->tmp_path, len, "%s.tmp.XXXXXX", output);
-	t->fd = mkstemp(t->tmp_path);
-	if (t->fd < 0) {
-		fprintf(stderr, "weft convert: cannot create '%s': %s\n", t->tmp_path,
-			strerror(errno));
-		free(t->tmp_path);
-		t->tmp_path = NULL;
-		return CLI_EXIT_FAILURE;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	fchmod(t->fd, 0666 & ~mask);
-	arm_cleanup(t->tmp_path);
-	return CLI_EXIT_OK;
-}
-
-/* Gives up: the temporary file is closed and removed. */
-static void target_abort(output_target *t)
-{
-	if (t->tmp_path == NULL)
-		return;
-	arm_cleanup(NULL);
-	close(t->fd);
-	unlink(t->tmp_path);
-	free(t->tmp_path);
-	t->tmp_path = NULL;
-}
-
-/* Syncs the directory of `path`, so that the rename survives a crash. */
-static void sync_directory(const char *path)
-{
-	char *dir = strdup(path);
-	if (dir == NULL)
-		return;
-	char *slash = strrchr(dir, '/');
-	const char *name = slash == NULL ? "." : slash == dir ? "/" : dir;
-	if (slash != NULL && slash != dir)
-		*slash = '\0';
-	int fd = open(name, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
-/*
- * Puts the temporary file in place of OUT. Without --force, link() makes
- * the final step fail if OUT appeared meanwhile (rename would replace
- * it); file systems without hard links fall back to a check and rename.
- * Returns 0, or -1 with errno set.
- */
-static int move_into_place(const output_target *t, int force)
-{
-	if (force)
-		return rename(t->tmp_path, t->path);
-	if (link(t->tmp_path, t->path) == 0) {
-		unlink(t->tmp_path);
-		return 0;
-	}
-	if (errno == EEXIST)
-		return -1;
-	if (access(t->path, F_OK) == 0) {
-		errno = EEXIST;
-		return -1;
-	}
-	return rename(t->tmp_path, t->path);
-}
-
-/* Why the commit failed, on stderr. */
-static void report_commit_failure(const output_target *t, const char *step, int err)
-{
-	if (strcmp(step, "rename") == 0 && err == EEXIST)
-		fprintf(stderr, "weft convert: '%s' appeared while converting; use --force "
-			"to replace it\n", t->path);
-	else
-		fprintf(stderr, "weft convert: cannot %s '%s': %s\n", step,
-			strcmp(step, "rename") == 0 ? t->path : t->tmp_path, strerror(err));
-}
-
-/* Syncs, closes and renames the temporary file; removes it on failure. */
-static int target_commit(output_target *t, int force)
-{
-	const char *step = NULL;
-	int err = 0;
-
-	if (t->tmp_path == NULL)
-		return CLI_EXIT_OK;
-	if (fsync(t->fd) != 0)
-		step = "write", err = errno;
-	if (close(t->fd) != 0 && step == NULL)
-		step = "close", err = errno;
-	t->fd = -1;
-	if (step == NULL && move_into_place(t, force) != 0)
-		step = "rename", err = errno;
-	arm_cleanup(NULL);
-	if (step != NULL) {
-		report_commit_failure(t, step, err);
-		unlink(t->tmp_path);
-	} else {
-		sync_directory(t->path);
-	}
-	free(t->tmp_path);
-	t->tmp_path = NULL;
-	return step != NULL ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-}
-
 /* ---- Reading ----------------------------------------------------------------------- */
 
 /*
@@ -537,23 +338,20 @@ static int write_document(const convert_settings *s, weft_trace *trace,
 	return CLI_EXIT_OK;
 }
 
-/* Converts into the target; the target is committed or removed. */
-static int convert_into(const convert_settings *s, weft_trace *trace, weft_cursor *cursor)
+/* Converts into the output file, which is then committed or removed. */
+static int convert_into(const convert_settings *s, weft_trace *trace, weft_cursor *cursor,
+			cli_outfile *out)
 {
-	output_target target;
 	weft__chrome_stats stats;
 	int read_rc = 0;
-	int exit_code = target_open(&target, s->output);
 
-	if (exit_code != CLI_EXIT_OK)
-		return exit_code;
 	memset(&stats, 0, sizeof stats);
-	exit_code = write_document(s, trace, cursor, target.fd, &read_rc, &stats);
+	int exit_code = write_document(s, trace, cursor, out->fd, &read_rc, &stats);
 	if (exit_code != CLI_EXIT_OK) {
-		target_abort(&target);
+		cli_outfile_abort(out);
 		return exit_code;
 	}
-	exit_code = target_commit(&target, s->force);
+	exit_code = cli_outfile_commit(out);
 	if (exit_code != CLI_EXIT_OK)
 		return exit_code;
 	int lost = report_problems(trace, &stats);
@@ -564,23 +362,31 @@ static int convert_into(const convert_settings *s, weft_trace *trace, weft_curso
 	return lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
 }
 
-/* Checks OUT, opens the trace, creates the cursor, converts. */
+/*
+ * Creates the output file first (so that a refused OUT costs no reading),
+ * opens the trace, creates the cursor, converts.
+ */
 static int run_convert(const convert_settings *s)
 {
 	weft_trace *trace;
 	weft_cursor *cursor = NULL;
-	int exit_code = check_output_path(s);
+	cli_outfile out;
+	int exit_code = cli_outfile_open(&out, "convert", s->output, s->force);
 
 	if (exit_code != CLI_EXIT_OK)
 		return exit_code;
 	exit_code = open_for_conversion(s, &trace);
-	if (exit_code != CLI_EXIT_OK)
+	if (exit_code != CLI_EXIT_OK) {
+		cli_outfile_abort(&out);
 		return exit_code;
+	}
 	int rc = weft_cursor_create(trace, &s->filter, &cursor);
-	if (rc < 0)
+	if (rc < 0) {
 		exit_code = cli_library_error("convert", "cannot read the events", rc);
-	else
-		exit_code = convert_into(s, trace, cursor);
+		cli_outfile_abort(&out);
+	} else {
+		exit_code = convert_into(s, trace, cursor, &out);
+	}
 	weft_cursor_free(cursor);
 	weft_trace_free(trace);
 	return exit_code;

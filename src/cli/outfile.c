@@ -29,10 +29,14 @@ static void remove_on_signal(int sig)
 	raise(sig);
 }
 
-/* Arms the removal of `path` on SIGINT, SIGTERM and SIGHUP; NULL disarms. */
+/*
+ * Arms the removal of `path` on the signals that end a command
+ * (interrupt, termination, hang-up, quit, a closed pipe, the file size
+ * limit); NULL disarms. A signal the caller ignores (nohup) stays ignored.
+ */
 static void watch_temp_file(const char *path)
 {
-	static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
 	struct sigaction sa;
 
 	pending_armed = 0;
@@ -42,8 +46,11 @@ static void watch_temp_file(const char *path)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = remove_on_signal;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
-		sigaction(signals[i], &sa, NULL);
+	for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+		struct sigaction old;
+		if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(signals[i], &sa, NULL);
+	}
 	pending_armed = 1;
 }
 
@@ -162,7 +169,10 @@ int cli_outfile_commit(cli_outfile *o)
 		ok = 0;
 		step = "rename to";
 	}
-	if (!ok)
+	if (!ok && step[0] == 'r' && errno == EEXIST)
+		fprintf(stderr, "weft %s: '%s' appeared meanwhile; use --force to replace it\n",
+			o->command, o->path);
+	else if (!ok)
 		fprintf(stderr, "weft %s: cannot %s '%s': %s\n", o->command, step,
 			step[0] == 'r' ? o->path : o->tmp_path, strerror(errno));
 	else

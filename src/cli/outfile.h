@@ -5,7 +5,7 @@
  * either the old file or the complete new one; an existing destination
  * is replaced only when asked (--force); "-" is standard output. An
  * interrupted command (SIGINT, SIGTERM, SIGHUP) removes its temporary
- * file. Used by `weft table` and `weft plot`.
+ * file. Used by `weft convert`, `weft table` and `weft plot`.
  */
 #ifndef WEFT_CLI_OUTFILE_H
 #define WEFT_CLI_OUTFILE_H
