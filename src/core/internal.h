@@ -119,6 +119,14 @@ int weft__trace_add_node(weft_trace *trace, uint32_t parent, const char *kind,
 			 const char *metadata_json, uint32_t *id);
 /* Sets the trace-wide metadata (copied). */
 int weft__trace_set_metadata(weft_trace *trace, const char *metadata_json);
+/*
+ * The same two from a jansson object, which they consume (NULL is taken
+ * as out of memory): the text is compact, in the object's key order.
+ */
+struct json_t;
+int weft__trace_set_metadata_object(weft_trace *trace, struct json_t *obj);
+int weft__trace_set_node_metadata_object(weft_trace *trace, uint32_t node,
+					 struct json_t *obj);
 /* Replaces the metadata of a node (copied). */
 int weft__trace_set_node_metadata(weft_trace *trace, uint32_t id,
 				  const char *metadata_json);

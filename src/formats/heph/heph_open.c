@@ -364,18 +364,6 @@ static int pair_compare(const void *a, const void *b)
 	return 0;
 }
 
-/* Sets a node's metadata from a JSON object (consumed). */
-static int set_metadata(weft_trace *t, uint32_t node, json_t *obj)
-{
-	char *text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(obj);
-	if (text == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	int rc = weft__trace_set_node_metadata(t, node, text);
-	free(text);
-	return rc;
-}
-
 /* Metadata of a stream-id node: its counter checks. */
 static json_t *stream_metadata(const counter_state *c)
 {
@@ -400,7 +388,7 @@ static int add_stream_node(scan_ctx *s, uint32_t stream_id, uint32_t *node)
 				      stream_id, NULL, node);
 	if (rc < 0)
 		return rc;
-	return set_metadata(s->trace, *node, stream_metadata(counter_for(s, stream_id)));
+	return weft__trace_set_node_metadata_object(s->trace, *node, stream_metadata(counter_for(s, stream_id)));
 }
 
 /* Adds the substream node of a pair and its weft stream. */
@@ -416,7 +404,7 @@ static int add_substream(scan_ctx *s, uint32_t parent, const heph_pair *pair)
 		json_object_set_new(o, "stream_id", json_integer(pair->stream_id));
 		json_object_set_new(o, "substream_id", json_integer((json_int_t)pair->substream));
 		json_object_set_new(o, "events", json_integer((json_int_t)pair->events));
-		rc = set_metadata(s->trace, node, o);
+		rc = weft__trace_set_node_metadata_object(s->trace, node, o);
 	}
 	if (rc == 0)
 		rc = weft__trace_add_stream(s->trace, node, s->d->name, s->d->file_size, &index);
@@ -467,13 +455,7 @@ static int set_trace_metadata(scan_ctx *s)
 	json_object_set_new(o, "skipped_packets", json_integer((json_int_t)s->skipped_packets));
 	json_object_set_new(o, "readable_bytes", json_integer((json_int_t)s->d->valid_end));
 	json_object_set_new(o, "file_bytes", json_integer((json_int_t)s->d->file_size));
-	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(o);
-	if (text == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	int rc = weft__trace_set_metadata(s->trace, text);
-	free(text);
-	return rc;
+	return weft__trace_set_metadata_object(s->trace, o);
 }
 
 /* ---- Backend entry points ------------------------------------------------------- */

@@ -644,18 +644,6 @@ static json_t *file_metadata(const file_scan *s)
 	return o;
 }
 
-/* Sets a node's metadata from a JSON object (consumed). */
-static int set_metadata(weft_trace *t, uint32_t node, json_t *obj)
-{
-	char *text = obj != NULL ? json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
-	json_decref(obj);
-	if (text == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	int rc = weft__trace_set_node_metadata(t, node, text);
-	free(text);
-	return rc;
-}
-
 /*
  * Opens, recognises and scans one file. A file that is not ROSS data
  * fails the open of a single-file trace; in a directory it becomes an
@@ -852,7 +840,7 @@ static int build_file(open_ctx *c, uint32_t index, json_t *meta, size_t *next_st
 	root_name(d, f, name, sizeof name);
 	int rc = weft__trace_add_node(c->trace, WEFT_NO_PARENT, "file", name, -1, NULL, &ts.root);
 	if (rc == 0)
-		rc = set_metadata(c->trace, ts.root, json_incref(meta));
+		rc = weft__trace_set_node_metadata_object(c->trace, ts.root, json_incref(meta));
 	f->first_stream = (uint32_t)*next_stream;
 	for (; rc == 0 && *next_stream < d->stream_count &&
 	       d->streams[*next_stream].key.file == index; (*next_stream)++) {
@@ -862,7 +850,7 @@ static int build_file(open_ctx *c, uint32_t index, json_t *meta, size_t *next_st
 		if (rc == 0) {
 			json_t *o = json_object();
 			json_object_set_new(o, "records", json_integer((json_int_t)st->records));
-			rc = set_metadata(c->trace, node, o);
+			rc = weft__trace_set_node_metadata_object(c->trace, node, o);
 		}
 		if (rc == 0)
 			rc = weft__trace_add_stream(c->trace, node, f->name, f->size, &si);
@@ -903,13 +891,7 @@ static int set_trace_metadata(open_ctx *c, const weft_open_options *o)
 			    json_real(o->ross_clock_rate) : json_null());
 	json_object_set_new(m, "model_schema", c->d->schemas.section_count > 0 ?
 			    json_true() : json_false());
-	char *text = json_dumps(m, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(m);
-	if (text == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	int rc = weft__trace_set_metadata(c->trace, text);
-	free(text);
-	return rc;
+	return weft__trace_set_metadata_object(c->trace, m);
 }
 
 /* ---- Backend entry points ---------------------------------------------------------------------- */
