@@ -15,8 +15,26 @@
  * is what "%.15e" prints, padded with zeros. Subnormals have fewer
  * significant bits (5e-324 needs one digit) and start at p = 1; floats
  * start at FLT_DIG (6) likewise. At most 17 (floats: 9) digits are ever
- * needed. Values are rare in traces: a few snprintf/strtod calls each
- * are fine.
+ * needed. That path costs a few snprintf/strtod calls (~400 ns), so the
+ * common values take a fast exact path first:
+ *
+ * Shortest round-trip digits, exactly, with 128-bit integers: a finite
+ * value is v = m * 2^e. The decimals that read back to v are those inside
+ * its rounding interval [v - lower gap / 2, v + upper gap / 2] (bounds
+ * included when m is even: a reader rounding half to even then picks v).
+ * Scaled by 4 the bounds are integers times 2^(e-2):
+ *     NL = 4m - 2 (4m - 1 when m is a power of two: the gap below is
+ *     half), N = 4m, NH = 4m + 2.
+ * For j decimal places, the decimals d * 10^-j in the interval are the
+ * integers d in [NL * 10^j / 2^s, NH * 10^j / 2^s] (s = 2 - e), which one
+ * multiplication and one shift per bound give when everything fits in
+ * 128 bits. The fewest decimal places with such a d is the shortest text
+ * (a d ending in 0 would mean one place fewer works), found by binary
+ * search since a d at j places gives 10d at j + 1; among those d the one
+ * closest to N * 10^j / 2^s is taken (ties to even). That covers doubles
+ * from about 1e-4 up to 2^54 and floats from about 1e-21 up to 2^25:
+ * every time, counter and efficiency of a ROSS sample. Other values (and
+ * subnormals) take the printf path.
  */
 #include <float.h>
 #include <math.h>
@@ -25,10 +43,131 @@
 #include <string.h>
 
 #include "outputs/float_format.h"
+#include "outputs/outputs.h"
 
 /* Most significant digits that ever need to be tried. */
 #define MAX_DIGITS_DOUBLE 17
 #define MAX_DIGITS_SINGLE 9
+
+__extension__ typedef unsigned __int128 u128;
+
+/* ---- Fast path: exact digits with 128-bit integers ------------------------------ */
+
+/* 10^j for j <= 19 (u64), the rest as products. */
+static const uint64_t pow10_u64[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+	100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+	1000000000000ull, 10000000000000ull, 100000000000000ull,
+	1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+	1000000000000000000ull, 10000000000000000000ull
+};
+
+/* 10^j as a 128-bit integer, j <= 38. */
+static inline u128 pow10_u128(int j)
+{
+	if (j < 20)
+		return pow10_u64[j];
+	return (u128)pow10_u64[19] * pow10_u64[j - 19];
+}
+
+/* The rounding interval of a value, scaled to integers times 2^-shift. */
+typedef struct interval {
+	uint64_t nl, n, nh; /* lower bound, value, upper bound (x 2^-shift) */
+	int shift;          /* 1..127 */
+	int inclusive;      /* the bounds read back to the value */
+	int max_places;     /* most decimal places that fit in 128 bits */
+} interval;
+
+/*
+ * Splits a positive finite value into its interval. Returns 0 when the
+ * value is outside the range this fast path handles.
+ */
+static int make_interval(double v, int single, interval *out)
+{
+	uint64_t m;
+	int e, pow2;
+	if (single) {
+		float f = (float)v;
+		uint32_t bits;
+		memcpy(&bits, &f, sizeof bits);
+		uint32_t exp = (bits >> 23) & 0xff, frac = bits & 0x7fffff;
+		if (exp == 0)
+			return 0; /* subnormal */
+		m = frac | (1u << 23);
+		e = (int)exp - 150;
+		pow2 = frac == 0 && exp > 1;
+		out->max_places = 30; /* 2^26 * 10^30 < 2^128 */
+	} else {
+		uint64_t bits;
+		memcpy(&bits, &v, sizeof bits);
+		uint64_t exp = (bits >> 52) & 0x7ff, frac = bits & ((1ull << 52) - 1);
+		if (exp == 0)
+			return 0;
+		m = frac | (1ull << 52);
+		e = (int)exp - 1075;
+		pow2 = frac == 0 && exp > 1;
+		out->max_places = 21; /* 2^55 * 10^21 < 2^128 */
+	}
+	out->shift = 2 - e;
+	if (out->shift < 1 || out->shift > 127)
+		return 0;
+	out->n = 4 * m;
+	out->nh = 4 * m + 2;
+	out->nl = 4 * m - (pow2 ? 1 : 2);
+	out->inclusive = (m & 1) == 0;
+	return 1;
+}
+
+/* The integers [*lo, *hi] inside the interval at j decimal places. */
+static inline void bounds_at(const interval *iv, int j, u128 *lo, u128 *hi)
+{
+	u128 p10 = pow10_u128(j);
+	u128 mask = ((u128)1 << iv->shift) - 1;
+	u128 low = (u128)iv->nl * p10, high = (u128)iv->nh * p10;
+	*lo = low >> iv->shift;
+	if ((low & mask) != 0 || !iv->inclusive)
+		*lo += 1; /* ceil, or strictly above an excluded bound */
+	*hi = high >> iv->shift;
+	if ((high & mask) == 0 && !iv->inclusive && *hi > 0)
+		*hi -= 1; /* strictly below an excluded bound */
+}
+
+/* 1 when some decimal with j places reads back to the value. */
+static inline int fits_at(const interval *iv, int j)
+{
+	u128 lo, hi;
+	bounds_at(iv, j, &lo, &hi);
+	return lo <= hi;
+}
+
+/*
+ * The shortest decimal d * 10^-places of the interval, the closest to
+ * the value; 0 when it needs more places than fit.
+ */
+static int shortest_decimal(const interval *iv, uint64_t *d, int *places)
+{
+	int lo_j = 0, hi_j = iv->max_places;
+	if (!fits_at(iv, hi_j))
+		return 0;
+	while (lo_j < hi_j) {
+		int mid = (lo_j + hi_j) / 2;
+		if (fits_at(iv, mid))
+			hi_j = mid;
+		else
+			lo_j = mid + 1;
+	}
+	u128 lo, hi;
+	bounds_at(iv, lo_j, &lo, &hi);
+	u128 r = (u128)iv->n * pow10_u128(lo_j);
+	u128 best = r >> iv->shift;
+	u128 rest = r & (((u128)1 << iv->shift) - 1), half = (u128)1 << (iv->shift - 1);
+	if (rest > half || (rest == half && (best & 1)))
+		best++;
+	best = best < lo ? lo : best > hi ? hi : best;
+	*d = (uint64_t)best; /* at most 17 digits at the fewest places */
+	*places = lo_j;
+	return 1;
+}
 
 /* ---- Candidates ------------------------------------------------------------- */
 
@@ -133,7 +272,7 @@ static void strip_trailing_zeros(weft__float_digits *d)
  * Zero is "0" with its sign; other values try p = 15 (6) digits upwards,
  * or from 1 for subnormals, until a decimal reads back.
  */
-void weft__float_shortest(double v, int single, weft__float_digits *out)
+void weft__float_shortest_reference(double v, int single, weft__float_digits *out)
 {
 	double magnitude = fabs(v);
 	int negative = signbit(v) != 0;
@@ -153,6 +292,30 @@ void weft__float_shortest(double v, int single, weft__float_digits *out)
 	/* p = 17 (9) always succeeds: the closest decimal reads back. */
 	strip_trailing_zeros(out);
 	out->negative = negative;
+}
+
+/* The digits of the fast path; 0 when the value is outside its range. */
+static int fast_shortest(double magnitude, int single, weft__float_digits *out)
+{
+	interval iv;
+	uint64_t d;
+	int places;
+	if (!make_interval(magnitude, single, &iv) || !shortest_decimal(&iv, &d, &places))
+		return 0;
+	out->count = (int)(weft__fmt_u64(out->digits, d) - out->digits);
+	out->exp10 = out->count - 1 - places;
+	strip_trailing_zeros(out);
+	return 1;
+}
+
+void weft__float_shortest(double v, int single, weft__float_digits *out)
+{
+	double magnitude = fabs(v);
+	if (magnitude != 0 && fast_shortest(magnitude, single, out)) {
+		out->negative = signbit(v) != 0;
+		return;
+	}
+	weft__float_shortest_reference(v, single, out);
 }
 
 /* ---- Notations ---------------------------------------------------------------- */

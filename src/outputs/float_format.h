@@ -41,6 +41,9 @@ typedef struct weft__float_digits {
  * `v` holds a float and round-trips as a float.
  */
 void weft__float_shortest(double v, int single, weft__float_digits *out);
+/* The same digits through printf/strtod only (tests check the fast path
+ * against it). */
+void weft__float_shortest_reference(double v, int single, weft__float_digits *out);
 
 /*
  * Writes `v` at buf (WEFT__FLOAT_TEXT_MAX bytes), NUL-terminated, and
