@@ -82,6 +82,7 @@ typedef struct weft_backend {
 extern const weft_backend weft__ovni_backend;
 extern const weft_backend weft__heph_backend;
 extern const weft_backend weft__ross_backend;
+extern const weft_backend weft__pallas_backend;
 
 /* ---- The trace object --------------------------------------------------- */
 

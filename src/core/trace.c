@@ -13,6 +13,7 @@ static const weft_backend *const backends[] = {
 	&weft__ovni_backend,
 	&weft__heph_backend,
 	&weft__ross_backend,
+	&weft__pallas_backend,
 };
 #define BACKEND_COUNT (sizeof backends / sizeof backends[0])
 

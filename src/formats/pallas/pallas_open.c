@@ -1,0 +1,422 @@
+/*
+ * formats/pallas/pallas_open.c - opening a Pallas trace: the main file
+ * (settings, global definitions, location groups) eagerly, then each
+ * archive file (local definitions and locations), which gives the nodes
+ * (an archive per location group, a thread per location) and the streams
+ * (one per thread). Thread grammars and value data are read on demand, by
+ * the stream readers (pallas_stream.c).
+ *
+ * A missing or damaged archive or thread file is a diagnostic, not a
+ * failure: the rest of the trace stays readable.
+ */
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "formats/pallas/pallas_internal.h"
+
+/* Main and archive files hold definitions only. */
+#define DEFS_FILE_MAX ((uint64_t)1 << 30)
+
+/* ---- Finding the main file ---------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The first byte of a file, or -1. */
+static int first_byte(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return -1;
+	int c = fgetc(f);
+	fclose(f);
+	return c;
+}
+
+/*
+ * The main file of a trace directory: "main.pallas" when present, else
+ * the first `*.pallas` file by name (malloc'ed path), or NULL.
+ */
+static char *find_main_file(const char *dir)
+{
+	char *main_path = weft__path_join(dir, "main.pallas");
+	struct stat st;
+	if (main_path && stat(main_path, &st) == 0 && S_ISREG(st.st_mode))
+		return main_path;
+	free(main_path);
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return NULL;
+	char *best = NULL;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!ends_with(e->d_name, ".pallas") || e->d_name[0] == '.')
+			continue;
+		if (best == NULL || strcmp(e->d_name, best) < 0) {
+			free(best);
+			best = strdup(e->d_name);
+		}
+	}
+	closedir(d);
+	if (best == NULL)
+		return NULL;
+	char *path = weft__path_join(dir, best);
+	free(best);
+	return path;
+}
+
+/* The main file of `path` (the file itself or found in the directory). */
+static char *main_file_of(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return NULL;
+	if (S_ISDIR(st.st_mode))
+		return find_main_file(path);
+	if (S_ISREG(st.st_mode) && ends_with(path, ".pallas"))
+		return strdup(path);
+	return NULL;
+}
+
+/*
+ * A `.pallas` main file (named so, not an archive or thread file) is a
+ * Pallas trace; the version byte decides how sure (a wrong version is
+ * still reported by open, as a clear error).
+ */
+static int pallas_probe(const char *path)
+{
+	char *main_path = main_file_of(path);
+	if (main_path == NULL)
+		return 0;
+	int score = 0;
+	if (!ends_with(main_path, "/" WEFT_PALLAS_ARCHIVE_FILE) &&
+	    !ends_with(main_path, "/" WEFT_PALLAS_THREAD_FILE))
+		score = first_byte(main_path) == WEFT_PALLAS_VERSION ? 90 : 40;
+	free(main_path);
+	return score;
+}
+
+/* ---- Metadata as JSON ----------------------------------------------------------- */
+
+static json_t *settings_json(const weft_pallas_settings *s)
+{
+	return json_pack("{s:s,s:s,s:I,s:s,s:I,s:s}",
+			 "compression", weft__pallas_compression_name(s->compression),
+			 "encoding", weft__pallas_encoding_name(s->encoding),
+			 "zstd_level", (json_int_t)s->zstd_level,
+			 "loop_finding", weft__pallas_loop_finding_name(s->loop_finding),
+			 "max_loop_length", (json_int_t)s->max_loop_length,
+			 "timestamp_storage",
+			 weft__pallas_timestamp_storage_name(s->timestamp_storage));
+}
+
+/* The custom metadata pairs of a file, as an object (NULL on ENOMEM). */
+static json_t *metadata_json(const pallas_defs *d)
+{
+	json_t *m = json_object();
+	for (size_t i = 0; m && i < d->metadata_count; i++)
+		json_object_set_new(m, d->metadata[i].key,
+				    json_stringn(d->metadata[i].value,
+						 d->metadata[i].value_len));
+	return m;
+}
+
+/* Strings and regions with names: what pallas_info lists. */
+static json_t *definitions_json(const pallas_trace *pt, const pallas_archive *a,
+				const pallas_defs *d)
+{
+	json_t *strings = json_object(), *regions = json_object();
+	char key[16];
+	for (size_t i = 0; i < d->string_count; i++) {
+		snprintf(key, sizeof key, "%u", d->strings[i].ref);
+		json_object_set_new(strings, key, json_stringn(d->strings[i].text,
+							       d->strings[i].len));
+	}
+	for (size_t i = 0; i < d->region_count; i++) {
+		const pallas_string *s = weft__pallas_string(pt, a, d->regions[i].name);
+		snprintf(key, sizeof key, "%u", d->regions[i].ref);
+		json_object_set_new(regions, key, s ? json_stringn(s->text, s->len)
+						    : json_null());
+	}
+	return json_pack("{s:o,s:o,s:I,s:I,s:I}", "strings", strings, "regions",
+			 regions, "attributes", (json_int_t)d->attribute_count,
+			 "groups", (json_int_t)d->group_count, "comms",
+			 (json_int_t)d->comm_count);
+}
+
+static json_t *name_json(const pallas_trace *pt, const pallas_archive *a,
+			 uint32_t ref)
+{
+	const pallas_string *s = weft__pallas_string(pt, a, ref);
+	return s ? json_stringn(s->text, s->len) : json_null();
+}
+
+/* ---- Main file ------------------------------------------------------------------------ */
+
+static int parse_main(weft_trace *trace, pallas_trace *pt)
+{
+	int rc = weft__pallas_read_file(pt->main_path, pt->main_path, DEFS_FILE_MAX,
+					&pt->buf, &pt->size);
+	if (rc < 0)
+		return rc;
+	pallas_in in;
+	weft__pallas_in_init(&in, pt->buf, pt->size, pt->main_path);
+	uint8_t version;
+	if ((rc = weft__pallas_in_u8(&in, &version, "the format version")) < 0)
+		return rc;
+	if (version != WEFT_PALLAS_VERSION)
+		return weft__error(WEFT_EUNSUPPORTED, pt->main_path, 0,
+				   "format version %u, expected %d (Pallas 0.20)",
+				   version, WEFT_PALLAS_VERSION);
+	if ((rc = weft__pallas_parse_settings(&in, &pt->settings)) < 0 ||
+	    (rc = weft__pallas_parse_defs(&in, &pt->defs)) < 0)
+		return rc;
+	if (weft__pallas_in_left(&in) > 0)
+		weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_EFORMAT, pt->main_path,
+				 weft__pallas_in_offset(&in),
+				 "%llu bytes after the metadata are ignored",
+				 (unsigned long long)weft__pallas_in_left(&in));
+	int32_t comp = pt->settings.compression;
+	if (comp != WEFT_PALLAS_COMPRESS_NONE && comp != WEFT_PALLAS_COMPRESS_ZSTD)
+		weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_EUNSUPPORTED,
+				 pt->main_path, 1,
+				 "values compressed with %s are lossy: weft reads "
+				 "the structure but refuses the values",
+				 weft__pallas_compression_name(comp));
+	return 0;
+}
+
+/* ---- Archives ------------------------------------------------------------------------ */
+
+/* Reads archive_<id>/archive.pallas: u32 id | u32 threads | definitions. */
+static int load_archive(pallas_trace *pt, pallas_archive *a, char *file)
+{
+	char rel[64];
+	snprintf(rel, sizeof rel, WEFT_PALLAS_ARCHIVE_FMT "/%s", a->id,
+		 WEFT_PALLAS_ARCHIVE_FILE);
+	char *path = weft__path_join(pt->dir, rel);
+	if (path == NULL)
+		return weft__error(WEFT_ENOMEM, rel, WEFT_NO_OFFSET, "out of memory");
+	snprintf(file, 512, "%s", path);
+	int rc = weft__pallas_read_file(path, file, DEFS_FILE_MAX, &a->buf, &a->size);
+	free(path);
+	if (rc < 0)
+		return rc;
+	pallas_in in;
+	weft__pallas_in_init(&in, a->buf, a->size, file);
+	uint32_t id, threads;
+	if ((rc = weft__pallas_in_u32(&in, &id, "the archive id")) < 0 ||
+	    (rc = weft__pallas_in_u32(&in, &threads, "the thread count")) < 0 ||
+	    (rc = weft__pallas_parse_defs(&in, &a->defs)) < 0)
+		return rc;
+	if (id != a->id)
+		return weft__error(WEFT_EFORMAT, file, 0,
+				   "archive id %u, expected %u (its location group)",
+				   id, a->id);
+	a->loaded = 1;
+	return 0;
+}
+
+/* The archive node: "archive_<id>", with its name and definitions. */
+static int add_archive_node(weft_trace *trace, pallas_trace *pt, pallas_archive *a,
+			    const pallas_location *lg)
+{
+	char name[32];
+	snprintf(name, sizeof name, WEFT_PALLAS_ARCHIVE_FMT, a->id);
+	int rc = weft__trace_add_node(trace, WEFT_NO_PARENT, "archive", name, a->id,
+				      NULL, &a->node);
+	if (rc < 0)
+		return rc;
+	json_t *m = json_pack("{s:o,s:o}", "name", name_json(pt, a, lg->name),
+			      "parent", lg->parent == WEFT_PALLAS_NO_REF
+						? json_null()
+						: json_integer(lg->parent));
+	if (m && a->loaded) {
+		json_object_set_new(m, "definitions", definitions_json(pt, a, &a->defs));
+		json_object_set_new(m, "metadata", metadata_json(&a->defs));
+	}
+	return weft__trace_set_node_metadata_object(trace, a->node, m);
+}
+
+/* A thread of an archive: a node and a stream, when its files exist. */
+static int add_thread(weft_trace *trace, pallas_trace *pt, uint32_t archive,
+		      const pallas_location *loc)
+{
+	pallas_archive *a = &pt->archives[archive];
+	char rel[96], name[32];
+	snprintf(name, sizeof name, WEFT_PALLAS_THREAD_FMT, loc->id);
+	snprintf(rel, sizeof rel, WEFT_PALLAS_ARCHIVE_FMT "/%s/%s", a->id, name,
+		 WEFT_PALLAS_THREAD_FILE);
+	char *file = weft__path_join(pt->dir, rel);
+	struct stat st;
+	if (file == NULL)
+		return weft__error(WEFT_ENOMEM, rel, WEFT_NO_OFFSET, "out of memory");
+	if (stat(file, &st) != 0) {
+		weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_ENOTFOUND, file,
+				 WEFT_NO_OFFSET, "thread %u of archive %u has no "
+				 "grammar file: the thread is left out", loc->id, a->id);
+		free(file);
+		return 0;
+	}
+	uint32_t node, index;
+	int rc = weft__trace_add_node(trace, a->node, "thread", name, loc->id, NULL,
+				      &node);
+	json_t *m = json_pack("{s:o}", "name", name_json(pt, a, loc->name));
+	if (rc == 0)
+		rc = weft__trace_set_node_metadata_object(trace, node, m);
+	else
+		json_decref(m);
+	if (rc == 0)
+		rc = weft__trace_add_stream(trace, node, rel, (uint64_t)st.st_size, &index);
+	if (rc == 0) {
+		trace->streams[index].finished = -1; /* Pallas does not record it */
+		pallas_stream_ref *s = &pt->streams[pt->stream_count++];
+		s->archive = archive;
+		s->location = loc->id;
+		s->dir = file;
+		char *slash = strrchr(file, '/');
+		*slash = '\0';
+		return 0;
+	}
+	free(file);
+	return rc;
+}
+
+/* Counts the locations of all archives, for the stream table. */
+static size_t location_total(const pallas_trace *pt)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < pt->archive_count; i++)
+		n += pt->archives[i].defs.location_count;
+	return n + pt->defs.location_count;
+}
+
+/*
+ * Loads every archive and adds its threads: the archive's locations, and
+ * the main file's locations whose parent is this location group.
+ */
+static int load_archives(weft_trace *trace, pallas_trace *pt)
+{
+	pt->archive_count = pt->defs.location_group_count;
+	pt->archives = calloc(pt->archive_count ? pt->archive_count : 1,
+			      sizeof *pt->archives);
+	if (pt->archives == NULL)
+		return weft__error(WEFT_ENOMEM, pt->main_path, WEFT_NO_OFFSET, "out of memory");
+	for (size_t i = 0; i < pt->archive_count; i++) {
+		pallas_archive *a = &pt->archives[i];
+		char file[512];
+		a->id = pt->defs.location_groups[i].id;
+		if (load_archive(pt, a, file) < 0) {
+			weft__trace_diag_last_error(trace, WEFT_SEV_WARNING,
+						    weft__error_offset() == WEFT_NO_OFFSET
+							    ? WEFT_ENOTFOUND : WEFT_EFORMAT,
+						    "the archive's threads are left out");
+			weft__pallas_defs_free(&a->defs);
+			a->loaded = 0;
+		}
+	}
+	pt->streams = calloc(location_total(pt) + 1, sizeof *pt->streams);
+	if (pt->streams == NULL)
+		return weft__error(WEFT_ENOMEM, pt->main_path, WEFT_NO_OFFSET, "out of memory");
+	for (size_t i = 0; i < pt->archive_count; i++) {
+		pallas_archive *a = &pt->archives[i];
+		int rc = add_archive_node(trace, pt, a, &pt->defs.location_groups[i]);
+		for (size_t k = 0; rc == 0 && a->loaded && k < a->defs.location_count; k++)
+			rc = add_thread(trace, pt, (uint32_t)i, &a->defs.locations[k]);
+		for (size_t k = 0; rc == 0 && a->loaded && k < pt->defs.location_count; k++)
+			if (pt->defs.locations[k].parent == a->id)
+				rc = add_thread(trace, pt, (uint32_t)i, &pt->defs.locations[k]);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The trace-wide metadata: version, settings, global definitions. */
+static int set_trace_metadata(weft_trace *trace, const pallas_trace *pt)
+{
+	json_t *m = json_pack("{s:i,s:s,s:o,s:o,s:o}", "format_version",
+			      WEFT_PALLAS_VERSION, "main_file", pt->main_path,
+			      "settings", settings_json(&pt->settings), "definitions",
+			      definitions_json(pt, NULL, &pt->defs), "metadata",
+			      metadata_json(&pt->defs));
+	return weft__trace_set_metadata_object(trace, m);
+}
+
+static void pallas_close(weft_trace *trace)
+{
+	pallas_trace *pt = trace->backend_data;
+	if (pt == NULL)
+		return;
+	for (size_t i = 0; i < pt->archive_count; i++) {
+		weft__pallas_defs_free(&pt->archives[i].defs);
+		free(pt->archives[i].buf);
+	}
+	for (size_t i = 0; i < pt->stream_count; i++)
+		free(pt->streams[i].dir);
+	weft__pallas_cache_free(pt->cache);
+	weft__pallas_defs_free(&pt->defs);
+	free(pt->archives);
+	free(pt->streams);
+	free(pt->buf);
+	free(pt->main_path);
+	free(pt->dir);
+	free(pt);
+	trace->backend_data = NULL;
+}
+
+static int pallas_open(weft_trace *trace, const char *path,
+		       const weft_open_options *options)
+{
+	pallas_trace *pt = calloc(1, sizeof *pt);
+	if (pt == NULL)
+		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	trace->backend_data = pt;
+	pt->main_path = main_file_of(path);
+	if (pt->main_path == NULL)
+		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
+				   "expected a Pallas main file (*.pallas) or a "
+				   "directory holding one");
+	pt->dir = strdup(pt->main_path);
+	if (pt->dir == NULL)
+		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	char *slash = strrchr(pt->dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(pt->dir, ".");
+	int rc = parse_main(trace, pt);
+	if (rc == 0)
+		rc = load_archives(trace, pt);
+	if (rc == 0)
+		rc = set_trace_metadata(trace, pt);
+	if (rc == 0) {
+		uint64_t budget = options && options->read_budget_bytes
+					  ? options->read_budget_bytes
+					  : (uint64_t)32 << 20;
+		pt->cache = weft__pallas_cache_create(budget, &pt->settings);
+		if (pt->cache == NULL)
+			rc = weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	}
+	trace->layout_version = WEFT_PALLAS_VERSION;
+	return rc;
+}
+
+const weft_backend weft__pallas_backend = {
+	.format = WEFT_FORMAT_PALLAS,
+	.name = "pallas",
+	.probe = pallas_probe,
+	.open = pallas_open,
+	.close = pallas_close,
+	.stream_open = weft__pallas_stream_open,
+	.stream_next = weft__pallas_stream_next,
+	.stream_close = weft__pallas_stream_close,
+	.event_fields = weft__pallas_event_fields,
+};

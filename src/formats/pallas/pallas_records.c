@@ -1,0 +1,302 @@
+/*
+ * formats/pallas/pallas_records.c - what the record kinds are called and
+ * how their payloads decode into named fields, with definition names
+ * resolved (the region of an Enter, the name of a generic event), plus
+ * the attributes of the occurrence.
+ */
+#include <string.h>
+
+#include "formats/pallas/pallas_internal.h"
+
+static const char *const record_names[WEFT_PALLAS_REC_COUNT] = {
+	"Invalid", "MeasurementOnOff", "Enter", "Leave", "MPI_Send",
+	"MPI_Isend", "MPI_IsendComplete", "MPI_IrecvRequest", "MPI_Recv",
+	"MPI_Irecv", "MPI_RequestTest", "MPI_RequestCancelled",
+	"MPI_CollectiveBegin", "MPI_CollectiveEnd", "OMP_Fork", "OMP_Join",
+	"OMP_AcquireLock", "OMP_ReleaseLock", "OMP_TaskCreate",
+	"OMP_TaskSwitch", "OMP_TaskComplete", "Metric", "ParameterString",
+	"ParameterInt", "ParameterUnsignedInt", "ThreadFork", "ThreadJoin",
+	"ThreadTeamBegin", "ThreadTeamEnd", "ThreadAcquireLock",
+	"ThreadReleaseLock", "ThreadTaskCreate", "ThreadTaskSwitch",
+	"ThreadTaskComplete", "ThreadCreate", "ThreadBegin", "ThreadWait",
+	"ThreadEnd", "IoCreateHandle", "IoDestroyHandle", "IoDuplicateHandle",
+	"IoSeek", "IoChangeStatusFlags", "IoDeleteFile", "IoOperationBegin",
+	"IoOperationTest", "IoOperationIssued", "IoOperationComplete",
+	"IoOperationCancelled", "IoAcquireLock", "IoReleaseLock", "IoTryLock",
+	"ProgramBegin", "ProgramEnd", "NonBlockingCollectiveRequest",
+	"NonBlockingCollectiveComplete", "CommCreate", "CommDestroy", "Generic",
+	"BufferFlush"
+};
+
+const char *weft__pallas_record_name(int32_t record)
+{
+	return record >= 0 && record < WEFT_PALLAS_REC_COUNT ? record_names[record]
+							       : NULL;
+}
+
+/* ---- Payload layouts ------------------------------------------------------------ */
+
+enum slot_kind { SLOT_U32, SLOT_U64, SLOT_REGION, SLOT_STRING };
+
+typedef struct payload_slot {
+	const char *name;
+	uint8_t kind;
+} payload_slot;
+
+typedef struct payload_layout {
+	int32_t record;
+	uint8_t slot_count;
+	payload_slot slots[5];
+} payload_layout;
+
+/* The payloads Pallas's record functions push, field by field. */
+static const payload_layout layouts[] = {
+	{ WEFT_PALLAS_REC_ENTER, 1, { { "region", SLOT_REGION } } },
+	{ WEFT_PALLAS_REC_LEAVE, 1, { { "region", SLOT_REGION } } },
+	{ WEFT_PALLAS_REC_MPI_SEND, 4, { { "peer", SLOT_U32 }, { "comm", SLOT_U32 },
+		{ "tag", SLOT_U32 }, { "length", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_MPI_RECV, 4, { { "peer", SLOT_U32 }, { "comm", SLOT_U32 },
+		{ "tag", SLOT_U32 }, { "length", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_MPI_ISEND, 5, { { "peer", SLOT_U32 }, { "comm", SLOT_U32 },
+		{ "tag", SLOT_U32 }, { "length", SLOT_U64 }, { "request", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_MPI_IRECV, 5, { { "peer", SLOT_U32 }, { "comm", SLOT_U32 },
+		{ "tag", SLOT_U32 }, { "length", SLOT_U64 }, { "request", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_MPI_ISEND_COMPLETE, 1, { { "request", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_MPI_IRECV_REQUEST, 1, { { "request", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_MPI_COLLECTIVE_END, 5, { { "op", SLOT_U32 },
+		{ "comm", SLOT_U32 }, { "root", SLOT_U32 }, { "sent", SLOT_U64 },
+		{ "received", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_OMP_FORK, 1, { { "requested_threads", SLOT_U32 } } },
+	{ WEFT_PALLAS_REC_THREAD_FORK, 1, { { "requested_threads", SLOT_U32 } } },
+	{ WEFT_PALLAS_REC_OMP_ACQUIRE_LOCK, 2, { { "lock", SLOT_U32 },
+		{ "acquisition_order", SLOT_U32 } } },
+	{ WEFT_PALLAS_REC_OMP_RELEASE_LOCK, 2, { { "lock", SLOT_U32 },
+		{ "acquisition_order", SLOT_U32 } } },
+	{ WEFT_PALLAS_REC_THREAD_ACQUIRE_LOCK, 2, { { "lock", SLOT_U32 },
+		{ "acquisition_order", SLOT_U32 } } },
+	{ WEFT_PALLAS_REC_THREAD_RELEASE_LOCK, 2, { { "lock", SLOT_U32 },
+		{ "acquisition_order", SLOT_U32 } } },
+	{ WEFT_PALLAS_REC_OMP_TASK_CREATE, 1, { { "task", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_OMP_TASK_SWITCH, 1, { { "task", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_OMP_TASK_COMPLETE, 1, { { "task", SLOT_U64 } } },
+	{ WEFT_PALLAS_REC_GENERIC, 1, { { "name", SLOT_STRING } } },
+};
+
+static const payload_layout *find_layout(int32_t record)
+{
+	for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+		if (layouts[i].record == record)
+			return &layouts[i];
+	return NULL;
+}
+
+static size_t slot_size(uint8_t kind)
+{
+	return kind == SLOT_U64 ? 8 : 4;
+}
+
+/* Total payload bytes of a layout. */
+static size_t layout_size(const payload_layout *l)
+{
+	size_t n = 0;
+	for (int i = 0; i < l->slot_count; i++)
+		n += slot_size(l->slots[i].kind);
+	return n;
+}
+
+const pallas_string *weft__pallas_string(const pallas_trace *pt,
+					 const pallas_archive *a, uint32_t ref)
+{
+	const pallas_string *s = a ? weft__pallas_find_string(&a->defs, ref) : NULL;
+	return s ? s : weft__pallas_find_string(&pt->defs, ref);
+}
+
+static const pallas_region *find_region(const pallas_trace *pt,
+					const pallas_archive *a, uint32_t ref)
+{
+	const pallas_region *r = a ? weft__pallas_find_region(&a->defs, ref) : NULL;
+	return r ? r : weft__pallas_find_region(&pt->defs, ref);
+}
+
+static const pallas_attribute *find_attribute(const pallas_trace *pt,
+					      const pallas_archive *a, uint32_t ref)
+{
+	const pallas_attribute *r = a ? weft__pallas_find_attribute(&a->defs, ref)
+				      : NULL;
+	return r ? r : weft__pallas_find_attribute(&pt->defs, ref);
+}
+
+static void set_name(weft_field *f, const char *name)
+{
+	f->name = name;
+	f->name_len = (uint32_t)strlen(name);
+}
+
+static void set_text(weft_field *f, const pallas_string *s)
+{
+	f->type = WEFT_TYPE_STR;
+	f->v.s.ptr = s ? s->text : "";
+	f->v.s.len = s ? s->len : 0;
+}
+
+/*
+ * Adds the fields of one payload slot: the number, and for references the
+ * resolved name (`region` = name, `region_ref` = number).
+ */
+static int add_slot(const pallas_trace *pt, const pallas_archive *a,
+		    const payload_slot *slot, const uint8_t *p,
+		    weft_field *out, size_t cap, int n)
+{
+	weft_field f;
+	memset(&f, 0, sizeof f);
+	if (slot->kind == SLOT_U64) {
+		set_name(&f, slot->name);
+		f.type = WEFT_TYPE_U64;
+		f.v.u = weft__pallas_le64(p);
+	} else if (slot->kind == SLOT_U32) {
+		set_name(&f, slot->name);
+		f.type = WEFT_TYPE_U32;
+		f.v.u = weft__pallas_le32(p);
+	} else {
+		uint32_t ref = weft__pallas_le32(p);
+		const pallas_string *s = NULL;
+		if (slot->kind == SLOT_REGION) {
+			const pallas_region *r = find_region(pt, a, ref);
+			s = r ? weft__pallas_string(pt, a, r->name) : NULL;
+		} else {
+			s = weft__pallas_string(pt, a, ref);
+		}
+		set_name(&f, slot->name);
+		set_text(&f, s);
+		if ((size_t)n < cap)
+			out[n] = f;
+		n++;
+		memset(&f, 0, sizeof f);
+		set_name(&f, slot->kind == SLOT_REGION ? "region_ref" : "name_ref");
+		f.type = WEFT_TYPE_U32;
+		f.v.u = ref;
+	}
+	if ((size_t)n < cap)
+		out[n] = f;
+	return n + 1;
+}
+
+/* The value of one attribute entry, typed by its definition. */
+static void attribute_value(const pallas_trace *pt, const pallas_archive *a,
+			    uint8_t type, const uint8_t *v, size_t size,
+			    weft_field *f)
+{
+	static const struct { uint8_t size; weft_type type; } scalar[] = {
+		[WEFT_PALLAS_ATTR_UINT8] = { 1, WEFT_TYPE_U8 },
+		[WEFT_PALLAS_ATTR_UINT16] = { 2, WEFT_TYPE_U16 },
+		[WEFT_PALLAS_ATTR_UINT32] = { 4, WEFT_TYPE_U32 },
+		[WEFT_PALLAS_ATTR_UINT64] = { 8, WEFT_TYPE_U64 },
+		[WEFT_PALLAS_ATTR_INT8] = { 1, WEFT_TYPE_I8 },
+		[WEFT_PALLAS_ATTR_INT16] = { 2, WEFT_TYPE_I16 },
+		[WEFT_PALLAS_ATTR_INT32] = { 4, WEFT_TYPE_I32 },
+		[WEFT_PALLAS_ATTR_INT64] = { 8, WEFT_TYPE_I64 },
+		[WEFT_PALLAS_ATTR_FLOAT] = { 4, WEFT_TYPE_F32 },
+		[WEFT_PALLAS_ATTR_DOUBLE] = { 8, WEFT_TYPE_F64 },
+	};
+	if (type == WEFT_PALLAS_ATTR_STRING && size >= 4) {
+		set_text(f, weft__pallas_string(pt, a, weft__pallas_le32(v)));
+		return;
+	}
+	if (type < sizeof scalar / sizeof scalar[0] && scalar[type].size > 0 &&
+	    size >= scalar[type].size) {
+		weft__field_set_scalar(f, scalar[type].type, v, 0);
+		return;
+	}
+	if (type > WEFT_PALLAS_ATTR_STRING && size >= 4) {
+		f->type = WEFT_TYPE_U32; /* a reference to another definition */
+		f->v.u = weft__pallas_le32(v);
+		return;
+	}
+	f->type = WEFT_TYPE_BYTES;
+	f->v.s.ptr = (const char *)v;
+	f->v.s.len = size;
+}
+
+/*
+ * The attributes of one occurrence: the list weft_event.data points to,
+ * `i32 index | u16 size | u8 count`, then count entries `u16 size | u32
+ * ref | value`. Checked against the list size.
+ */
+static int add_attributes(const pallas_trace *pt, const pallas_archive *a,
+			  const weft_event *ev, weft_field *out, size_t cap, int n)
+{
+	const uint8_t *list = ev->data;
+	uint64_t size = ev->data_size, pos = 7;
+	if (list == NULL || size < 7)
+		return n;
+	uint8_t count = list[6];
+	for (uint8_t i = 0; i < count; i++) {
+		uint16_t entry_size;
+		if (size - pos < 6)
+			return WEFT_EFORMAT;
+		memcpy(&entry_size, list + pos, 2);
+		if (entry_size < 6 || entry_size > size - pos)
+			return WEFT_EFORMAT;
+		uint32_t ref = weft__pallas_le32(list + pos + 2);
+		const pallas_attribute *def = find_attribute(pt, a, ref);
+		weft_field f;
+		memset(&f, 0, sizeof f);
+		const pallas_string *name = def ? weft__pallas_string(pt, a, def->name)
+						: NULL;
+		f.name = name ? name->text : "attribute";
+		f.name_len = name ? name->len : (uint32_t)strlen("attribute");
+		attribute_value(pt, a, def ? def->type : 0, list + pos + 6,
+				entry_size - 6u, &f);
+		if ((size_t)n < cap)
+			out[n] = f;
+		n++;
+		pos += entry_size;
+	}
+	return n;
+}
+
+/*
+ * The record kind of an event, from its code: the code points at the name
+ * in record_names (compared by address first, then by text for events
+ * whose code was copied). -1 when unknown.
+ */
+static int32_t record_of(const weft_event *event)
+{
+	for (int32_t r = 0; r < WEFT_PALLAS_REC_COUNT; r++)
+		if (event->code == record_names[r])
+			return r;
+	for (int32_t r = 0; r < WEFT_PALLAS_REC_COUNT; r++)
+		if (strlen(record_names[r]) == event->code_len &&
+		    memcmp(record_names[r], event->code, event->code_len) == 0)
+			return r;
+	return -1;
+}
+
+int weft__pallas_event_fields(const weft_trace *trace, const weft_event *event,
+			      weft_field *out, size_t cap)
+{
+	const pallas_trace *pt = trace->backend_data;
+	const pallas_archive *a = NULL;
+	if (event->stream < pt->stream_count)
+		a = &pt->archives[pt->streams[event->stream].archive];
+	const payload_layout *l = find_layout(record_of(event));
+	int n = 0;
+	if (l != NULL && layout_size(l) == event->payload_size) {
+		const uint8_t *p = event->payload;
+		for (int i = 0; i < l->slot_count; i++) {
+			n = add_slot(pt, a, &l->slots[i], p, out, cap, n);
+			p += slot_size(l->slots[i].kind);
+		}
+	} else if (event->payload_size > 0) {
+		weft_field f;
+		memset(&f, 0, sizeof f);
+		set_name(&f, "payload");
+		f.type = WEFT_TYPE_BYTES;
+		f.v.s.ptr = (const char *)event->payload;
+		f.v.s.len = event->payload_size;
+		if (cap > 0)
+			out[0] = f;
+		n = 1;
+	}
+	return add_attributes(pt, a, event, out, cap, n);
+}

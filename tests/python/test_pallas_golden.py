@@ -1,0 +1,214 @@
+"""weft on the Pallas 0.20 reference traces of tests/data/pallas: the
+events of `weft dump --json` against `pallas_print` (every event, its
+time, thread and name, in the same order), the per-event counts and first
+timestamps against the full decode, and clear errors on damaged copies
+(with the rest of the trace still readable where the format allows)."""
+
+import json
+import re
+import shutil
+import struct
+
+import pytest
+
+from weftlib import DATA_DIR, run_weft
+
+PALLAS = DATA_DIR / "pallas"
+TRACES = sorted(p.name for p in PALLAS.iterdir() if (p / "trace").is_dir())
+PRINTED = [t for t in TRACES if (PALLAS / t / "golden" / f"{t}.print.txt").exists()]
+
+
+def dump_json(path, *args):
+    out = run_weft("dump", "--json", *args, path, expect=0).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def thread_names(path):
+    """stream path -> thread name, from `weft info`."""
+    out = run_weft("info", path, expect=0).stdout
+    names, archive = {}, None
+    for line in out.splitlines():
+        m = re.match(r"\s+(archive_\d+)\s+\[archive", line)
+        if m:
+            archive = m.group(1)
+        m = re.match(r"\s+(thread_\d+)\s+\[thread \d+, stream \d+\] name=(\S+)", line)
+        if m:
+            names[f"{archive}/{m.group(1)}"] = m.group(2)
+    return names
+
+
+def describe(event):
+    """The event as pallas_print names it."""
+    f = event["fields"]
+    if event["code"] in ("Enter", "Leave"):
+        return f"{event['code']} {f['region_ref']} ({f['region']})"
+    if event["code"] == "Generic":
+        return f["name"]
+    raise AssertionError(f"no pallas_print name for {event}")
+
+
+def printed_events(name):
+    """(time ns, thread, name) of every line of <name>.print.txt."""
+    lines = (PALLAS / name / "golden" / f"{name}.print.txt").read_text().splitlines()
+    assert lines[0].strip() == "Timestamp"
+    events = []
+    for line in lines[1:]:
+        stamp, rest = line[:21], line[21:]
+        thread, desc = rest.split("    ", 1)
+        seconds, nanos = stamp.strip().split(".")
+        events.append((int(seconds) * 10**9 + int(nanos), thread.strip(), desc))
+    return events
+
+
+@pytest.mark.parametrize("name", PRINTED)
+def test_dump_matches_pallas_print(name):
+    path = PALLAS / name / "trace"
+    names = thread_names(path)
+    ours = [(e["time"], names[e["stream"]], describe(e)) for e in dump_json(path)]
+    assert ours == printed_events(name)
+
+
+def decoded_events(name):
+    """{thread id: {(record, payload hex): (n, first timestamps)}} from the
+    full decode."""
+    threads, current = {}, None
+    text = (PALLAS / name / "golden" / f"{name}.decode.txt").read_text()
+    for line in text.splitlines():
+        m = re.match(r" thread (\d+) ", line)
+        if m:
+            current = threads.setdefault(int(m.group(1)), {})
+        m = re.match(r"  E\d+ rec=(\d+) payload=(\w*) n=(\d+) .*ts\[:4\]=\[([\d, ]*)\]", line)
+        if m:
+            stamps = [int(x) for x in m.group(4).split(",") if x.strip()]
+            current[(int(m.group(1)), m.group(2))] = (int(m.group(3)), stamps)
+    return threads
+
+
+RECORDS = {"Enter": 2, "Leave": 3, "Generic": 58}
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_event_counts_and_timestamps_match_decode(name):
+    path = PALLAS / name / "trace"
+    ours = {}
+    for e in dump_json(path):
+        thread = int(e["stream"].rsplit("_", 1)[1])
+        key = (RECORDS[e["code"]], e["payload"])
+        ours.setdefault(thread, {}).setdefault(key, []).append(e["time"])
+    expected = decoded_events(name)
+    assert set(ours) == set(expected)
+    for thread, events in expected.items():
+        got = {k: (len(v), v[:4]) for k, v in ours[thread].items()}
+        assert got == events, f"thread {thread}"
+
+
+def test_uncompressed_trace_has_the_same_events():
+    zstd = dump_json(PALLAS / "wb_enterleave_f3_n1000_t2_logical" / "trace")
+    none = dump_json(PALLAS / "wb_enterleave_f3_n1000_t2_logical_None" / "trace")
+    assert len(zstd) == 12000 and zstd == none
+
+
+def test_per_thread_dump_and_main_file_path():
+    path = PALLAS / "wb_generic_f2_n2000_t4_logical" / "trace"
+    events = dump_json(path / "main.pallas", "--stream", "archive_0/thread_2")
+    assert len(events) == 4000
+    assert {e["stream"] for e in events} == {"archive_0/thread_2"}
+    assert [e["time"] for e in events] == list(range(1, 4001))
+
+
+def test_info_shows_settings_archives_and_threads():
+    out = run_weft("info", PALLAS / "write_pattern" / "trace", expect=0).stdout
+    assert "format: pallas" in out
+    assert "settings.compression=ZSTD" in out
+    assert "settings.loop_finding=BasicTruncated" in out
+    assert 'name="Main process"' in out
+    assert "name=main_thread" in out
+    assert "events: 56" in out
+
+
+# ---- Damaged copies -------------------------------------------------------------
+
+
+@pytest.fixture
+def broken(tmp_path):
+    """A writable copy of the small reference trace."""
+    dst = tmp_path / "t"
+    shutil.copytree(PALLAS / "write_pattern" / "trace", dst)
+    for p in dst.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return dst
+
+
+def patch(path, offset, data):
+    b = bytearray(path.read_bytes())
+    b[offset:offset + len(data)] = data
+    path.write_bytes(bytes(b))
+
+
+def test_wrong_version_byte(broken):
+    patch(broken / "main.pallas", 0, bytes([19]))
+    err = run_weft("info", broken, expect=2).stderr
+    assert "main.pallas" in err and "byte 0" in err and "version 19" in err
+
+
+def test_truncated_main_file(broken):
+    main = broken / "main.pallas"
+    main.write_bytes(main.read_bytes()[:60])
+    err = run_weft("info", broken, expect=2).stderr
+    assert "main.pallas" in err and "byte " in err and "expected" in err
+
+
+def test_huge_string_count_is_refused_without_allocating(broken):
+    patch(broken / "main.pallas", 33, struct.pack("<Q", 1 << 60))
+    err = run_weft("info", broken, expect=2).stderr
+    assert "byte 33" in err and "string count" in err
+
+
+def test_missing_archive_is_a_warning(broken):
+    (broken / "archive_0" / "archive.pallas").unlink()
+    out = run_weft("info", broken, expect=0).stdout
+    assert "archive.pallas" in out and "streams: 0" in out
+
+
+def test_missing_thread_file_is_a_warning(broken):
+    (broken / "archive_0" / "thread_0" / "thread.pallas").unlink()
+    out = run_weft("info", broken, expect=0).stdout
+    assert "has no grammar file" in out
+
+
+def test_token_out_of_range(broken):
+    thread = broken / "archive_0" / "thread_0" / "thread.pallas"
+    data = thread.read_bytes()
+    # Sequence 1 holds tokens E0 E1 (u32 1, 5): make its first E99.
+    at = data.index(struct.pack("<IQII", 0, 2, 0x01, 0x05))
+    patch(thread, at + 12, struct.pack("<I", (99 << 2) | 1))
+    err = run_weft("dump", broken, expect=0).stderr
+    assert f"thread.pallas:{at + 12}: error" in err and "E99" in err
+    out = run_weft("check", broken, expect=1).stdout
+    assert "E99" in out
+
+
+def test_zstd_frame_that_does_not_decode(broken):
+    dat = broken / "archive_0" / "thread_0" / "event_durations.dat"
+    patch(dat, 8, b"\xff" * 8)  # the first frame's magic
+    err = run_weft("dump", broken, expect=0).stderr
+    assert "event_durations.dat:8: error" in err and "zstd" in err
+    run_weft("check", broken, expect=1)
+
+
+def test_offset_past_the_end_of_the_data_file(broken):
+    dat = broken / "archive_0" / "thread_0" / "event_durations.dat"
+    dat.write_bytes(dat.read_bytes()[:40])
+    err = run_weft("dump", broken, expect=0).stderr
+    assert "event_durations.dat:36: error" in err and "file has 40 bytes" in err
+
+
+def test_garbage_thread_file_never_crashes(broken):
+    thread = broken / "archive_0" / "thread_0" / "thread.pallas"
+    data = bytearray(thread.read_bytes())
+    for i in range(0, len(data), 7):
+        data[i] ^= 0x5A
+    thread.write_bytes(bytes(data))
+    proc = run_weft("dump", broken)
+    assert proc.returncode in (0, 1)
+    assert "thread.pallas" in proc.stderr
