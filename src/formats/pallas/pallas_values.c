@@ -240,7 +240,7 @@ static int decode_values(pallas_value_cache *c, const uint8_t *stored,
 static int load_subarray(pallas_value_cache *c, const pallas_thread *t,
 			 int which, const pallas_subarray *sub, uint64_t *values)
 {
-	open_file *f;
+	open_file *f = NULL;
 	int rc = get_file(c, t, which, &f);
 	if (rc < 0)
 		return rc;
