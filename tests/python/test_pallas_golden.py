@@ -212,3 +212,46 @@ def test_garbage_thread_file_never_crashes(broken):
     proc = run_weft("dump", broken)
     assert proc.returncode in (0, 1)
     assert "thread.pallas" in proc.stderr
+
+
+# ---- Profile ----------------------------------------------------------------------
+
+
+def profile(path, *args):
+    return json.loads(run_weft("profile", "--json", *args, path, expect=0).stdout)
+
+
+def interval_counts(name):
+    """region -> calls, from pallas_print -i (one interval)."""
+    path = PALLAS / name / "golden" / f"{name}.print_i1.txt"
+    counts = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"S\d+: (\d+)\t(\S+)", line)
+        if m and not m.group(2).startswith("Sequence_"):
+            counts[m.group(2)] = counts.get(m.group(2), 0) + int(m.group(1))
+    return counts
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_profile_from_durations_equals_replay(name):
+    path = PALLAS / name / "trace"
+    grammar, replay = profile(path), profile(path, "--replay")
+    assert grammar["source"] == "durations" and replay["source"] == "replay"
+    assert grammar["regions"] == replay["regions"]
+    headers = profile(path, "--headers-only")["regions"]
+    assert [(r["region"], r["count"]) for r in headers] == \
+        [(r["region"], r["count"]) for r in grammar["regions"]]
+
+
+@pytest.mark.parametrize("name", [t for t in TRACES if
+                                  (PALLAS / t / "golden" / f"{t}.print_i1.txt").exists()])
+def test_profile_counts_match_pallas_print_intervals(name):
+    regions = profile(PALLAS / name / "trace")["regions"]
+    # pallas_print -i counts the calls of thread 0.
+    threads = len(list((PALLAS / name / "trace" / "archive_0").glob("thread_*")))
+    assert {r["region"]: r["count"] // threads for r in regions} == interval_counts(name)
+
+
+def test_profile_refuses_other_formats():
+    err = run_weft("profile", DATA_DIR / "heph" / "heph_sample.bin.log", expect=2).stderr
+    assert "Pallas" in err

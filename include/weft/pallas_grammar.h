@@ -1,0 +1,105 @@
+/*
+ * weft/pallas_grammar.h - the structure of a Pallas thread, without
+ * unrolling it: its events, its sequences (blocks and loop bodies) and its
+ * loops, with occurrence counts and the duration summaries that Pallas
+ * stores in the headers (no value data is read for those).
+ *
+ * Opened on a stream of a trace opened as Pallas (weft_trace_format() ==
+ * WEFT_FORMAT_PALLAS); other formats give WEFT_EUNSUPPORTED.
+ */
+#ifndef WEFT_PALLAS_GRAMMAR_H
+#define WEFT_PALLAS_GRAMMAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct weft_pallas_grammar weft_pallas_grammar;
+
+/* Token kinds: a token is (kind, index into that kind's table). */
+typedef enum weft_pallas_token_kind {
+	WEFT_PALLAS_TOKEN_KIND_INVALID = 0,
+	WEFT_PALLAS_TOKEN_KIND_EVENT = 1,
+	WEFT_PALLAS_TOKEN_KIND_SEQUENCE = 2,
+	WEFT_PALLAS_TOKEN_KIND_LOOP = 3
+} weft_pallas_token_kind;
+
+typedef struct weft_pallas_token {
+	weft_pallas_token_kind kind;
+	uint32_t index;
+} weft_pallas_token;
+
+/* Duration summary of a vector: count, min, max, mean (ns, as stored). */
+typedef struct weft_pallas_summary {
+	uint64_t count, min, max, mean;
+} weft_pallas_summary;
+
+typedef struct weft_pallas_event_info {
+	int32_t record;          /* Pallas record kind */
+	const char *code;        /* "Enter", "MPI_Send", ... */
+	uint64_t occurrences;
+	/* "Enter 1 (function_0)" as pallas_info names it; valid until the
+	 * next call on this grammar. */
+	const char *description;
+	uint64_t first_time, last_time; /* from the headers */
+} weft_pallas_event_info;
+
+typedef struct weft_pallas_sequence_info {
+	int is_loop_body;        /* 0: a block (a call), 1: a loop's body */
+	int dead;                /* an unused slot: nothing else is set */
+	uint64_t token_count;
+	/* The region of a block that starts with an Enter, else -1. */
+	int64_t region_ref;
+	/* The region's name, or "Sequence_<i>"; valid until the next call. */
+	const char *name;
+	weft_pallas_summary durations;
+	/* Blocks: time not spent in nested blocks; loop bodies: time spent
+	 * in blocks. */
+	weft_pallas_summary exclusive;
+} weft_pallas_sequence_info;
+
+typedef struct weft_pallas_loop_info {
+	int dead;
+	weft_pallas_token repeated; /* the loop body (a sequence) */
+	uint32_t iterations;
+	uint64_t occurrences;
+} weft_pallas_loop_info;
+
+int weft_pallas_grammar_open(weft_trace *trace, uint32_t stream,
+			     weft_pallas_grammar **out);
+void weft_pallas_grammar_free(weft_pallas_grammar *g);
+
+size_t weft_pallas_grammar_event_count(const weft_pallas_grammar *g);
+size_t weft_pallas_grammar_sequence_count(const weft_pallas_grammar *g);
+size_t weft_pallas_grammar_loop_count(const weft_pallas_grammar *g);
+/* The thread's root sequence (a block). */
+uint32_t weft_pallas_grammar_root(const weft_pallas_grammar *g);
+
+int weft_pallas_grammar_event(weft_pallas_grammar *g, size_t i,
+			      weft_pallas_event_info *out);
+int weft_pallas_grammar_sequence(weft_pallas_grammar *g, size_t i,
+				 weft_pallas_sequence_info *out);
+/* Token k of sequence i (0 <= k < token_count). */
+int weft_pallas_grammar_token(const weft_pallas_grammar *g, size_t i,
+			      uint64_t k, weft_pallas_token *out);
+int weft_pallas_grammar_loop(const weft_pallas_grammar *g, size_t i,
+			     weft_pallas_loop_info *out);
+
+/*
+ * Exact sums of the stored durations of sequence i (reads its value
+ * data: one value per occurrence, not per event): total duration and
+ * total exclusive duration, in ns.
+ */
+int weft_pallas_grammar_sequence_totals(weft_pallas_grammar *g, size_t i,
+					uint64_t *total, uint64_t *exclusive_total);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_PALLAS_GRAMMAR_H */
