@@ -310,6 +310,39 @@ static int read_all_stats(weft_trace *trace, stream_stats *stats)
 }
 
 /*
+ * The statistics of a Pallas thread from its grammar alone, like
+ * pallas_info: the events are the occurrences counted in the event
+ * headers, first and last times come from the timestamp sub-array
+ * headers; no value data is read. `note` gets the grammar's size.
+ */
+static int read_grammar_stats(weft_trace *trace, uint32_t stream, stream_stats *st,
+			      char *note, size_t note_size)
+{
+	weft_pallas_grammar *g;
+	int rc = weft_pallas_grammar_open(trace, stream, &g);
+	memset(st, 0, sizeof *st);
+	if (rc < 0) {
+		cli_library_error("info", weft_trace_stream(trace, stream)->path, rc);
+		return rc;
+	}
+	for (size_t i = 0; i < weft_pallas_grammar_event_count(g); i++) {
+		weft_pallas_event_info e;
+		if (weft_pallas_grammar_event(g, i, &e) < 0 || e.occurrences == 0)
+			continue;
+		if (st->events == 0 || e.first_time < st->first)
+			st->first = e.first_time;
+		if (st->events == 0 || e.last_time > st->last)
+			st->last = e.last_time;
+		st->events += e.occurrences;
+	}
+	snprintf(note, note_size, "      grammar: %zu events, %zu sequences, %zu loops\n",
+		 weft_pallas_grammar_event_count(g), weft_pallas_grammar_sequence_count(g),
+		 weft_pallas_grammar_loop_count(g));
+	weft_pallas_grammar_free(g);
+	return 0;
+}
+
+/*
  * Reads and prints every stream; adds their counts and times into
  * *total. Returns 0 or the first reading error. Streams are read one by
  * one, or all in one merged pass when the format reads whole files.
@@ -327,14 +360,18 @@ static int print_streams(weft_trace *trace, stream_stats *total)
 	printf("\nstreams:\n");
 	for (size_t i = 0; i < n; i++) {
 		stream_stats st;
+		char note[128] = "";
 		int rc = 0;
 		if (all != NULL)
 			st = all[i];
+		else if (weft_trace_format(trace) == WEFT_FORMAT_PALLAS)
+			rc = read_grammar_stats(trace, (uint32_t)i, &st, note, sizeof note);
 		else
 			rc = read_stream_stats(trace, (uint32_t)i, &st);
 		if (rc < 0 && first_error == 0)
 			first_error = rc;
 		print_stream(weft_trace_stream(trace, i), &st);
+		fputs(note, stdout);
 		if (st.events == 0)
 			continue;
 		if (total->events == 0 || st.first < total->first)

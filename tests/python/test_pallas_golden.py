@@ -123,7 +123,8 @@ def test_info_shows_settings_archives_and_threads():
     assert "settings.loop_finding=BasicTruncated" in out
     assert 'name="Main process"' in out
     assert "name=main_thread" in out
-    assert "events: 56" in out
+    assert "events: 56, first: 0, last: 55" in out
+    assert "grammar: 6 events, 6 sequences, 5 loops" in out
 
 
 # ---- Damaged copies -------------------------------------------------------------
