@@ -101,6 +101,14 @@ const char *weft_trace_metadata_json(const weft_trace *trace);
  * merged pass over such traces. 0 otherwise (ovni, Heph).
  */
 int weft_trace_file_order_default(const weft_trace *trace);
+/*
+ * 1 when a trace of the format may be several data files that each hold
+ * many streams (ROSS: a run directory): a stream's path then does not
+ * name its file, and an event is located by its stream's `file` and its
+ * `offset` (`weft dump --json` writes both). 0 when each stream has a
+ * file of its own (ovni) or the trace is one file (Heph).
+ */
+int weft_trace_shared_files(const weft_trace *trace);
 
 /* ---- Hierarchy --------------------------------------------------------- */
 

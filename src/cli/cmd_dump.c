@@ -21,7 +21,9 @@ enum dump_option_id {
 	OPT_TO,
 	OPT_STREAM,
 	OPT_CODE,
-	OPT_STORED_ORDER
+	OPT_STORED_ORDER,
+	OPT_TREE,
+	OPT_STRUCTURE
 };
 
 static const cli_option dump_options[] = {
@@ -34,6 +36,8 @@ static const cli_option dump_options[] = {
 	{ "mcv", 0, 1, OPT_CODE },
 	{ "event", 0, 1, OPT_CODE },
 	{ "stored-order", 0, 0, OPT_STORED_ORDER },
+	{ "tree", 0, 0, OPT_TREE },
+	{ "structure", 'S', 0, OPT_STRUCTURE },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -45,7 +49,8 @@ static void print_dump_help(void)
 	       "Prints every event of TRACE merged in time order, one per line:\n"
 	       "  <clock>  <code>  <stream>  <fields>\n"
 	       "Fields are decoded by name (cpu=0 tid=-1 tag=0); events without a\n"
-	       "known layout show their payload bytes as :xx:xx.\n"
+	       "known layout show their payload bytes as :xx:xx. Interval events (Heph)\n"
+	       "show their end and duration after the stream: end=E dur=D.\n"
 	       "\n"
 	       "options:\n"
 	       "  -x, --hex            payload bytes in hex instead of fields (as ovnidump -x;\n"
@@ -57,6 +62,11 @@ static void print_dump_help(void)
 	       "  --mcv GLOB           only events whose code matches (alias: --event);\n"
 	       "                       write \\[ for a literal [\n"
 	       "  --stored-order       events of unordered regions as stored (not sorted)\n"
+	       "  --tree               text: the code indented by two spaces per call-tree\n"
+	       "                       level (Heph, Pallas; time order); not with --json\n"
+	       "  -S, --structure      Pallas: the grammar of each thread (sequences,\n"
+	       "                       loops, events with counts and durations), not\n"
+	       "                       unrolled, instead of the events\n"
 	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
 	       "  --clock-offsets FILE ovnisync clock offsets (default: clock-offsets.txt\n"
 	       "                       in the trace directory when present)\n"
@@ -74,7 +84,9 @@ static void print_dump_help(void)
 typedef struct dump_settings {
 	cli_common common;
 	weft__dump_mode mode;
+	unsigned writer_options; /* weft__dump_option bits */
 	weft_filter filter;
+	int structure;           /* --structure: the grammar, not the events */
 } dump_settings;
 
 /* Applies one dump option; -1 after printing an error. */
@@ -103,6 +115,12 @@ static int apply_dump_option(dump_settings *s, int id, const char *value)
 		return 0;
 	case OPT_STORED_ORDER:
 		s->common.open.stored_order = 1;
+		return 0;
+	case OPT_TREE:
+		s->writer_options |= WEFT__DUMP_TREE;
+		return 0;
+	case OPT_STRUCTURE:
+		s->structure = 1;
 		return 0;
 	default:
 		return cli_common_option(&s->common, "dump", id, value) == 1 ? 0 : -1;
@@ -135,6 +153,9 @@ static int parse_dump_arguments(dump_settings *s, int argc, char **argv)
 	}
 	if (s->filter.to != 0 && s->filter.to < s->filter.from)
 		return cli_usage_error("dump", "--to is before --from");
+	if ((s->writer_options & WEFT__DUMP_TREE) && s->mode == WEFT__DUMP_JSON)
+		return cli_usage_error("dump", "--tree indents the text dump; --json has "
+				       "\"depth\" and \"parent\" instead");
 	if (cli_take_trace_path(&s->common, &parser) < 0)
 		return CLI_EXIT_FAILURE;
 	return -1;
@@ -180,7 +201,8 @@ static int dump_events(const dump_settings *s, weft_trace *trace, weft_cursor *c
 {
 	weft__dump_writer writer;
 	int exit_code = CLI_EXIT_OK;
-	int rc = weft__dump_writer_init(&writer, trace, STDOUT_FILENO, s->mode);
+	int rc = weft__dump_writer_init(&writer, trace, STDOUT_FILENO, s->mode,
+					 s->writer_options);
 
 	if (rc < 0)
 		return cli_library_error("dump", "cannot start the output", rc);
@@ -205,6 +227,11 @@ static int run_dump(const dump_settings *s)
 
 	if (exit_code != CLI_EXIT_OK)
 		return exit_code;
+	if (s->structure) {
+		exit_code = cli_pallas_structure(trace, "dump", stdout);
+		weft_trace_free(trace);
+		return exit_code;
+	}
 	int rc = weft_cursor_create(trace, &s->filter, &cursor);
 	if (rc < 0)
 		exit_code = cli_library_error("dump", "cannot read the events", rc);

@@ -271,7 +271,8 @@ static int run_profile(const cli_common *common, int json, int headers_only,
 		rc = replay ? profile_replay(trace, (uint32_t)s, &p)
 			    : profile_grammar(trace, (uint32_t)s, headers_only, &p);
 	if (rc == 0) {
-		qsort(p.regions, p.count, sizeof *p.regions, by_total);
+		if (p.count > 1)
+			qsort(p.regions, p.count, sizeof *p.regions, by_total);
 		print_profile(&p, json, replay ? "replay" : headers_only ? "headers"
 									  : "durations");
 	}

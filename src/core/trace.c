@@ -190,6 +190,12 @@ int weft_trace_file_order_default(const weft_trace *trace)
 	return trace->backend->file_open != NULL && trace->backend->file_order_default;
 }
 
+/* Several files of many streams each: the backend reads them one by one. */
+int weft_trace_shared_files(const weft_trace *trace)
+{
+	return trace->backend->file_count != NULL;
+}
+
 int weft__trace_set_metadata(weft_trace *trace, const char *metadata_json)
 {
 	char *copy = strdup(metadata_json);

@@ -4,10 +4,16 @@
  *   hex:    <clock>  <code>  <stream>  :xx:xx...   (exactly ovnidump -x)
  *   json:   {"time":..,"stream":..,"code":..,"fields":{..},"payload":..,
  *            "offset":..}  (schema in docs/dump-json.md)
+ * Text lines of interval events (Heph) carry "end=E dur=D  " after the
+ * stream; with WEFT__DUMP_TREE the code is indented by the call-tree
+ * depth. Both only take the general path: point events at depth <= 0
+ * keep their one-reservation lines, byte for byte.
  * The stream part of each line is rendered once per stream at start-up;
  * the rest is formatted by hand into the output buffer.
  */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,12 @@
 #define FAST_FIELD_ROOM (1 + FAST_NAME_MAX + 1 + 20)
 /* Room for a whole line in that path, after the stream prefix. */
 #define FAST_LINE_ROOM (HEAD_ROOM + PREFIX_PAD + FAST_FIELDS_MAX * FAST_FIELD_ROOM + 1)
+/* --tree: two spaces per level, at most this many levels (deeper events
+ * are indented as this deep; --json has their exact depth). */
+#define TREE_INDENT_STEP 2
+#define TREE_DEPTH_MAX 256
+/* Room for "end=<u64> dur=<u64>  " of an interval event. */
+#define INTERVAL_ROOM (4 + 20 + 5 + 20 + 2)
 
 /* ---- Stream prefixes ----------------------------------------------------- */
 
@@ -72,15 +84,71 @@ static int render_stream_prefix(weft__dump_stream *ds, const char *path,
 	return WEFT_OK;
 }
 
-/* Prepares the output buffer, the per-stream prefixes and the field array. */
+/*
+ * ',"file":"<file>"' of a stream, for JSON lines of traces whose files
+ * hold many streams each (weft_trace_shared_files): rendered once, and
+ * shared with the previous stream when both name the same file (streams
+ * are numbered file by file), so memory grows with the files, not with
+ * the streams.
+ */
+static int render_file_suffix(weft__dump_writer *w, size_t i)
+{
+	const char *file = weft_trace_stream(w->trace, i)->file;
+	weft__dump_stream *ds = &w->streams[i];
+	weft__outbuf scratch;
+
+	if (i > 0 && strcmp(file, weft_trace_stream(w->trace, i - 1)->file) == 0) {
+		ds->file = w->streams[i - 1].file;
+		ds->file_len = w->streams[i - 1].file_len;
+		return WEFT_OK;
+	}
+	int rc = weft__outbuf_init(&scratch, -1, 0);
+	if (rc < 0)
+		return rc;
+	weft__outbuf_puts(&scratch, ",\"file\":");
+	weft__put_json_string(&scratch, file, strlen(file));
+	ds->file = malloc(scratch.len);
+	if (ds->file != NULL) {
+		memcpy(ds->file, scratch.buf, scratch.len);
+		ds->file_len = scratch.len;
+	}
+	weft__outbuf_destroy(&scratch);
+	if (ds->file == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory for file names");
+	return WEFT_OK;
+}
+
+/* The constant parts of every stream's lines (see the two above). */
+static int render_streams(weft__dump_writer *w)
+{
+	int with_file = w->mode == WEFT__DUMP_JSON && weft_trace_shared_files(w->trace);
+
+	for (size_t i = 0; i < w->stream_count; i++) {
+		int rc = render_stream_prefix(&w->streams[i],
+					      weft_trace_stream(w->trace, i)->path, w->mode);
+		if (rc == WEFT_OK && with_file)
+			rc = render_file_suffix(w, i);
+		if (rc < 0)
+			return rc;
+	}
+	return WEFT_OK;
+}
+
+/*
+ * Prepares the output buffer, the per-stream prefixes and the field array.
+ * `options` is a set of weft__dump_option bits.
+ */
 int weft__dump_writer_init(weft__dump_writer *w, const weft_trace *trace,
-			   int fd, weft__dump_mode mode)
+			   int fd, weft__dump_mode mode, unsigned options)
 {
 	int rc;
 
 	memset(w, 0, sizeof *w);
 	w->trace = trace;
 	w->mode = mode;
+	/* Events deeper than this are indented; without --tree, none. */
+	w->plain_depth = (options & WEFT__DUMP_TREE) ? 0 : INT32_MAX;
 	weft__clock_cache_init(&w->clock, CLOCK_WIDTH);
 	weft__clock_cache_init(&w->json_clock, 0);
 	rc = weft__outbuf_init(&w->out, fd, WEFT__OUTBUF_DEFAULT_SIZE);
@@ -95,23 +163,22 @@ int weft__dump_writer_init(weft__dump_writer *w, const weft_trace *trace,
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
 				   "out of memory for the dump writer");
 	}
-	for (size_t i = 0; i < w->stream_count; i++) {
-		rc = render_stream_prefix(&w->streams[i],
-					  weft_trace_stream(trace, i)->path, mode);
-		if (rc < 0) {
-			weft__dump_writer_destroy(w);
-			return rc;
-		}
-	}
-	return WEFT_OK;
+	rc = render_streams(w);
+	if (rc < 0)
+		weft__dump_writer_destroy(w);
+	return rc;
 }
 
 /* Releases everything the writer holds (the output is not flushed). */
 void weft__dump_writer_destroy(weft__dump_writer *w)
 {
 	if (w->streams != NULL)
-		for (size_t i = 0; i < w->stream_count; i++)
+		for (size_t i = 0; i < w->stream_count; i++) {
 			free(w->streams[i].prefix);
+			/* file suffixes are shared by consecutive streams */
+			if (i == 0 || w->streams[i].file != w->streams[i - 1].file)
+				free(w->streams[i].file);
+		}
 	free(w->streams);
 	free(w->fields);
 	weft__outbuf_destroy(&w->out);
@@ -184,12 +251,14 @@ static inline int code3_is_plain(const char *code)
 
 /*
  * 1 when the head of the line can be written in one reservation: a
- * printable 3-byte code and a stream prefix of reasonable length.
+ * printable 3-byte code, a stream prefix of reasonable length, a point
+ * event (no end to show) and no tree indentation.
  */
 static inline int head_is_simple(const weft__dump_writer *w, const weft_event *ev)
 {
 	return ev->code_len == 3 && code3_is_plain(ev->code) &&
-	       w->streams[ev->stream].prefix_len <= SIMPLE_PREFIX_MAX;
+	       w->streams[ev->stream].prefix_len <= SIMPLE_PREFIX_MAX &&
+	       (ev->flags & WEFT_EVENT_INTERVAL) == 0 && ev->depth <= w->plain_depth;
 }
 
 /*
@@ -218,7 +287,42 @@ static inline char *write_simple_head(char *p, weft__clock_cache *clock,
 	return put_prefix(p + 5, ds);
 }
 
-/* "<clock>  <code>" then the stream prefix "  <path>  ", any code. */
+/*
+ * --tree: two spaces per call-tree level at p (none at depth 0 or without
+ * a tree, depth -1), at most TREE_DEPTH_MAX levels. Returns the end.
+ */
+static inline char *put_tree_indent(const weft__dump_writer *w, char *p,
+				    const weft_event *ev)
+{
+	if (ev->depth <= w->plain_depth)
+		return p;
+	size_t levels = ev->depth < TREE_DEPTH_MAX ? (size_t)ev->depth : TREE_DEPTH_MAX;
+	memset(p, ' ', levels * TREE_INDENT_STEP);
+	return p + levels * TREE_INDENT_STEP;
+}
+
+/*
+ * "end=<end> dur=<end - time>  " of an interval event, a part of its own
+ * after the stream (an attribute may be named "end"). A reader never
+ * delivers an end before the start; a duration of 0 is shown if it did.
+ */
+static void put_interval(weft__outbuf *ob, const weft_event *ev)
+{
+	char *p = weft__outbuf_reserve(ob, INTERVAL_ROOM);
+
+	memcpy(p, "end=", 4);
+	p = weft__fmt_u64(p + 4, ev->end);
+	memcpy(p, " dur=", 5);
+	p = weft__fmt_u64(p + 5, ev->end > ev->time ? ev->end - ev->time : 0);
+	p[0] = ' ';
+	p[1] = ' ';
+	weft__outbuf_commit(ob, p + 2);
+}
+
+/*
+ * "<clock>  <code>" then the stream prefix "  <path>  ", any code; the
+ * code indented with --tree, and the interval part after the prefix.
+ */
 static void put_text_head(weft__dump_writer *w, const weft_event *ev)
 {
 	weft__outbuf *ob = &w->out;
@@ -229,10 +333,12 @@ static void put_text_head(weft__dump_writer *w, const weft_event *ev)
 		weft__outbuf_commit(ob, write_simple_head(p, &w->clock, ds, ev));
 		return;
 	}
-	char *p = weft__outbuf_reserve(ob, HEAD_ROOM + SHORT_CODE_MAX);
+	char *p = weft__outbuf_reserve(ob, HEAD_ROOM + TREE_INDENT_STEP * TREE_DEPTH_MAX +
+				       SHORT_CODE_MAX);
 	p = weft__fmt_clock(&w->clock, p, ev->time);
 	*p++ = ' ';
 	*p++ = ' ';
+	p = put_tree_indent(w, p, ev);
 	if (ev->code_len <= SHORT_CODE_MAX && code_is_plain(ev->code, ev->code_len)) {
 		memcpy(p, ev->code, ev->code_len);
 		weft__outbuf_commit(ob, p + ev->code_len);
@@ -241,6 +347,8 @@ static void put_text_head(weft__dump_writer *w, const weft_event *ev)
 		weft__put_text_bare(ob, ev->code, ev->code_len);
 	}
 	weft__outbuf_put(ob, ds->prefix, ds->prefix_len);
+	if (ev->flags & WEFT_EVENT_INTERVAL)
+		put_interval(ob, ev);
 }
 
 /* The stored bytes of the event: payload, then the jumbo data. */
@@ -390,6 +498,20 @@ static int put_integer_field_fast(weft__outbuf *ob, const weft_field *f, int fir
 	return 1;
 }
 
+/*
+ * 1 for a float64 field `virtual_time` holding DBL_MAX: ROSS's mark of
+ * the samples taken at the end of the simulation, which the text dump
+ * shows as `end` (--json keeps the number). The name is only compared
+ * for that value, so other fields cost two comparisons.
+ */
+static inline int is_end_virtual_time(const weft_field *f)
+{
+	static const char name[] = "virtual_time";
+
+	return f->type == WEFT_TYPE_F64 && !f->is_array && f->v.f == DBL_MAX &&
+	       f->name_len == sizeof name - 1 && memcmp(f->name, name, sizeof name - 1) == 0;
+}
+
 /* name=value pairs separated by one space. */
 static void put_fields_text(weft__outbuf *ob, const weft_field *fields, int n)
 {
@@ -400,7 +522,10 @@ static void put_fields_text(weft__outbuf *ob, const weft_field *fields, int n)
 			weft__outbuf_put(ob, " ", 1);
 		weft__put_text_bare(ob, fields[i].name, fields[i].name_len);
 		weft__outbuf_put(ob, "=", 1);
-		weft__put_field_text(ob, &fields[i]);
+		if (is_end_virtual_time(&fields[i]))
+			weft__outbuf_put(ob, "end", 3);
+		else
+			weft__put_field_text(ob, &fields[i]);
 	}
 }
 
@@ -675,8 +800,9 @@ static void put_json_int_member(weft__outbuf *ob, const char *key, size_t key_le
 	weft__outbuf_commit(ob, weft__fmt_i64(p + key_len, v));
 }
 
-/* ,"payload":"<hex>","offset":N[,"depth":D,"parent":P]}\n */
-static void put_json_tail(weft__outbuf *ob, const weft_event *ev)
+/* ,"payload":"<hex>","offset":N[,"file":F][,"depth":D,"parent":P]}\n */
+static void put_json_tail(weft__outbuf *ob, const weft__dump_stream *ds,
+			  const weft_event *ev)
 {
 	static const char payload_key[] = ",\"payload\":\"";
 	static const char offset_key[] = "\",\"offset\":";
@@ -694,6 +820,8 @@ static void put_json_tail(weft__outbuf *ob, const weft_event *ev)
 		weft__put_hex_plain(ob, ev->data, (size_t)ev->data_size);
 		put_json_int_member(ob, offset_key, sizeof offset_key - 1, (int64_t)ev->offset);
 	}
+	if (ds->file_len > 0)
+		weft__outbuf_put(ob, ds->file, ds->file_len);
 	if (ev->depth >= 0) {
 		put_json_int_member(ob, ",\"depth\":", 9, ev->depth);
 		put_json_int_member(ob, ",\"parent\":", 10, ev->parent);
@@ -767,15 +895,17 @@ static inline char *json_tail_fast(char *p, const weft_event *ev)
 /*
  * The whole JSON line of a common event in one reservation: a plain code
  * of up to 16 bytes, a short stream prefix, up to FAST_FIELDS_MAX integer
- * fields with short plain names, a payload of up to 16 bytes and no data.
- * Returns 0, having written nothing, when the line needs the general path.
+ * fields with short plain names, a payload of up to 16 bytes, no data and
+ * no "file" key. Returns 0, having written nothing, when the line needs
+ * the general path.
  */
 static int write_json_line_fast(weft__dump_writer *w, const weft_event *ev, int n)
 {
 	const weft__dump_stream *ds = &w->streams[ev->stream];
 
 	if (n < 0 || n > FAST_FIELDS_MAX || ev->code_len > FAST_NAME_MAX ||
-	    ev->payload_size > 16 || ev->data_size != 0 || ds->prefix_len > SIMPLE_PREFIX_MAX)
+	    ev->payload_size > 16 || ev->data_size != 0 || ds->prefix_len > SIMPLE_PREFIX_MAX ||
+	    ds->file_len > 0)
 		return 0;
 	char *p = weft__outbuf_reserve(&w->out, ds->prefix_len + JSON_LINE_ROOM);
 	p = json_head_fast(p, w, ds, ev);
@@ -796,7 +926,7 @@ static void write_json_line(weft__dump_writer *w, const weft_event *ev)
 		return;
 	put_json_head(w, ev);
 	put_fields_json(w, n);
-	put_json_tail(&w->out, ev);
+	put_json_tail(&w->out, &w->streams[ev->stream], ev);
 }
 
 /* Writes one event in the writer's mode. */

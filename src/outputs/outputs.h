@@ -160,10 +160,22 @@ typedef enum weft__dump_mode {
 	WEFT__DUMP_JSON = 2    /* one JSON object per line (docs/dump-json.md) */
 } weft__dump_mode;
 
+/* Options of the dump writer (bits). */
+enum weft__dump_option {
+	/* Text lines: the code indented by two spaces per call-tree level
+	 * (weft_event.depth; none for events without a tree, depth -1). */
+	WEFT__DUMP_TREE = 1u << 0
+};
+
 /* What the writer keeps of one stream: its path rendered once. */
 typedef struct weft__dump_stream {
 	char *prefix;        /* text: "  <path>  "; JSON: ",\"stream\":\"<path>\"" */
 	size_t prefix_len;
+	/* JSON of traces whose files hold many streams (ROSS): ",\"file\":
+	 * \"<file>\"", shared by the consecutive streams of one file; else
+	 * NULL and 0. */
+	char *file;
+	size_t file_len;
 } weft__dump_stream;
 
 typedef struct weft__dump_writer {
@@ -172,6 +184,7 @@ typedef struct weft__dump_writer {
 	weft__dump_mode mode;
 	weft__clock_cache clock; /* the clock column of text lines */
 	weft__clock_cache json_clock; /* the unpadded "time" of JSON lines */
+	int32_t plain_depth; /* events deeper are indented: 0 with --tree, else INT32_MAX */
 	weft__dump_stream *streams;
 	size_t stream_count;
 	weft_field *fields;  /* scratch array for weft_event_fields() */
@@ -180,8 +193,9 @@ typedef struct weft__dump_writer {
 	uint64_t bad_payloads; /* events whose payload did not match its layout */
 } weft__dump_writer;
 
+/* `options`: weft__dump_option bits (0 for none). */
 int weft__dump_writer_init(weft__dump_writer *w, const weft_trace *trace,
-			   int fd, weft__dump_mode mode);
+			   int fd, weft__dump_mode mode, unsigned options);
 /* Writes one event; errors of the output are reported by _finish(). */
 void weft__dump_writer_event(weft__dump_writer *w, const weft_event *event);
 /* Flushes; 0 or WEFT_EIO (message set) when the output failed. */

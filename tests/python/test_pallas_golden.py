@@ -256,3 +256,67 @@ def test_profile_counts_match_pallas_print_intervals(name):
 def test_profile_refuses_other_formats():
     err = run_weft("profile", DATA_DIR / "heph" / "heph_sample.bin.log", expect=2).stderr
     assert "Pallas" in err
+
+
+# ---- Structure ----------------------------------------------------------------------
+
+
+def structure_of(name):
+    """{thread: {token: {"children": [...], "line": text}}} from `weft dump
+    --structure`: a line's children are the lines one level deeper below it
+    (a sequence printed again is marked "(above)" and has none)."""
+    out = run_weft("dump", "--structure", PALLAS / name / "trace", expect=0).stdout
+    threads, nodes, stack = {}, None, []
+    for line in out.splitlines():
+        m = re.match(r"--- archive_\d+/thread_(\d+):", line)
+        if m:
+            nodes = threads.setdefault(int(m.group(1)), {})
+            stack = []
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        token = line.split()[0]
+        del stack[depth:]
+        if stack:
+            nodes[stack[-1]]["children"].append(token)
+        nodes.setdefault(token, {"children": [], "line": line})
+        stack.append(token)
+    return threads
+
+
+def decoded_grammar(name):
+    """{thread: {"S1": [tokens], "L0": (repeated, iterations, occurrences)}}."""
+    threads, current = {}, None
+    text = (PALLAS / name / "golden" / f"{name}.decode.txt").read_text()
+    for line in text.splitlines():
+        m = re.match(r" thread (\d+) ", line)
+        if m:
+            current = threads.setdefault(int(m.group(1)), {})
+        m = re.match(r"  (S\d+) type=\d tokens=\[(.*?)\] n=(\d+)", line)
+        if m:
+            current[m.group(1)] = ([t.strip(" '") for t in m.group(2).split(",")],
+                                   int(m.group(3)))
+        m = re.match(r"  (L\d+) \{'repeated': '(\w+)', 'iterations': (\d+), "
+                     r"'occurrences': (\d+)\}", line)
+        if m and not m.group(2).startswith("I"):
+            current[m.group(1)] = ([m.group(2)], (int(m.group(3)), int(m.group(4))))
+    return threads
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_structure_matches_decode(name):
+    ours, golden = structure_of(name), decoded_grammar(name)
+    assert set(ours) == set(golden)
+    for thread, grammar in golden.items():
+        for token, (children, counts) in grammar.items():
+            node = ours[thread][token]
+            assert node["children"] == children, (thread, token)
+            if token.startswith("S"):
+                assert f"  x{counts}" in node["line"]
+            else:
+                assert f"  {counts[0]} iterations  x{counts[1]}" in node["line"]
+
+
+def test_structure_refuses_other_formats():
+    err = run_weft("dump", "--structure", DATA_DIR / "heph" / "heph_sample.bin.log",
+                   expect=2).stderr
+    assert "Pallas" in err
