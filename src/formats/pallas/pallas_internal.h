@@ -161,6 +161,8 @@ void weft__pallas_vector_sub(const pallas_vector *v, uint64_t i,
 
 typedef struct pallas_event_def {
 	int32_t record;
+	uint32_t code_len;
+	const char *code;        /* the record's name ("Unknown" if none) */
 	uint32_t payload_size;
 	const uint8_t *payload;
 	uint64_t attr_size;
@@ -271,6 +273,7 @@ const pallas_string *weft__pallas_string(const pallas_trace *pt,
 
 int weft__pallas_stream_open(weft_trace *trace, uint32_t stream, void **state);
 int weft__pallas_stream_next(void *state, weft_event *event);
+int weft__pallas_stream_next_batch(void *state, weft_event *events, size_t cap);
 void weft__pallas_stream_close(void *state);
 int weft__pallas_event_fields(const weft_trace *trace, const weft_event *event,
 			      weft_field *out, size_t cap);

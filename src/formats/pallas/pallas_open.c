@@ -317,7 +317,7 @@ static int load_archives(weft_trace *trace, pallas_trace *pt)
 			weft__trace_diag_last_error(trace, WEFT_SEV_WARNING,
 						    weft__error_offset() == WEFT_NO_OFFSET
 							    ? WEFT_ENOTFOUND : WEFT_EFORMAT,
-						    "the archive's threads are left out");
+						    " (the archive's threads are left out)");
 			weft__pallas_defs_free(&a->defs);
 			a->loaded = 0;
 		}
@@ -417,6 +417,7 @@ const weft_backend weft__pallas_backend = {
 	.close = pallas_close,
 	.stream_open = weft__pallas_stream_open,
 	.stream_next = weft__pallas_stream_next,
+	.stream_next_batch = weft__pallas_stream_next_batch,
 	.stream_close = weft__pallas_stream_close,
 	.event_fields = weft__pallas_event_fields,
 };

@@ -205,14 +205,13 @@ int weft__pallas_stream_next(void *state, weft_event *ev)
 	}
 	r->events[id].next++;
 	const pallas_event_def *e = &r->t->events[id];
-	const char *code = weft__pallas_record_name(e->record);
-	memset(ev, 0, sizeof *ev);
 	ev->time = ev->end = time;
 	ev->offset = e->offset;
 	ev->seq = r->emitted++;
 	ev->stream = r->stream;
-	ev->code = code ? code : "Unknown";
-	ev->code_len = (uint32_t)strlen(ev->code);
+	ev->flags = 0;
+	ev->code = e->code;
+	ev->code_len = e->code_len;
 	ev->payload = e->payload;
 	ev->payload_size = e->payload_size;
 	ev->data = attrs;
@@ -221,6 +220,25 @@ int weft__pallas_stream_next(void *state, weft_event *ev)
 	ev->depth = r->block_depth >= 2 ? r->block_depth - 2 : 0;
 	ev->parent = -1;
 	return 1;
+}
+
+/*
+ * Up to `cap` events at once (for the merged cursor). Each event only
+ * points into the thread's grammar, which lives as long as the reader, so
+ * all of them stay valid until the next call.
+ */
+int weft__pallas_stream_next_batch(void *state, weft_event *events, size_t cap)
+{
+	size_t n = 0;
+	while (n < cap) {
+		int rc = weft__pallas_stream_next(state, &events[n]);
+		if (rc < 0)
+			return n > 0 ? (int)n : rc;
+		if (rc == 0)
+			break;
+		n++;
+	}
+	return (int)n;
 }
 
 void weft__pallas_stream_close(void *state)

@@ -102,6 +102,10 @@ static int parse_events(pallas_in *in, pallas_thread *t)
 		    (rc = weft__pallas_in_u8(in, &size, "an event size")) < 0)
 			return rc;
 		e->record = (int32_t)record;
+		e->code = weft__pallas_record_name(e->record);
+		if (e->code == NULL)
+			e->code = "Unknown";
+		e->code_len = (uint32_t)strlen(e->code);
 		if (size < WEFT_PALLAS_EVENT_HEADER)
 			return weft__error(WEFT_EFORMAT, t->file, e->offset + 4,
 					   "event %llu: size %u, expected at least %d",
