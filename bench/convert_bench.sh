@@ -5,6 +5,10 @@
 # fsync and rename included) and to /dev/null (-o -: the conversion
 # alone, without the kernel's page cache and the disk).
 #
+# Each row also shows the median user and system CPU time: into a file,
+# the system time is mostly the kernel's copy into the page cache, which
+# runs on the writer thread, beside the formatting.
+#
 # usage: bench/convert_bench.sh [BUILD_DIR] [TRACE] [RUNS]
 #   BUILD_DIR  default build/
 #   TRACE      default /tmp/weft-convert-bench.bin.log, written when
@@ -35,7 +39,8 @@ cat "$trace" > /dev/null
 events=$("$weft" check "$trace" | sed -n 's/.*streams, \([0-9]*\) events.*/\1/p')
 
 # run NAME TARGET ARGS...: RUNS timed conversions to TARGET (file or null),
-# one table row with the median wall time and the largest RSS.
+# one table row with the median wall, user and system times and the
+# largest RSS.
 run() {
 	name=$1; target=$2; shift 2
 	: > "$tmp/times"
@@ -44,26 +49,30 @@ run() {
 		rm -f "$out"
 		sync
 		if [ "$target" = file ]; then
-			/usr/bin/time -f "%e %M" -o "$tmp/one" "$weft" convert "$trace" \
+			/usr/bin/time -f "%e %M %U %S" -o "$tmp/one" "$weft" convert "$trace" \
 				--to chrome -o "$out" "$@" 2> "$tmp/err" || true
 		else
-			/usr/bin/time -f "%e %M" -o "$tmp/one" "$weft" convert "$trace" \
+			/usr/bin/time -f "%e %M %U %S" -o "$tmp/one" "$weft" convert "$trace" \
 				--to chrome -o - "$@" > /dev/null 2> "$tmp/err" || true
 		fi
 		tail -n 1 "$tmp/one" >> "$tmp/times"
 		i=$((i + 1))
 	done
-	sort -n "$tmp/times" | awk -v n="$name" -v e="$events" -v runs="$runs" '
+	mid=$(( (runs + 1) / 2 ))
+	user=$(awk '{ print $3 }' "$tmp/times" | sort -n | sed -n "${mid}p")
+	sys=$(awk '{ print $4 }' "$tmp/times" | sort -n | sed -n "${mid}p")
+	sort -n "$tmp/times" | awk -v n="$name" -v e="$events" -v mid="$mid" \
+		-v user="$user" -v sys="$sys" '
 		{ t[NR] = $1; if ($2 > rss) rss = $2 }
 		END {
-			m = t[int((runs + 1) / 2)]
-			printf "| %-34s | %6.2f s | %6.2f M events/s | %6.1f MB |\n",
-			       n, m, e / m / 1e6, rss / 1024 }'
+			m = t[mid]
+			printf "| %-34s | %6.2f s | %6.2f M events/s | %5.2f s | %5.2f s | %6.1f MB |\n",
+			       n, m, e / m / 1e6, user, sys, rss / 1024 }'
 }
 
 echo "trace: $trace, $bytes bytes, $events events; median of $runs runs"
-echo "| command                            | time     | events/s          | max RSS  |"
-echo "|---|---|---|---|"
+echo "| command                            | time     | events/s          | user    | sys     | max RSS  |"
+echo "|---|---|---|---|---|---|"
 run "convert --to chrome -o OUT" file
 run "convert --to chrome -o - >/dev/null" null
 run "convert --heph-compat -o OUT" file --heph-compat

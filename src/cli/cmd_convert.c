@@ -315,14 +315,18 @@ static int report_problems(const weft_trace *trace, const weft__chrome_stats *st
 /*
  * Writes the whole document: header, events, footer. Returns 0, or the
  * exit code 2 after printing why the output failed. *read_rc gets the
- * reading's outcome.
+ * reading's outcome. A regular file is written from a second thread;
+ * OUT (`synced`: fsync'ed when committed) also goes to the disk as it is
+ * written, leaving the page cache (docs/convert.md).
  */
 static int write_document(const convert_settings *s, weft_trace *trace,
-			  weft_cursor *cursor, int fd, int *read_rc,
+			  weft_cursor *cursor, int fd, int synced, int *read_rc,
 			  weft__chrome_stats *stats)
 {
 	weft__chrome_options o = { .heph_compat = s->heph_compat,
-				   .stream_pattern = s->filter.stream_pattern };
+				   .stream_pattern = s->filter.stream_pattern,
+				   .background = 1,
+				   .write_behind = synced };
 	weft__chrome_writer *writer;
 	int rc = weft__chrome_writer_create(trace, fd, &o, &writer);
 
@@ -346,7 +350,8 @@ static int convert_into(const convert_settings *s, weft_trace *trace, weft_curso
 	int read_rc = 0;
 
 	memset(&stats, 0, sizeof stats);
-	int exit_code = write_document(s, trace, cursor, out->fd, &read_rc, &stats);
+	int exit_code = write_document(s, trace, cursor, out->fd, out->tmp_path != NULL,
+				       &read_rc, &stats);
 	if (exit_code != CLI_EXIT_OK) {
 		cli_outfile_abort(out);
 		return exit_code;

@@ -2,13 +2,21 @@
  * outputs/bg_writer.c - an output written by a second thread from two
  * swapped buffers (see bg_writer.h).
  */
+/* sync_file_range() (Linux) */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/internal.h"
 #include "outputs/bg_writer.h"
+
+/* Write-behind: the bytes before the current job left in the page cache
+ * (the disk catches up there while the thread goes on writing). */
+#define WRITE_BEHIND_LAG (16u << 20)
 
 /* Writes all of buf (retrying short writes); 0 or the errno. */
 static int write_all(int fd, const char *buf, size_t len)
@@ -25,6 +33,81 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+/* Writes all of buf at `offset` (retrying short writes); 0 or the errno. */
+static int pwrite_all(int fd, const char *buf, size_t len, uint64_t offset)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pwrite(fd, buf + done, len - done, (off_t)(offset + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Positioned mode: asks the kernel to start writing the job's pages to
+ * the disk now (without waiting), so that a final fsync(2) finds most of
+ * the file already written instead of writing all of it then. A hint
+ * only: where it is not available, the fsync does all the work.
+ */
+static void start_writeback(const weft__bg_writer *w)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	sync_file_range(w->fd, (off_t)w->job_offset, (off_t)w->job_len,
+			SYNC_FILE_RANGE_WRITE);
+#else
+	(void)w;
+#endif
+}
+
+/*
+ * Write-behind: waits until the file up to WRITE_BEHIND_LAG bytes before
+ * the current job is on the disk (its writeback was started when it was
+ * written), then drops those pages from the page cache. A page reused
+ * that way costs much less than a fresh one on some machines (a virtual
+ * machine whose freed memory goes back to the host), and the output does
+ * not push the input out of the cache. Waiting consumes the file's
+ * writeback error (the final fsync would not see it), so a failure here
+ * is a write error; only "not supported" turns write-behind off.
+ * 0 or the errno.
+ */
+static int write_behind(weft__bg_writer *w)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	const unsigned wait = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			      SYNC_FILE_RANGE_WAIT_AFTER;
+	if (!w->write_behind || w->job_offset < w->behind + WRITE_BEHIND_LAG)
+		return 0;
+	uint64_t to = w->job_offset - WRITE_BEHIND_LAG;
+	if (sync_file_range(w->fd, (off_t)w->behind, (off_t)(to - w->behind), wait) != 0) {
+		if (errno != EINVAL && errno != ENOSYS && errno != ESPIPE)
+			return errno;
+		w->write_behind = 0;
+		return 0;
+	}
+	posix_fadvise(w->fd, (off_t)w->behind, (off_t)(to - w->behind), POSIX_FADV_DONTNEED);
+	w->behind = to;
+#else
+	(void)w;
+#endif
+	return 0;
+}
+
+/* Writes the current job, at its offset in positioned mode; 0 or the errno. */
+static int write_job(weft__bg_writer *w)
+{
+	if (!w->positioned)
+		return write_all(w->fd, w->job, w->job_len);
+	int err = pwrite_all(w->fd, w->job, w->job_len, w->job_offset);
+	if (err == 0)
+		start_writeback(w);
+	return err == 0 ? write_behind(w) : err;
+}
+
 /* The thread: waits for a job, writes it, says it is done; until stopped. */
 static void *writer_main(void *arg)
 {
@@ -36,7 +119,7 @@ static void *writer_main(void *arg)
 		if (!w->busy)
 			break;
 		pthread_mutex_unlock(&w->lock);
-		int err = w->error == 0 ? write_all(w->fd, w->job, w->job_len) : 0;
+		int err = w->error == 0 ? write_job(w) : 0;
 		pthread_mutex_lock(&w->lock);
 		if (err != 0 && w->error == 0)
 			w->error = err;
@@ -47,14 +130,67 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-/* No buffers yet; the thread sleeps until the first submit. */
-void weft__bg_writer_start(weft__bg_writer *w, int fd)
+/* An idle writer for fd: no buffers, no thread yet. */
+static void writer_init(weft__bg_writer *w, int fd)
 {
 	memset(w, 0, sizeof *w);
 	w->fd = fd;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
+}
+
+/* The thread, which sleeps until the first submit (inline writes without it). */
+static void start_thread(weft__bg_writer *w)
+{
 	w->threaded = pthread_create(&w->thread, NULL, writer_main, w) == 0;
+}
+
+/* No buffers yet; the thread sleeps until the first submit. */
+void weft__bg_writer_start(weft__bg_writer *w, int fd)
+{
+	writer_init(w, fd);
+	start_thread(w);
+}
+
+/*
+ * The file position of a regular file without O_APPEND (where pwrite
+ * goes where asked), or -1 for other files.
+ */
+static off_t seekable_file(int fd)
+{
+	struct stat st;
+	int flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || (flags & O_APPEND) || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return -1;
+	return lseek(fd, 0, SEEK_CUR);
+}
+
+/* Positioned mode for regular files (see bg_writer.h); 0 for the others. */
+int weft__bg_writer_start_positioned(weft__bg_writer *w, int fd, int write_behind)
+{
+	off_t at = seekable_file(fd);
+	if (at < 0)
+		return 0;
+	writer_init(w, fd);
+	w->positioned = 1;
+	w->write_behind = write_behind;
+	w->behind = (uint64_t)at;
+	start_thread(w);
+	return 1;
+}
+
+/*
+ * Positioned mode: the job takes the bytes at the file position, which
+ * moves past them, so that later direct writes of the caller follow it.
+ * 0 or the errno.
+ */
+static int claim_range(weft__bg_writer *w, size_t len, uint64_t *offset)
+{
+	off_t at = lseek(w->fd, 0, SEEK_CUR);
+	if (at < 0 || lseek(w->fd, at + (off_t)len, SEEK_SET) < 0)
+		return errno;
+	*offset = (uint64_t)at;
+	return 0;
 }
 
 /* The error of a failed write, as a library error. */
@@ -71,19 +207,24 @@ static int write_failed(int err)
 int weft__bg_writer_submit(weft__bg_writer *w, char **buf, size_t *cap, size_t len)
 {
 	if (!w->threaded) {
+		/* Inline: write(2) moves the file position as positioned mode would. */
 		int err = w->error == 0 ? write_all(w->fd, *buf, len) : 0;
 		if (err != 0)
 			w->error = err;
 		return w->error != 0 ? write_failed(w->error) : 0;
 	}
+	uint64_t offset = 0;
 	pthread_mutex_lock(&w->lock);
 	while (w->busy)
 		pthread_cond_wait(&w->cond, &w->lock);
+	if (w->positioned && w->error == 0 && len > 0)
+		w->error = claim_range(w, len, &offset);
 	char *done = w->job;
 	size_t done_cap = w->job_cap;
 	w->job = *buf;
 	w->job_cap = *cap;
 	w->job_len = len;
+	w->job_offset = offset;
 	w->busy = w->error == 0 && len > 0;
 	*buf = done;
 	*cap = done_cap;

@@ -4,6 +4,8 @@
  * so that formatting (user time) and the kernel's copy of the bytes into
  * the page cache (system time, as long as the formatting on some
  * machines) overlap. Two buffers, swapped: memory is two buffers' worth.
+ * Plain mode write(2)s the buffers in turn; positioned mode (regular
+ * files) puts each at the offset it was submitted at (see below).
  * Internal to libweft (weft__ prefix).
  */
 #ifndef WEFT_OUTPUTS_BG_WRITER_H
@@ -11,9 +13,14 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct weft__bg_writer {
 	int fd;
+	int positioned;     /* jobs go at their own offsets (pwrite) */
+	uint64_t job_offset;
+	int write_behind;   /* positioned: drop what is on the disk from the cache */
+	uint64_t behind;    /* write-behind: the file is on the disk up to here */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -27,6 +34,27 @@ typedef struct weft__bg_writer {
 
 /* Starts the writer thread for fd (inline writes when it cannot start). */
 void weft__bg_writer_start(weft__bg_writer *w, int fd);
+
+/*
+ * Starts the writer thread in positioned mode when fd is a regular file
+ * opened without O_APPEND: each buffer is written with pwrite(2) at the
+ * file position it was submitted at, and the file position moves past
+ * it at once. The caller may then also write(2) to fd directly between
+ * submits (a record too large for its buffer): the bytes land in order
+ * whatever the thread is doing. The thread also starts the writeback of
+ * each buffer to the disk once written (sync_file_range on Linux), so
+ * that a final fsync(2) has little left to do.
+ *
+ * With `write_behind` (for an output that is synced at the end anyway),
+ * the thread then waits for the disk a few megabytes behind the buffer it
+ * writes and drops what is on the disk from the page cache: the output
+ * does not fill the cache, and new buffers reuse its pages. A writeback
+ * error seen then is a write error.
+ *
+ * Returns 1 when started, 0 (nothing started) for other files (pipes,
+ * terminals, devices, append mode).
+ */
+int weft__bg_writer_start_positioned(weft__bg_writer *w, int fd, int write_behind);
 
 /*
  * Hands the buffer *buf (len bytes of *cap) to the writer and gives back

@@ -41,6 +41,14 @@ typedef struct weft__chrome_options {
 	 * fnmatch() glob in the metadata events (NULL = every stream), like
 	 * the cursor's stream filter. */
 	const char *stream_pattern;
+	/* 1: when the output is a regular file, write it from a second
+	 * thread (outputs/bg_writer.c), so that formatting and the kernel's
+	 * copy into the page cache overlap. */
+	int background;
+	/* Background mode, for an output synced (fsync) at the end anyway:
+	 * written to the disk as it goes and dropped from the page cache
+	 * once there (see weft__bg_writer_start_positioned). */
+	int write_behind;
 } weft__chrome_options;
 
 /* What the writer did, for the command's report. */

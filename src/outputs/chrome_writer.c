@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "outputs/bg_writer.h"
 #include "outputs/chrome.h"
 #include "outputs/float_format.h"
 #include "outputs/outputs.h"
@@ -24,6 +25,14 @@
 #define PREFIX_MAX 96
 /* Room for the head of an event: separator, phase, prefix, two times. */
 #define HEAD_ROOM (PREFIX_MAX + 96)
+/*
+ * Background mode: a buffer goes to the writer thread once it holds
+ * CHUNK bytes; the slack above that takes the event that crosses the
+ * mark, so that only events larger than the slack are written directly
+ * (in order all the same: see weft__bg_writer_start_positioned).
+ */
+#define CHUNK (1u << 20)
+#define CHUNK_SLACK (64u << 10)
 
 /* ---- The writer ---------------------------------------------------------------- */
 
@@ -33,6 +42,7 @@ typedef struct chrome_stream {
 	size_t prefix_len;
 	uint64_t pid, tid;
 	uint32_t track;          /* compat: the fix-up table of its (pid, tid) */
+	weft__clock_cache ts;    /* the digits of ts above the last four */
 } chrome_stream;
 
 struct weft__chrome_writer {
@@ -49,6 +59,10 @@ struct weft__chrome_writer {
 	int need_separator;      /* an event was written: the next needs ",\n" */
 	int error;               /* WEFT_ENOMEM of the fix-up, else 0 */
 	weft__chrome_stats stats;
+	weft__bg_writer bg;      /* the writer thread, when `background` */
+	int background;          /* 1 while the writer thread runs */
+	int bg_failed;           /* a write of the thread failed */
+	char *spare;             /* background: the second buffer, until used */
 };
 
 /* Appends a constant string. */
@@ -64,6 +78,67 @@ static inline void put_small(weft__outbuf *ob, const char *s, size_t n)
 
 /* Copies a constant string at p and returns the end. */
 #define COPY_LITERAL(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+/* ---- Background writes ------------------------------------------------------------ */
+
+/*
+ * Background mode: the full buffer goes to the writer thread and the
+ * formatting goes on in the buffer the thread gives back (the spare one
+ * the first time).
+ */
+static void hand_over(weft__chrome_writer *w)
+{
+	char *buf = w->out.buf;
+	size_t cap = w->out.cap;
+
+	if (weft__bg_writer_submit(&w->bg, &buf, &cap, w->out.len) < 0)
+		w->bg_failed = 1;
+	if (buf == NULL) {
+		buf = w->spare;
+		cap = w->out.cap;
+		w->spare = NULL;
+	}
+	w->out.buf = buf;
+	w->out.cap = cap;
+	w->out.len = 0;
+}
+
+/* After each event: hands the buffer over once it holds a chunk. */
+static inline void maybe_hand_over(weft__chrome_writer *w)
+{
+	if (w->background && w->out.len >= CHUNK)
+		hand_over(w);
+}
+
+/*
+ * Starts the writer thread when asked and the output is a regular file,
+ * with the spare buffer; 0 (no thread when it cannot), or WEFT_ENOMEM.
+ */
+static int background_start(weft__chrome_writer *w, int fd, const weft__chrome_options *o)
+{
+	if (!o->background)
+		return 0;
+	w->spare = malloc(CHUNK + CHUNK_SLACK);
+	if (w->spare == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "cannot allocate an output buffer of %u bytes",
+				   CHUNK + CHUNK_SLACK);
+	w->background = weft__bg_writer_start_positioned(&w->bg, fd, o->write_behind);
+	if (!w->background) {
+		free(w->spare);
+		w->spare = NULL;
+	}
+	return 0;
+}
+
+/* Waits for the thread's last write and stops it; 0 or WEFT_EIO. */
+static int background_stop(weft__chrome_writer *w)
+{
+	if (!w->background)
+		return 0;
+	w->background = 0;
+	return weft__bg_writer_finish(&w->bg);
+}
 
 /* ---- The same-start fix-up (compat mode) ------------------------------------------ */
 
@@ -109,6 +184,7 @@ static void stream_setup(weft__chrome_writer *w, size_t index)
 	const weft_node *top = top_node(w->trace, node);
 	char *p = s->prefix;
 
+	weft__clock_cache_init(&s->ts, 0);
 	s->pid = node_number(top, top->id);
 	s->tid = node_number(node, index);
 	p = w->compat ? COPY_LITERAL(p, "\t\t{\"pid\": ") : COPY_LITERAL(p, "\"pid\":");
@@ -163,10 +239,44 @@ static int assign_tracks(weft__chrome_writer *w)
 
 /* ---- Strings ---------------------------------------------------------------------- */
 
-/* 1 when the bytes can stand in a JSON string as they are (printable ASCII). */
+/* Each byte of a word set to b. */
+#define BYTES_OF(b) (0x0101010101010101ull * (uint8_t)(b))
+
+/*
+ * 1 when one of the 8 bytes of `word` would need an escape or is not
+ * ASCII: a byte below 0x20, 0x7f or above, '"' or '\\'. (The "some byte
+ * is zero" test, (v - 0x01..) & ~v & 0x80.., is exact for "any".)
+ */
+static inline int word_needs_care(uint64_t word)
+{
+	const uint64_t high = BYTES_OF(0x80);
+	uint64_t quote = word ^ BYTES_OF('"'), slash = word ^ BYTES_OF('\\');
+	uint64_t del = word ^ BYTES_OF(0x7f);
+	uint64_t flags = word | ((word - BYTES_OF(0x20)) & ~word) |
+			 ((quote - BYTES_OF(1)) & ~quote) | ((slash - BYTES_OF(1)) & ~slash) |
+			 ((del - BYTES_OF(1)) & ~del);
+	return (flags & high) != 0;
+}
+
+/*
+ * 1 when the bytes can stand in a JSON string as they are (printable
+ * ASCII): eight bytes at a time, then the tail.
+ */
 static inline int json_plain(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	size_t i = 0;
+	for (; n - i >= 8; i += 8) {
+		uint64_t word;
+		memcpy(&word, s + i, 8);
+		if (word_needs_care(word))
+			return 0;
+	}
+	if (i < n && n >= 8) {
+		uint64_t last;
+		memcpy(&last, s + n - 8, 8);
+		return !word_needs_care(last);
+	}
+	for (; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
 			return 0;
@@ -249,15 +359,11 @@ static void put_string(weft__chrome_writer *w, const char *s, size_t n)
 /* ---- Numbers -------------------------------------------------------------------------- */
 
 /*
- * Nanoseconds as microseconds: the integer part, then up to three
- * decimals without trailing zeros (1610113734119010050 ns ->
- * 1610113734119010.05). Exact: no floating point involved.
+ * The three decimals of a time in microseconds, without trailing zeros
+ * (nothing for whole microseconds).
  */
-static inline char *put_micros(char *p, uint64_t ns)
+static inline char *put_fraction(char *p, uint32_t frac)
 {
-	uint32_t frac = (uint32_t)(ns % 1000);
-
-	p = weft__fmt_u64(p, ns / 1000);
 	if (frac == 0)
 		return p;
 	*p++ = '.';
@@ -269,6 +375,25 @@ static inline char *put_micros(char *p, uint64_t ns)
 			*p++ = (char)('0' + frac % 10);
 	}
 	return p;
+}
+
+/*
+ * Nanoseconds as microseconds: the integer part, then up to three
+ * decimals without trailing zeros (1610113734119010050 ns ->
+ * 1610113734119010.05). Exact: no floating point involved.
+ */
+static inline char *put_micros(char *p, uint64_t ns)
+{
+	return put_fraction(weft__fmt_u64(p, ns / 1000), (uint32_t)(ns % 1000));
+}
+
+/*
+ * The same for the start times of a stream, which grow slowly: the
+ * digits above the last four come from the stream's cache.
+ */
+static inline char *put_start_micros(weft__clock_cache *c, char *p, uint64_t ns)
+{
+	return put_fraction(weft__fmt_clock(c, p, ns / 1000), (uint32_t)(ns % 1000));
 }
 
 /*
@@ -454,7 +579,7 @@ static inline char *put_separator(weft__chrome_writer *w, char *p)
  */
 static void write_default_event(weft__chrome_writer *w, const weft_event *ev)
 {
-	const chrome_stream *s = &w->streams[ev->stream];
+	chrome_stream *s = &w->streams[ev->stream];
 	int interval = (ev->flags & WEFT_EVENT_INTERVAL) != 0;
 	char *p = weft__outbuf_reserve(&w->out, HEAD_ROOM);
 
@@ -464,7 +589,7 @@ static void write_default_event(weft__chrome_writer *w, const weft_event *ev)
 	else
 		p = COPY_LITERAL(p, "{\"ph\":\"i\",\"s\":\"t\",");
 	memcpy(p, s->prefix, s->prefix_len);
-	p = put_micros(p + s->prefix_len, ev->time);
+	p = put_start_micros(&s->ts, p + s->prefix_len, ev->time);
 	if (WEFT__OUT_LIKELY(interval)) {
 		p = COPY_LITERAL(p, ",\"dur\":");
 		p = put_micros(p, ev->end - ev->time);
@@ -483,7 +608,7 @@ static void write_default_event(weft__chrome_writer *w, const weft_event *ev)
  */
 static void write_compat_event(weft__chrome_writer *w, const weft_event *ev)
 {
-	const chrome_stream *s = &w->streams[ev->stream];
+	chrome_stream *s = &w->streams[ev->stream];
 	int interval = (ev->flags & WEFT_EVENT_INTERVAL) != 0;
 	uint64_t ts = ev->time / 1000, dur = (ev->end - ev->time) / 1000;
 	char *p;
@@ -492,7 +617,7 @@ static void write_compat_event(weft__chrome_writer *w, const weft_event *ev)
 		fixup_place(w, s->track, &ts, &dur);
 	p = put_separator(w, weft__outbuf_reserve(&w->out, HEAD_ROOM));
 	memcpy(p, s->prefix, s->prefix_len);
-	p = weft__fmt_u64(p + s->prefix_len, ts);
+	p = weft__fmt_clock(&s->ts, p + s->prefix_len, ts);
 	if (interval) {
 		p = COPY_LITERAL(p, ", \"dur\": ");
 		p = weft__fmt_u64(p, dur);
@@ -515,6 +640,7 @@ void weft__chrome_writer_event(weft__chrome_writer *w, const weft_event *event)
 	else
 		write_default_event(w, event);
 	w->stats.events++;
+	maybe_hand_over(w);
 }
 
 /* ---- Metadata events (default mode) --------------------------------------------------- */
@@ -577,6 +703,7 @@ static int write_metadata(weft__chrome_writer *w)
 			put_metadata_event(w, &w->streams[i], 0, top);
 		}
 		put_metadata_event(w, &w->streams[i], 1, node);
+		maybe_hand_over(w);
 	}
 	free(named);
 	return 0;
@@ -602,7 +729,10 @@ static int writer_setup(weft__chrome_writer *w, const weft__chrome_options *o)
 	return w->compat ? assign_tracks(w) : 0;
 }
 
-/* The writer, its 1 MiB output buffer and the per-stream prefixes. */
+/*
+ * The writer, its output buffer (1 MiB; in background mode two buffers
+ * of a chunk and its slack) and the per-stream prefixes.
+ */
 int weft__chrome_writer_create(const weft_trace *trace, int fd,
 			       const weft__chrome_options *options,
 			       weft__chrome_writer **out)
@@ -617,7 +747,10 @@ int weft__chrome_writer_create(const weft_trace *trace, int fd,
 		options = &none;
 	w->trace = trace;
 	w->compat = options->heph_compat;
-	int rc = weft__outbuf_init(&w->out, fd, WEFT__OUTBUF_DEFAULT_SIZE);
+	int rc = background_start(w, fd, options);
+	if (rc == 0)
+		rc = weft__outbuf_init(&w->out, fd, w->background ? CHUNK + CHUNK_SLACK :
+				       WEFT__OUTBUF_DEFAULT_SIZE);
 	if (rc == 0)
 		rc = writer_setup(w, options);
 	if (rc < 0) {
@@ -640,14 +773,20 @@ void weft__chrome_writer_begin(weft__chrome_writer *w)
 		w->error = WEFT_ENOMEM;
 }
 
-/* The closing of the document (Heph's ends without a newline), flushed. */
+/*
+ * The closing of the document (Heph's ends without a newline), flushed:
+ * the writer thread's last buffer first, then the rest.
+ */
 int weft__chrome_writer_finish(weft__chrome_writer *w)
 {
 	if (w->compat)
 		PUT_LITERAL(&w->out, "\n\t]\n}");
 	else
 		PUT_LITERAL(&w->out, "\n]}\n");
-	int rc = weft__outbuf_flush(&w->out);
+	int rc = background_stop(w);
+	if (rc < 0)
+		return rc;
+	rc = weft__outbuf_flush(&w->out);
 	if (rc < 0)
 		return rc;
 	if (w->error != 0)
@@ -657,10 +796,10 @@ int weft__chrome_writer_finish(weft__chrome_writer *w)
 	return 0;
 }
 
-/* 1 once the output buffer has seen a failed write. */
+/* 1 once a write of the output buffer or of the writer thread has failed. */
 int weft__chrome_writer_failed(const weft__chrome_writer *w)
 {
-	return w->out.error != 0;
+	return w->out.error != 0 || w->bg_failed;
 }
 
 /* The counts of the writer, with those of the fix-up tables. */
@@ -673,11 +812,16 @@ void weft__chrome_writer_stats(const weft__chrome_writer *w, weft__chrome_stats 
 	}
 }
 
-/* Releases everything; the buffered bytes are dropped. */
+/*
+ * Releases everything; the buffered bytes are dropped (a buffer the
+ * writer thread holds is still written: the thread is stopped first).
+ */
 void weft__chrome_writer_free(weft__chrome_writer *w)
 {
 	if (w == NULL)
 		return;
+	background_stop(w);
+	free(w->spare);
 	weft__fixup_free(w->fixup);
 	free(w->streams);
 	free(w->fields);

@@ -128,6 +128,7 @@ typedef struct build_ctx {
 	size_t count, cap;
 	uint64_t *seq;          /* next stored position, per stream */
 	uint64_t epoch;
+	size_t next_bad;        /* position in d->bad_offsets */
 } build_ctx;
 
 /* One event packet: an entry, when the scan accepted the packet. */
@@ -136,7 +137,7 @@ static int collect_event(build_ctx *b, const uint8_t *p, uint32_t size, uint64_t
 	heph_event_packet ev;
 	heph_entry *e;
 	weft__error_clear();
-	if (weft__heph_parse_event(p, size, b->d->name, offset, &ev) < 0)
+	if (weft__heph_read_event(b->d, &b->next_bad, p, size, offset, &ev) < 0)
 		return 0; /* reported by the scan */
 	int64_t stream = weft__heph_stream_lookup(b->d, ev.stream_id, ev.substream);
 	if (stream < 0)
@@ -166,6 +167,7 @@ static int collect_all(build_ctx *b)
 		const uint8_t *p;
 		uint32_t size;
 		heph_frame_status st = weft__heph_frame(&b->mf, offset, b->d->valid_end, &p, &size);
+		heph_prefetch(&b->mf, offset);
 		if (st == HEPH_FRAME_END)
 			return 0;
 		if (st < 0)

@@ -35,6 +35,11 @@
 #define HEPH_DEFAULT_SORT_BUDGET (64ull << 20)
 /* Bytes of the file mapped at once by one reader. */
 #define HEPH_WINDOW (4ull << 20)
+/*
+ * Offsets of skipped event packets the scan remembers (8 bytes each);
+ * beyond that the readers validate every packet again.
+ */
+#define HEPH_MAX_BAD_LISTED 65536u
 
 static inline uint16_t heph_be16(const uint8_t *p)
 {
@@ -49,6 +54,21 @@ static inline uint32_t heph_be32(const uint8_t *p)
 static inline uint64_t heph_be64(const uint8_t *p)
 {
 	return (uint64_t)heph_be32(p) << 32 | heph_be32(p + 4);
+}
+
+/* How far ahead of the packet being read a file-order pass prefetches. */
+#define HEPH_PREFETCH_AHEAD 2048u
+
+/*
+ * Asks for the bytes HEPH_PREFETCH_AHEAD after `offset` when they are in
+ * the current mapping: the hardware prefetcher stops at page boundaries,
+ * and the first load of each packet was the largest cost of a pass.
+ */
+static inline void heph_prefetch(const weft_mapfile *mf, uint64_t offset)
+{
+	if (mf->map != NULL && offset >= mf->map_start &&
+	    offset - mf->map_start + HEPH_PREFETCH_AHEAD < mf->map_len)
+		__builtin_prefetch(mf->map + (offset - mf->map_start) + HEPH_PREFETCH_AHEAD);
 }
 
 /* An event packet, decoded (pointers into the mapped packet). */
@@ -92,6 +112,16 @@ int weft__heph_parse_event(const uint8_t *packet, uint32_t size, const char *fil
 			   uint64_t offset, heph_event_packet *out);
 
 /*
+ * Decodes an event packet that the open scan has already validated:
+ * the fixed part and the description, checked only against the packet
+ * bounds (so that a file changed since the scan cannot make a reader
+ * read outside the packet); no UTF-8 and attribute checks. Returns 0, or
+ * WEFT_EFORMAT with the error set.
+ */
+int weft__heph_decode_event(const uint8_t *packet, uint32_t size, const char *file,
+			    uint64_t offset, heph_event_packet *out);
+
+/*
  * Applies a metadata packet: sets *epoch for the `epoch` option. Returns 1
  * when it was understood, 0 for an unknown option (skipped; *name set for
  * the warning), or WEFT_EFORMAT with the error set.
@@ -131,6 +161,11 @@ typedef struct heph_data {
 	uint64_t sort_budget;
 	heph_index *index;         /* built on first time-ordered read */
 	int index_failed;
+	/* Event packets the scan skipped (bad body, times out of range), by
+	 * offset ascending: the sequential passes re-validate only these. */
+	uint64_t *bad_offsets;
+	size_t bad_count, bad_cap;
+	int revalidate;            /* more than HEPH_MAX_BAD_LISTED: check all */
 } heph_data;
 
 /* The weft stream of (stream_id, substream), or -1 when unknown. */
@@ -145,6 +180,17 @@ int64_t weft__heph_stream_lookup(const heph_data *d, uint32_t stream_id,
 int weft__heph_event_times(const heph_event_packet *ev, uint64_t epoch,
 			   const char *file, uint64_t offset, uint64_t *start,
 			   uint64_t *end);
+
+/*
+ * Decodes the event packet at `offset` for a pass that meets the
+ * packets in file order (*next_bad: its position in d->bad_offsets,
+ * 0 at the start): packets the scan accepted are decoded without being
+ * validated again, the others (and every packet when d->revalidate) go
+ * through weft__heph_parse_event(). Returns 0, or WEFT_EFORMAT (error
+ * set) for a packet the pass must skip.
+ */
+int weft__heph_read_event(const heph_data *d, size_t *next_bad, const uint8_t *packet,
+			  uint32_t size, uint64_t offset, heph_event_packet *out);
 
 /* ---- Time-order index (heph_index.c) --------------------------------------- */
 

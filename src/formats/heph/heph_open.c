@@ -116,14 +116,26 @@ typedef struct scan_ctx {
 	json_t *epochs;           /* every epoch value, in file order */
 	uint64_t events, metadata_packets, skipped_packets;
 	uint64_t reversed;        /* events whose end is before their start */
+	/* The pair and counter state of the previous event: packets come in
+	 * long runs of one stream (a writer's buffer), so most look-ups end
+	 * here. */
+	uint32_t last_stream_id;
+	uint64_t last_substream;
+	int64_t last_pair;        /* -1 before the first event */
+	size_t last_counter;
 } scan_ctx;
 
 /* The counter state of a stream id (linear search: stream ids are few). */
 static counter_state *counter_for(scan_ctx *s, uint32_t stream_id)
 {
+	if (s->last_counter < s->counter_count &&
+	    s->counters[s->last_counter].stream_id == stream_id)
+		return &s->counters[s->last_counter];
 	for (size_t i = s->counter_count; i-- > 0;)
-		if (s->counters[i].stream_id == stream_id)
+		if (s->counters[i].stream_id == stream_id) {
+			s->last_counter = i;
 			return &s->counters[i];
+		}
 	if (s->counter_count == s->counter_cap) {
 		size_t cap = s->counter_cap ? s->counter_cap * 2 : 16;
 		counter_state *n = realloc(s->counters, cap * sizeof *n);
@@ -132,6 +144,7 @@ static counter_state *counter_for(scan_ctx *s, uint32_t stream_id)
 		s->counters = n;
 		s->counter_cap = cap;
 	}
+	s->last_counter = s->counter_count;
 	counter_state *c = &s->counters[s->counter_count++];
 	memset(c, 0, sizeof *c);
 	c->stream_id = stream_id;
@@ -218,6 +231,9 @@ static void counter_record(scan_ctx *s, counter_state *c, uint32_t counter,
 static int64_t pair_record(scan_ctx *s, uint32_t stream_id, uint64_t substream)
 {
 	heph_data *d = s->d;
+	if (s->last_pair >= 0 && s->last_stream_id == stream_id &&
+	    s->last_substream == substream)
+		return s->last_pair;
 	if (d->map_cap == 0 || (s->pair_count + 1) * 2 > d->map_cap)
 		if (map_grow(d) < 0)
 			return WEFT_ENOMEM;
@@ -263,6 +279,33 @@ static void scan_meta(scan_ctx *s, const uint8_t *p, uint32_t size, uint64_t off
 	}
 }
 
+/*
+ * Remembers the offset of a skipped event packet, so that the readers
+ * validate it again (and skip it) while trusting the others. Past
+ * HEPH_MAX_BAD_LISTED offsets, or without memory, the list is dropped
+ * and the readers validate every packet.
+ */
+static void remember_bad(heph_data *d, uint64_t offset)
+{
+	if (d->revalidate)
+		return;
+	if (d->bad_count == d->bad_cap) {
+		size_t cap = d->bad_cap ? d->bad_cap * 2 : 64;
+		uint64_t *n = cap <= HEPH_MAX_BAD_LISTED ?
+			      realloc(d->bad_offsets, cap * sizeof *n) : NULL;
+		if (n == NULL) {
+			free(d->bad_offsets);
+			d->bad_offsets = NULL;
+			d->bad_count = d->bad_cap = 0;
+			d->revalidate = 1;
+			return;
+		}
+		d->bad_offsets = n;
+		d->bad_cap = cap;
+	}
+	d->bad_offsets[d->bad_count++] = offset;
+}
+
 /* An event packet: validation, times, pair and counters. */
 static int scan_event(scan_ctx *s, const uint8_t *p, uint32_t size, uint64_t offset)
 {
@@ -274,6 +317,7 @@ static int scan_event(scan_ctx *s, const uint8_t *p, uint32_t size, uint64_t off
 	if (rc < 0) {
 		weft__trace_diag_last_error(s->trace, WEFT_SEV_ERROR, rc, " (packet skipped)");
 		s->skipped_packets++;
+		remember_bad(s->d, offset);
 		return 0;
 	}
 	if (ev.end < ev.start && s->reversed++ == 0)
@@ -282,6 +326,11 @@ static int scan_event(scan_ctx *s, const uint8_t *p, uint32_t size, uint64_t off
 				 "read as a zero-length interval (reported once)",
 				 (unsigned long long)ev.end, (unsigned long long)ev.start);
 	int64_t pair = pair_record(s, ev.stream_id, ev.substream);
+	if (pair >= 0) {
+		s->last_pair = pair;
+		s->last_stream_id = ev.stream_id;
+		s->last_substream = ev.substream;
+	}
 	if (pair == -2) {
 		weft__trace_diag(s->trace, WEFT_SEV_ERROR, WEFT_ENOMEM, s->d->name, offset,
 				 "more than %u (stream, substream) pairs: packet skipped",
@@ -308,6 +357,7 @@ static int scan_file(scan_ctx *s)
 		const uint8_t *p;
 		uint32_t size;
 		heph_frame_status st = weft__heph_frame(&s->mf, offset, end, &p, &size);
+		heph_prefetch(&s->mf, offset);
 		if (st == HEPH_FRAME_END)
 			break;
 		if (st == HEPH_FRAME_TRUNCATED || st == HEPH_FRAME_BROKEN) {
@@ -484,6 +534,7 @@ static void heph_close(weft_trace *trace)
 	if (d == NULL)
 		return;
 	weft__heph_index_free(d->index);
+	free(d->bad_offsets);
 	free(d->map_pairs);
 	free(d->map_values);
 	free(d->file);
@@ -518,6 +569,7 @@ static int heph_open(weft_trace *trace, const char *path, const weft_open_option
 	if (rc < 0)
 		return rc;
 	memset(&s, 0, sizeof s);
+	s.last_pair = -1;
 	s.trace = trace;
 	s.d = d;
 	rc = weft__mapfile_open(&s.mf, path, d->name, HEPH_WINDOW);

@@ -22,6 +22,19 @@ static int type_known(uint8_t type)
 	return type >= HEPH_TYPE_U64 && type <= HEPH_TYPE_STR;
 }
 
+/*
+ * The `n` bytes at `offset`: straight from the current mapping when it
+ * holds them (nearly every packet of a pass), else through the window.
+ */
+static inline const uint8_t *mapped_bytes(weft_mapfile *mf, uint64_t offset, uint64_t n)
+{
+	uint64_t at = offset - mf->map_start;
+	if (mf->map != NULL && offset >= mf->map_start && at <= mf->map_len &&
+	    n <= mf->map_len - at)
+		return mf->map + at;
+	return weft__mapfile_get(mf, offset, n);
+}
+
 heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t end,
 				   const uint8_t **packet, uint32_t *size)
 {
@@ -33,7 +46,7 @@ heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t e
 			    (unsigned long long)(end - offset));
 		return HEPH_FRAME_TRUNCATED;
 	}
-	const uint8_t *p = weft__mapfile_get(mf, offset, HEPH_FRAME_SIZE);
+	const uint8_t *p = mapped_bytes(mf, offset, HEPH_FRAME_SIZE);
 	if (p == NULL)
 		return HEPH_FRAME_BROKEN;
 	uint32_t magic = heph_be32(p);
@@ -61,7 +74,7 @@ heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t e
 			    n, (unsigned long long)(end - offset));
 		return HEPH_FRAME_TRUNCATED;
 	}
-	p = weft__mapfile_get(mf, offset, n);
+	p = mapped_bytes(mf, offset, n);
 	if (p == NULL)
 		return HEPH_FRAME_BROKEN;
 	*packet = p;
@@ -82,6 +95,25 @@ typedef struct packet_walk {
 	weft__error(WEFT_EFORMAT, (w)->file, (w)->offset + (at), __VA_ARGS__)
 
 /*
+ * Length of the valid UTF-8 prefix of s[0, n): ASCII, which names and
+ * descriptions nearly always are, is skipped a word at a time; the rest
+ * goes through the core validator from the first non-ASCII byte.
+ */
+static size_t utf8_prefix(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+	for (; n - i >= 8; i += 8) {
+		uint64_t word;
+		memcpy(&word, s + i, 8);
+		if (word & 0x8080808080808080ull)
+			break;
+	}
+	while (i < n && s[i] < 0x80)
+		i++;
+	return i == n ? n : i + weft__utf8_valid_prefix(s + i, n - i);
+}
+
+/*
  * Reads a u16-length string of UTF-8 at the walk position (`what` names
  * it for the message). Sets *s and *len, and moves past it.
  */
@@ -96,7 +128,7 @@ static int walk_string(packet_walk *w, const char *what, const uint8_t **s,
 		return WALK_FAIL(w, w->pos, "%s of %u bytes runs past the packet end "
 				 "(%u bytes left)", what, n, w->size - w->pos - 2);
 	const uint8_t *text = w->base + w->pos + 2;
-	size_t valid = weft__utf8_valid_prefix(text, n);
+	size_t valid = utf8_prefix(text, n);
 	if (valid != n)
 		return WALK_FAIL(w, w->pos + 2 + (uint32_t)valid,
 				 "expected UTF-8 in the %s, found byte 0x%02X", what,
@@ -133,8 +165,8 @@ static int walk_values(packet_walk *w, uint8_t type, uint32_t count)
 /* One attribute: name, type byte, value or array. */
 static int walk_attribute(packet_walk *w)
 {
-	const uint8_t *name;
-	uint16_t name_len;
+	const uint8_t *name = NULL;
+	uint16_t name_len = 0;
 	int rc = walk_string(w, "attribute name", &name, &name_len);
 	if (rc < 0)
 		return rc;
@@ -159,18 +191,24 @@ static int walk_attribute(packet_walk *w)
 	return walk_values(w, element, count);
 }
 
-int weft__heph_parse_event(const uint8_t *packet, uint32_t size, const char *file,
-			   uint64_t offset, heph_event_packet *out)
+/* The fixed part of an event packet (framing checked its size). */
+static void decode_fixed(const uint8_t *packet, uint32_t size, heph_event_packet *out)
 {
-	packet_walk w = { packet, HEPH_EVENT_FIXED_SIZE - 2, size, file, offset };
-	int rc;
-
 	out->size = size;
 	out->stream_id = heph_be32(packet + 8);
 	out->counter = heph_be32(packet + 12);
 	out->substream = heph_be64(packet + 16);
 	out->start = heph_be64(packet + 24);
 	out->end = heph_be64(packet + 32);
+}
+
+int weft__heph_parse_event(const uint8_t *packet, uint32_t size, const char *file,
+			   uint64_t offset, heph_event_packet *out)
+{
+	packet_walk w = { packet, HEPH_EVENT_FIXED_SIZE - 2, size, file, offset };
+	int rc;
+
+	decode_fixed(packet, size, out);
 	rc = walk_string(&w, "description", &out->desc, &out->desc_len);
 	if (rc < 0)
 		return rc;
@@ -180,6 +218,46 @@ int weft__heph_parse_event(const uint8_t *packet, uint32_t size, const char *fil
 		if ((rc = walk_attribute(&w)) < 0)
 			return rc;
 	return 0;
+}
+
+int weft__heph_decode_event(const uint8_t *packet, uint32_t size, const char *file,
+			    uint64_t offset, heph_event_packet *out)
+{
+	uint32_t at = HEPH_EVENT_FIXED_SIZE - 2;
+	uint16_t n = heph_be16(packet + at);
+
+	if (n > size - HEPH_EVENT_FIXED_SIZE)
+		return weft__error(WEFT_EFORMAT, file, offset + at,
+				   "description of %u bytes runs past the packet end "
+				   "(%u bytes left)", n, size - HEPH_EVENT_FIXED_SIZE);
+	decode_fixed(packet, size, out);
+	out->desc = packet + HEPH_EVENT_FIXED_SIZE;
+	out->desc_len = n;
+	out->attrs = packet + HEPH_EVENT_FIXED_SIZE + n;
+	out->attrs_size = size - HEPH_EVENT_FIXED_SIZE - n;
+	return 0;
+}
+
+/*
+ * 1 when the scan accepted the event packet at `offset`: it is not in the
+ * list of skipped packets (*next_bad moves along the list as the
+ * offsets of a file-order pass grow).
+ */
+static int scan_accepted(const heph_data *d, size_t *next_bad, uint64_t offset)
+{
+	if (d->revalidate)
+		return 0;
+	while (*next_bad < d->bad_count && d->bad_offsets[*next_bad] < offset)
+		(*next_bad)++;
+	return *next_bad == d->bad_count || d->bad_offsets[*next_bad] != offset;
+}
+
+int weft__heph_read_event(const heph_data *d, size_t *next_bad, const uint8_t *packet,
+			  uint32_t size, uint64_t offset, heph_event_packet *out)
+{
+	if (scan_accepted(d, next_bad, offset))
+		return weft__heph_decode_event(packet, size, d->name, offset, out);
+	return weft__heph_parse_event(packet, size, d->name, offset, out);
 }
 
 int weft__heph_parse_meta(const uint8_t *packet, uint32_t size, const char *file,

@@ -32,6 +32,7 @@ typedef struct heph_reader {
 	uint64_t offset;          /* sequential: next packet */
 	uint64_t epoch;
 	uint64_t *seq;            /* sequential: next stored position per stream */
+	size_t next_bad;          /* sequential: position in d->bad_offsets */
 	heph_index_reader *index;
 	tree_frame *stack;        /* time order: the open ancestors */
 	size_t depth, stack_cap;
@@ -90,6 +91,7 @@ static int sequential_next(heph_reader *r, weft_event *out, int batch_started)
 			return 2;
 		heph_frame_status st = weft__heph_frame(&r->mf, r->offset, r->d->valid_end,
 							&p, &size);
+		heph_prefetch(&r->mf, r->offset);
 		if (st == HEPH_FRAME_END)
 			return 0;
 		if (st < 0)
@@ -110,7 +112,7 @@ static int sequential_next(heph_reader *r, weft_event *out, int batch_started)
 		}
 		heph_event_packet ev;
 		uint64_t start, end;
-		if (weft__heph_parse_event(p, size, r->d->name, offset, &ev) < 0 ||
+		if (weft__heph_read_event(r->d, &r->next_bad, p, size, offset, &ev) < 0 ||
 		    weft__heph_event_times(&ev, r->epoch, r->d->name, offset, &start, &end) < 0)
 			continue; /* reported when the trace was opened */
 		int64_t stream = weft__heph_stream_lookup(r->d, ev.stream_id, ev.substream);
@@ -164,7 +166,9 @@ static int time_order_next(heph_reader *r, weft_event *out)
 	if (rc <= 0)
 		return rc;
 	heph_frame_status st = weft__heph_frame(&r->mf, e.offset, r->d->valid_end, &p, &size);
-	if (st != HEPH_FRAME_EVENT || weft__heph_parse_event(p, size, r->d->name, e.offset, &ev) < 0)
+	/* The index holds only packets the scan accepted. */
+	if (st != HEPH_FRAME_EVENT ||
+	    weft__heph_decode_event(p, size, r->d->name, e.offset, &ev) < 0)
 		return weft__error(WEFT_EFORMAT, r->d->name, e.offset,
 				   "the trace file changed since it was opened");
 	event_from_packet(&ev, e.offset, out);
@@ -216,7 +220,7 @@ static int ensure_index(heph_data *d)
 int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state)
 {
 	heph_data *d = trace->backend_data;
-	heph_reader *r;
+	heph_reader *r = NULL;
 	uint64_t window = d->window / (d->stream_count ? d->stream_count : 1);
 	if (window < MIN_STREAM_WINDOW)
 		window = MIN_STREAM_WINDOW;
@@ -240,7 +244,7 @@ int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state)
 int weft__heph_file_open(weft_trace *trace, size_t file, void **state)
 {
 	(void)file; /* a Heph trace is one file */
-	heph_reader *r;
+	heph_reader *r = NULL;
 	int rc = reader_create(trace, HEPH_WINDOW, &r);
 	if (rc < 0)
 		return rc;
