@@ -17,6 +17,7 @@
 #include "weft/event.h"
 #include "weft/ovni.h"
 #include "weft/heph.h"
+#include "weft/pallas.h"
 #include "weft/pallas_grammar.h"
 
 #ifdef __cplusplus

@@ -196,4 +196,14 @@ enum weft_pallas_attr_type {
  */
 const char *weft__pallas_record_name(int32_t record);
 
+/*
+ * weft only (appended by the writer): the settings' timestamp storage
+ * value of a trace whose timestamp sub-arrays (event timestamps and
+ * sequence start timestamps, not durations) hold their first value then
+ * the differences v[i] - v[i-1] (u64, wrapping), before compression. The
+ * sub-array headers (first, last) stay absolute. Pallas 0.20 cannot read
+ * such traces (weft_pallas_write_options.delta_timestamps).
+ */
+#define WEFT_PALLAS_TS_WEFT_DELTA 3
+
 #endif /* WEFT_PALLAS_FORMAT_H */

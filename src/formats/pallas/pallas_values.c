@@ -298,6 +298,11 @@ static void evict(pallas_value_cache *c, uint64_t need)
 
 static int check_supported(const pallas_value_cache *c)
 {
+	if (c->settings.timestamp_storage == WEFT_PALLAS_TS_WEFT_DELTA)
+		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
+				   "timestamps stored as deltas (weft's writer option) "
+				   "are not read yet: refusing rather than showing "
+				   "wrong times");
 	int32_t comp = c->settings.compression;
 	if (comp != WEFT_PALLAS_COMPRESS_NONE && comp != WEFT_PALLAS_COMPRESS_ZSTD)
 		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,

@@ -1,0 +1,1752 @@
+/*
+ * formats/pallas/pallas_writer.c - the Pallas writer's objects and files
+ * (weft/pallas.h): global archive, archives, thread writers, definitions,
+ * the value vectors and every byte written. The grammar and the records
+ * are in pallas_grammar.c.
+ *
+ * Values: a vector keeps only its open sub-array in memory. When it holds
+ * 1000 values it is encoded (raw, or one zstd frame at the configured
+ * level) and appended to a spill: with the Pallas layout a scratch file
+ * of the thread, unlinked at once (an interrupted program leaves nothing
+ * of it), copied vector by vector into the .dat files at close, which
+ * gives Pallas's exact files; with the compact layout the .dat files
+ * themselves. A sub-array equal to one of the last few encoded takes its
+ * bytes instead of being compressed again (the start times of a block are
+ * its Enter's timestamps, the exclusive time of a leaf block its
+ * duration: such copies are common). Helper threads, when asked for,
+ * take the compression off the recording threads.
+ *
+ * Files: everything is written as `<file>.tmp`, then renamed; a thread's
+ * .dat files before its thread.pallas, so a thread file always comes
+ * with its data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "formats/pallas/pallas_writer_internal.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the Pallas writer stores host-order values: little-endian hosts only"
+#endif
+
+#define OUT_BUFFER (64u * 1024u)       /* buffer of each output file */
+#define SPILL_BUFFER (512u * 1024u)    /* buffer of each spill */
+#define MAX_HELPERS 64
+#define RECORD_MAX (8u + 8u * PW_SUB_VALUES + 1024u) /* >= 8 + ZSTD_compressBound */
+#define DEFAULT_LEVEL 5
+#define DEFAULT_LOOP_LENGTH 100
+
+enum job_state { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+/* ---- Memory accounting ------------------------------------------------------------ */
+
+/* Counts what a thread writer holds (weft_pallas_thread_get_stats). */
+static void account(pw_thread *t, size_t add, size_t sub)
+{
+	if (t == NULL)
+		return;
+	t->memory = t->memory + add - sub;
+	if (t->memory > t->memory_peak)
+		t->memory_peak = t->memory;
+}
+
+/* malloc, counted against the thread writer. */
+void *weft__pw_alloc(pw_thread *t, size_t size)
+{
+	void *p = malloc(size ? size : 1);
+	if (p != NULL)
+		account(t, size, 0);
+	return p;
+}
+
+/* realloc, counted (old_size: what `p` had). */
+void *weft__pw_realloc(pw_thread *t, void *p, size_t old_size, size_t new_size)
+{
+	void *q = realloc(p, new_size ? new_size : 1);
+	if (q != NULL)
+		account(t, new_size, p != NULL ? old_size : 0);
+	return q;
+}
+
+/* free, uncounted (`size`: what `p` had); NULL is accepted. */
+void weft__pw_free(pw_thread *t, void *p, size_t size)
+{
+	if (p == NULL)
+		return;
+	free(p);
+	account(t, 0, size);
+}
+
+/* The thread writer stops at its first failure: partial state is never written. */
+int weft__pw_fail(pw_thread *t, int status)
+{
+	if (t->error == 0)
+		t->error = status;
+	t->state = PW_FAILED;
+	return status;
+}
+
+/* ---- Options ------------------------------------------------------------------------ */
+
+void weft_pallas_write_options_init(weft_pallas_write_options *o)
+{
+	if (o == NULL)
+		return;
+	memset(o, 0, sizeof *o);
+	o->compression = WEFT_PALLAS_WRITE_ZSTD;
+	o->zstd_level = DEFAULT_LEVEL;
+	o->loop_finding = WEFT_PALLAS_WRITE_LOOPS_TRUNCATED;
+	o->max_loop_length = DEFAULT_LOOP_LENGTH;
+	o->long_patterns = 1;
+	o->layout = WEFT_PALLAS_LAYOUT_PALLAS;
+}
+
+/* Copies `in` (NULL: the defaults) into `out` after checking every field. */
+static int options_take(const weft_pallas_write_options *in, weft_pallas_write_options *out,
+			const char *where)
+{
+	weft_pallas_write_options o;
+	if (in == NULL)
+		weft_pallas_write_options_init(&o);
+	else
+		o = *in;
+	const char *bad = NULL;
+	if (o.compression != WEFT_PALLAS_WRITE_RAW && o.compression != WEFT_PALLAS_WRITE_ZSTD)
+		bad = "compression (raw or zstd)";
+	else if (o.zstd_level < 1 || o.zstd_level > ZSTD_maxCLevel())
+		bad = "zstd_level (1 to 22)";
+	else if (o.loop_finding < WEFT_PALLAS_WRITE_LOOPS_NONE ||
+		 o.loop_finding > WEFT_PALLAS_WRITE_LOOPS_TRUNCATED)
+		bad = "loop_finding (none, basic or truncated)";
+	else if (o.layout != WEFT_PALLAS_LAYOUT_PALLAS && o.layout != WEFT_PALLAS_LAYOUT_COMPACT)
+		bad = "layout (pallas or compact)";
+	else if (o.compress_threads < 0 || o.compress_threads > MAX_HELPERS)
+		bad = "compress_threads (0 to 64)";
+	if (bad != NULL)
+		return weft__error(WEFT_EINVAL, where, WEFT_NO_OFFSET, "bad option: %s", bad);
+	o.long_patterns = o.long_patterns != 0;
+	o.delta_timestamps = o.delta_timestamps != 0;
+	o.replace = o.replace != 0;
+	o.sync = o.sync != 0;
+	*out = o;
+	return 0;
+}
+
+/* ---- Paths ---------------------------------------------------------------------------- */
+
+/* A malloc'd "<a>/<b>" (b printf-formatted), or NULL. */
+static char *path_join(const char *a, const char *fmt, ...) WEFT_PRINTF(2, 3);
+static char *path_join(const char *a, const char *fmt, ...)
+{
+	char tail[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tail, sizeof tail, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof tail)
+		return NULL;
+	size_t len = strlen(a) + 1 + (size_t)n + 1;
+	char *p = malloc(len);
+	if (p != NULL)
+		snprintf(p, len, "%s/%s", a, tail);
+	return p;
+}
+
+/* mkdir -p; sets *created when the last component is new. */
+static int make_dirs(const char *dir, int *created)
+{
+	char *p = strdup(dir);
+	if (p == NULL)
+		return weft__error(WEFT_ENOMEM, dir, WEFT_NO_OFFSET, "out of memory");
+	if (created != NULL)
+		*created = 0;
+	for (char *s = p + 1;; s++) {
+		int last = *s == '\0';
+		if (*s != '/' && !last)
+			continue;
+		char keep = *s;
+		*s = '\0';
+		if (mkdir(p, 0777) == 0) {
+			if (last && created != NULL)
+				*created = 1;
+		} else if (errno != EEXIST) {
+			int rc = weft__error_errno(p, "cannot create the directory");
+			free(p);
+			return rc;
+		}
+		if (last)
+			break;
+		*s = keep;
+	}
+	free(p);
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return weft__error(WEFT_EIO, dir, WEFT_NO_OFFSET, "not a directory");
+	return 0;
+}
+
+/* Refuses to replace an existing `path` unless asked to. */
+static int check_new(const char *path, int replace)
+{
+	if (!replace && access(path, F_OK) == 0)
+		return weft__error(WEFT_EEXIST, path, WEFT_NO_OFFSET,
+				   "exists (set the `replace` option to overwrite it)");
+	return 0;
+}
+
+/* ---- Output files (written as <path>.tmp, renamed when complete) -------------------------------- */
+
+typedef struct pw_out {
+	int fd;
+	char *path, *tmp;
+	uint8_t *buf;
+	size_t len;
+	uint64_t offset;       /* bytes written so far (the next byte's offset) */
+	int error;
+} pw_out;
+
+/* Creates `<path>.tmp` for writing. */
+static int out_open(pw_out *o, const char *path)
+{
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	size_t n = strlen(path) + sizeof ".tmp";
+	o->path = strdup(path);
+	o->tmp = malloc(n);
+	o->buf = malloc(OUT_BUFFER);
+	if (o->path == NULL || o->tmp == NULL || o->buf == NULL)
+		return o->error = weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	snprintf(o->tmp, n, "%s.tmp", path);
+	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (o->fd < 0)
+		return o->error = weft__error_errno(o->tmp, "cannot create");
+	return 0;
+}
+
+/* Writes all of `len` bytes (short writes and EINTR retried). */
+static int write_all(int fd, const uint8_t *p, size_t len, const char *name, uint64_t at)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return weft__error(WEFT_EIO, name, at, "cannot write %zu bytes: %s", len,
+					   n < 0 ? strerror(errno) : "no progress");
+		p += n;
+		len -= (size_t)n;
+		at += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Writes what the buffer holds. */
+static int out_flush(pw_out *o)
+{
+	if (o->error == 0 && o->len > 0)
+		o->error = write_all(o->fd, o->buf, o->len, o->tmp, o->offset - o->len);
+	o->len = 0;
+	return o->error;
+}
+
+/* Appends bytes (a failure is kept and reported at out_finish). */
+static void out_bytes(pw_out *o, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n > 0 && o->error == 0) {
+		if (o->len == OUT_BUFFER && out_flush(o) < 0)
+			return;
+		size_t k = OUT_BUFFER - o->len < n ? OUT_BUFFER - o->len : n;
+		memcpy(o->buf + o->len, b, k);
+		o->len += k, o->offset += k, b += k, n -= k;
+	}
+}
+
+/* Fixed-size fields, host order (little-endian, checked above). */
+static void out_u8(pw_out *o, uint8_t v) { out_bytes(o, &v, 1); }
+static void out_u32(pw_out *o, uint32_t v) { out_bytes(o, &v, 4); }
+static void out_i32(pw_out *o, int32_t v) { out_bytes(o, &v, 4); }
+static void out_u64(pw_out *o, uint64_t v) { out_bytes(o, &v, 8); }
+
+/* Releases an output, removing its .tmp (an abandoned or failed file). */
+static void out_abort(pw_out *o)
+{
+	if (o->fd >= 0) {
+		close(o->fd);
+		unlink(o->tmp);
+	}
+	free(o->path), free(o->tmp), free(o->buf);
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+}
+
+/* Flushes, optionally fsyncs, and closes; the file stays as .tmp. */
+static int out_close(pw_out *o, int sync)
+{
+	out_flush(o);
+	if (o->error == 0 && sync && fsync(o->fd) != 0)
+		o->error = weft__error_errno(o->tmp, "cannot fsync");
+	if (close(o->fd) != 0 && o->error == 0)
+		o->error = weft__error_errno(o->tmp, "cannot close");
+	o->fd = -1;
+	return o->error;
+}
+
+/* Renames the closed .tmp to its final name. */
+static int out_rename(pw_out *o)
+{
+	if (rename(o->tmp, o->path) != 0)
+		return o->error = weft__error_errno(o->path, "cannot rename the .tmp file to");
+	return 0;
+}
+
+/* Completes a file: close, rename; on failure the .tmp is removed. */
+static int out_finish(pw_out *o, int sync)
+{
+	int rc = out_close(o, sync);
+	if (rc == 0)
+		rc = out_rename(o);
+	if (rc < 0)
+		unlink(o->tmp);
+	free(o->path), free(o->tmp), free(o->buf);
+	memset(o, 0, sizeof *o);
+	o->fd = -1;
+	return rc;
+}
+
+/* ---- Definitions -------------------------------------------------------------------------- */
+
+/* Initialises an empty set of definitions stored in file `owner`. */
+static int defs_init(struct weft_pallas_defs *d, const char *owner)
+{
+	memset(d, 0, sizeof *d);
+	d->owner = owner;
+	if (pthread_mutex_init(&d->lock, NULL) != 0)
+		return weft__error(WEFT_ENOMEM, owner, WEFT_NO_OFFSET, "cannot create a mutex");
+	return 0;
+}
+
+/* Releases definitions and what they own. */
+static void defs_free(struct weft_pallas_defs *d)
+{
+	for (size_t i = 0; i < d->nstrings; i++)
+		free(d->strings[i].str);
+	for (size_t i = 0; i < d->ngroups; i++)
+		free(d->groups[i].members);
+	for (size_t i = 0; i < d->nmeta; i++)
+		free(d->meta[i].key), free(d->meta[i].value);
+	free(d->strings), free(d->regions), free(d->attrs), free(d->groups);
+	free(d->comms), free(d->lgs), free(d->locs), free(d->meta);
+	pthread_mutex_destroy(&d->lock);
+	memset(d, 0, sizeof *d);
+}
+
+/* Room for one more element of `size` bytes in *array (n used, *cap allocated). */
+static int grow_array(void **array, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t grown = *cap ? *cap * 2 : 8;
+	if (grown > SIZE_MAX / size)
+		return WEFT_ENOMEM;
+	void *p = realloc(*array, grown * size);
+	if (p == NULL)
+		return WEFT_ENOMEM;
+	*array = p;
+	*cap = grown;
+	return 0;
+}
+
+/*
+ * Position of `ref` in an array sorted by the u32 that starts each
+ * element (Pallas keeps definitions in maps): *found says if it is there.
+ */
+static size_t sorted_slot(const void *array, size_t n, size_t size, uint32_t ref, int *found)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t key;
+		memcpy(&key, (const uint8_t *)array + mid * size, sizeof key);
+		if (key < ref)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	uint32_t key = 0;
+	if (lo < n)
+		memcpy(&key, (const uint8_t *)array + lo * size, sizeof key);
+	*found = lo < n && key == ref;
+	return lo;
+}
+
+/*
+ * Puts `elem` (starting with its u32 ref) in its sorted place, replacing
+ * an element of the same ref (whose old copy goes to *old when given).
+ */
+static int sorted_put(void **array, size_t *n, size_t *cap, size_t size, const void *elem,
+		      void *old, int *replaced)
+{
+	uint32_t ref;
+	int found;
+	memcpy(&ref, elem, sizeof ref);
+	size_t i = sorted_slot(*array, *n, size, ref, &found);
+	uint8_t *base;
+	if (!found) {
+		if (grow_array(array, *n, cap, size) < 0)
+			return WEFT_ENOMEM;
+		base = *array;
+		memmove(base + (i + 1) * size, base + i * size, (*n - i) * size);
+		(*n)++;
+	} else {
+		base = *array;
+		if (old != NULL)
+			memcpy(old, base + i * size, size);
+	}
+	memcpy(base + i * size, elem, size);
+	if (replaced != NULL)
+		*replaced = found;
+	return 0;
+}
+
+/* Locks `d` after checking it; the error names the call. */
+static int defs_lock(struct weft_pallas_defs *d, const char *what)
+{
+	if (d == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "%s: NULL definitions", what);
+	pthread_mutex_lock(&d->lock);
+	return 0;
+}
+
+/* Unlocks and turns an internal ENOMEM into a message. */
+static int defs_unlock(struct weft_pallas_defs *d, int rc, const char *what)
+{
+	pthread_mutex_unlock(&d->lock);
+	if (rc == WEFT_ENOMEM)
+		return weft__error(rc, d->owner, WEFT_NO_OFFSET, "%s: out of memory", what);
+	return rc;
+}
+
+/* Puts string `ref` (lock held): WEFT_EINVAL without a message, or ENOMEM. */
+static int put_string(struct weft_pallas_defs *d, uint32_t ref, const char *str)
+{
+	if (str == NULL || strlen(str) >= (size_t)INT32_MAX)
+		return WEFT_EINVAL;
+	pw_string s = { ref, (int32_t)(strlen(str) + 1), strdup(str) }, old;
+	int replaced = 0;
+	int rc = s.str == NULL ? WEFT_ENOMEM :
+		 sorted_put((void **)&d->strings, &d->nstrings, &d->strings_cap, sizeof s, &s,
+			    &old, &replaced);
+	if (rc < 0)
+		free(s.str);
+	else if (replaced)
+		free(old.str);
+	return rc;
+}
+
+int weft_pallas_add_string(weft_pallas_defs *d, uint32_t ref, const char *str)
+{
+	int rc = defs_lock(d, "add_string");
+	if (rc < 0)
+		return rc;
+	rc = put_string(d, ref, str);
+	if (rc == WEFT_EINVAL) {
+		pthread_mutex_unlock(&d->lock);
+		return weft__error(rc, d->owner, WEFT_NO_OFFSET,
+				   "string %u: NULL or longer than 2^31 - 2 bytes", ref);
+	}
+	return defs_unlock(d, rc, "add_string");
+}
+
+int weft_pallas_register_string(weft_pallas_defs *d, const char *str, uint32_t *ref)
+{
+	int rc = defs_lock(d, "register_string");
+	if (rc < 0)
+		return rc;
+	uint32_t next = d->nstrings ? d->strings[d->nstrings - 1].ref + 1u : 0;
+	if (ref == NULL || (d->nstrings && next == 0)) {
+		pthread_mutex_unlock(&d->lock);
+		return weft__error(WEFT_EINVAL, d->owner, WEFT_NO_OFFSET, "register_string: %s",
+				   ref == NULL ? "NULL ref" : "no string ref left");
+	}
+	rc = put_string(d, next, str);
+	if (rc == WEFT_EINVAL) {
+		pthread_mutex_unlock(&d->lock);
+		return weft__error(rc, d->owner, WEFT_NO_OFFSET,
+				   "register_string: NULL string or longer than 2^31 - 2 bytes");
+	}
+	if (rc == 0)
+		*ref = next;
+	return defs_unlock(d, rc, "register_string");
+}
+
+int weft_pallas_add_region(weft_pallas_defs *d, uint32_t ref, uint32_t name)
+{
+	int rc = defs_lock(d, "add_region");
+	if (rc < 0)
+		return rc;
+	pw_region r = { ref, name };
+	rc = sorted_put((void **)&d->regions, &d->nregions, &d->regions_cap, sizeof r, &r,
+			NULL, NULL);
+	return defs_unlock(d, rc, "add_region");
+}
+
+int weft_pallas_add_attribute(weft_pallas_defs *d, uint32_t ref, uint32_t name,
+			      uint32_t description, int type)
+{
+	int rc = defs_lock(d, "add_attribute");
+	if (rc < 0)
+		return rc;
+	if (type < WEFT_PALLAS_TYPE_NONE || type > WEFT_PALLAS_TYPE_LOCATION_GROUP) {
+		pthread_mutex_unlock(&d->lock);
+		return weft__error(WEFT_EINVAL, d->owner, WEFT_NO_OFFSET,
+				   "attribute %u: type %d is not 0 to 25", ref, type);
+	}
+	pw_attribute a = { ref, name, description, (uint8_t)type };
+	rc = sorted_put((void **)&d->attrs, &d->nattrs, &d->attrs_cap, sizeof a, &a, NULL, NULL);
+	return defs_unlock(d, rc, "add_attribute");
+}
+
+int weft_pallas_add_group(weft_pallas_defs *d, uint32_t ref, uint32_t name, int32_t type,
+			  int32_t paradigm, const uint32_t *members, uint32_t count)
+{
+	int rc = defs_lock(d, "add_group");
+	if (rc < 0)
+		return rc;
+	if (count > 0 && members == NULL) {
+		pthread_mutex_unlock(&d->lock);
+		return weft__error(WEFT_EINVAL, d->owner, WEFT_NO_OFFSET,
+				   "group %u: %u members but a NULL array", ref, count);
+	}
+	pw_group g = { ref, name, type, paradigm, count, malloc((size_t)count * 4 + 1) }, old;
+	int replaced = 0;
+	if (g.members != NULL && count > 0)
+		memcpy(g.members, members, (size_t)count * 4);
+	rc = g.members == NULL ? WEFT_ENOMEM :
+	     sorted_put((void **)&d->groups, &d->ngroups, &d->groups_cap, sizeof g, &g, &old,
+			&replaced);
+	if (rc < 0)
+		free(g.members);
+	else if (replaced)
+		free(old.members);
+	return defs_unlock(d, rc, "add_group");
+}
+
+int weft_pallas_add_comm(weft_pallas_defs *d, uint32_t ref, uint32_t name, uint32_t group,
+			 uint32_t parent)
+{
+	int rc = defs_lock(d, "add_comm");
+	if (rc < 0)
+		return rc;
+	pw_comm c = { ref, name, group, parent };
+	rc = sorted_put((void **)&d->comms, &d->ncomms, &d->comms_cap, sizeof c, &c, NULL, NULL);
+	return defs_unlock(d, rc, "add_comm");
+}
+
+/* Location groups and locations keep their order (Pallas's vectors); an id given again replaces. */
+static int put_location(pw_location **array, size_t *n, size_t *cap, pw_location l)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if ((*array)[i].id == l.id) {
+			(*array)[i] = l;
+			return 0;
+		}
+	}
+	if (grow_array((void **)array, *n, cap, sizeof l) < 0)
+		return WEFT_ENOMEM;
+	(*array)[(*n)++] = l;
+	return 0;
+}
+
+int weft_pallas_add_location_group(weft_pallas_defs *d, uint32_t id, uint32_t name,
+				   uint32_t parent)
+{
+	int rc = defs_lock(d, "add_location_group");
+	if (rc < 0)
+		return rc;
+	pw_location l = { id, name, parent };
+	rc = put_location(&d->lgs, &d->nlgs, &d->lgs_cap, l);
+	return defs_unlock(d, rc, "add_location_group");
+}
+
+int weft_pallas_add_location(weft_pallas_defs *d, uint32_t id, uint32_t name,
+			     uint32_t parent)
+{
+	int rc = defs_lock(d, "add_location");
+	if (rc < 0)
+		return rc;
+	pw_location l = { id, name, parent };
+	rc = put_location(&d->locs, &d->nlocs, &d->locs_cap, l);
+	return defs_unlock(d, rc, "add_location");
+}
+
+int weft_pallas_add_metadata(weft_pallas_defs *d, const char *key, const char *value)
+{
+	int rc = defs_lock(d, "add_metadata");
+	if (rc < 0)
+		return rc;
+	if (key == NULL || value == NULL) {
+		pthread_mutex_unlock(&d->lock);
+		return weft__error(WEFT_EINVAL, d->owner, WEFT_NO_OFFSET, "add_metadata: NULL key or value");
+	}
+	size_t i = 0;
+	while (i < d->nmeta && strcmp(d->meta[i].key, key) < 0)
+		i++;
+	char *v = strdup(value), *k = NULL;
+	if (v == NULL) {
+		rc = WEFT_ENOMEM;
+	} else if (i < d->nmeta && strcmp(d->meta[i].key, key) == 0) {
+		free(d->meta[i].value);
+		d->meta[i].value = v;
+	} else if ((k = strdup(key)) == NULL ||
+		   grow_array((void **)&d->meta, d->nmeta, &d->meta_cap, sizeof *d->meta) < 0) {
+		free(k), free(v);
+		rc = WEFT_ENOMEM;
+	} else {
+		memmove(d->meta + i + 1, d->meta + i, (d->nmeta - i) * sizeof *d->meta);
+		d->meta[i] = (pw_meta){ k, v };
+		d->nmeta++;
+	}
+	return defs_unlock(d, rc, "add_metadata");
+}
+
+/* ---- Main and archive files ------------------------------------------------------------------ */
+
+/* A text of metadata: u64 length with its NUL, then the bytes and NUL. */
+static void out_text(pw_out *o, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	out_u64(o, n);
+	out_bytes(o, s, n);
+}
+
+/* Strings, regions, attributes, groups, comms (Pallas's storeDefinitions). */
+static void write_definitions(pw_out *o, const struct weft_pallas_defs *d)
+{
+	static const uint8_t pad[3] = { 0 };
+	out_u64(o, d->nstrings);
+	for (size_t i = 0; i < d->nstrings; i++) {
+		out_u32(o, d->strings[i].ref);
+		out_i32(o, d->strings[i].len);
+		out_bytes(o, d->strings[i].str, (size_t)d->strings[i].len);
+	}
+	out_u64(o, d->nregions);
+	for (size_t i = 0; i < d->nregions; i++)
+		out_u32(o, d->regions[i].ref), out_u32(o, d->regions[i].name);
+	out_u64(o, d->nattrs);
+	for (size_t i = 0; i < d->nattrs; i++) {
+		out_u32(o, d->attrs[i].ref), out_u32(o, d->attrs[i].name);
+		out_u32(o, d->attrs[i].description), out_u8(o, d->attrs[i].type);
+		out_bytes(o, pad, sizeof pad);
+	}
+	out_u64(o, d->ngroups);
+	for (size_t i = 0; i < d->ngroups; i++) {
+		const pw_group *g = &d->groups[i];
+		out_u32(o, g->ref), out_u32(o, g->name), out_i32(o, g->type);
+		out_i32(o, g->paradigm), out_u32(o, g->count);
+		out_bytes(o, g->members, (size_t)g->count * 4);
+	}
+	out_u64(o, d->ncomms);
+	for (size_t i = 0; i < d->ncomms; i++) {
+		const pw_comm *c = &d->comms[i];
+		out_u32(o, c->ref), out_u32(o, c->name), out_u32(o, c->group), out_u32(o, c->parent);
+	}
+}
+
+/* Location groups, locations and metadata, which follow the definitions. */
+static void write_hierarchy(pw_out *o, const struct weft_pallas_defs *d)
+{
+	out_u64(o, d->nlgs);
+	for (size_t i = 0; i < d->nlgs; i++)
+		out_u32(o, d->lgs[i].id), out_u32(o, d->lgs[i].name), out_u32(o, d->lgs[i].parent);
+	out_u64(o, d->nlocs);
+	for (size_t i = 0; i < d->nlocs; i++)
+		out_u32(o, d->locs[i].id), out_u32(o, d->locs[i].name), out_u32(o, d->locs[i].parent);
+	out_u64(o, d->nmeta);
+	for (size_t i = 0; i < d->nmeta; i++)
+		out_text(o, d->meta[i].key), out_text(o, d->meta[i].value);
+}
+
+/* The 32 bytes of settings after the version byte. */
+static void write_settings(pw_out *o, const weft_pallas_write_options *opts)
+{
+	out_i32(o, opts->compression == WEFT_PALLAS_WRITE_ZSTD ? WEFT_PALLAS_COMPRESS_ZSTD :
+			WEFT_PALLAS_COMPRESS_NONE);
+	out_i32(o, WEFT_PALLAS_ENCODE_NONE);
+	out_u64(o, (uint64_t)opts->zstd_level);
+	out_i32(o, opts->loop_finding);
+	out_u64(o, opts->max_loop_length);
+	/* Pallas records "delta" by default while storing absolute values. */
+	out_i32(o, opts->delta_timestamps ? WEFT_PALLAS_TS_WEFT_DELTA : WEFT_PALLAS_TS_DELTA);
+}
+
+/* ---- Helper threads ------------------------------------------------------------------------- */
+
+struct pw_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	pw_job *head, *tail;
+	int stop;
+	int nthreads;
+	pthread_t *threads;
+};
+
+static int store_record(pw_thread *t, pw_codec *c, uint8_t file, const uint64_t *values,
+			uint32_t count, int timestamps, uint64_t *where, uint64_t *length);
+
+/* Sets up the compression state of a thread writer or a helper. */
+static int codec_init(pw_codec *c, const weft_pallas_write_options *o)
+{
+	memset(c, 0, sizeof *c);
+	c->frame_cap = RECORD_MAX;
+	c->frame = malloc(c->frame_cap);
+	if (c->frame == NULL)
+		return WEFT_ENOMEM;
+	if (o->compression == WEFT_PALLAS_WRITE_ZSTD && (c->zstd = ZSTD_createCCtx()) == NULL)
+		return WEFT_ENOMEM;
+	return 0;
+}
+
+/* Releases a compression state (its zstd context too). */
+static void codec_free(pw_codec *c)
+{
+	ZSTD_freeCCtx(c->zstd);
+	free(c->frame);
+	memset(c, 0, sizeof *c);
+}
+
+/* Whether a vector holds timestamps (delta-encoded when asked). */
+static int is_timestamps(uint8_t which)
+{
+	return which == PW_EVENT_TS || which == PW_SEQ_TS;
+}
+
+/* A helper thread: takes queued sub-arrays and stores them for their owners. */
+static void *helper_main(void *arg)
+{
+	pw_pool *p = arg;
+	pw_codec codec;
+	int ready = -1;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->stop && p->head == NULL)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (p->head == NULL)
+			break;
+		pw_job *j = p->head;
+		p->head = j->qnext;
+		if (p->head == NULL)
+			p->tail = NULL;
+		j->state = JOB_RUNNING;
+		pthread_mutex_unlock(&p->lock);
+		if (ready < 0)
+			ready = codec_init(&codec, j->owner->opts);
+		uint8_t file = j->which == PW_EVENT_TS ? PW_EVENT_FILE : PW_SEQUENCE_FILE;
+		j->status = ready < 0 ? ready :
+			    store_record(j->owner, &codec, file, j->values, j->count,
+					 is_timestamps(j->which), &j->where, &j->length);
+		pthread_mutex_lock(&p->lock);
+		j->state = JOB_DONE;
+		j->owner->jobs_busy--;
+		pthread_cond_broadcast(&j->owner->jobs_done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (ready == 0)
+		codec_free(&codec);
+	return NULL;
+}
+
+/* Starts `n` helper threads. */
+static int pool_create(int n, const char *where, pw_pool **out)
+{
+	*out = NULL;
+	if (n <= 0)
+		return 0;
+	pw_pool *p = calloc(1, sizeof *p);
+	if (p == NULL || (p->threads = calloc((size_t)n, sizeof *p->threads)) == NULL) {
+		free(p);
+		return weft__error(WEFT_ENOMEM, where, WEFT_NO_OFFSET, "out of memory");
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	for (int i = 0; i < n; i++) {
+		if (pthread_create(&p->threads[i], NULL, helper_main, p) != 0)
+			break;
+		p->nthreads++;
+	}
+	*out = p;
+	if (p->nthreads == 0)
+		return weft__error(WEFT_EIO, where, WEFT_NO_OFFSET, "cannot start helper threads");
+	return 0;
+}
+
+/* Stops the helpers (their owners have drained their jobs) and frees the pool. */
+static void pool_free(pw_pool *p)
+{
+	if (p == NULL)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (int i = 0; i < p->nthreads; i++)
+		pthread_join(p->threads[i], NULL);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->work);
+	free(p->threads);
+	free(p);
+}
+
+/* ---- Spills ------------------------------------------------------------------------------------ */
+
+/* Creates the Pallas layout's scratch file in the thread directory, unlinked at once. */
+static int spill_open_scratch(pw_spill *s, const char *dir)
+{
+	char *tmpl = path_join(dir, ".weft-values-XXXXXX");
+	if (tmpl == NULL)
+		return weft__error(WEFT_ENOMEM, dir, WEFT_NO_OFFSET, "out of memory");
+	int fd = mkstemp(tmpl);
+	if (fd < 0) {
+		int rc = weft__error_errno(tmpl, "cannot create a scratch file");
+		free(tmpl);
+		return rc;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	unlink(tmpl);
+	s->fd = fd;
+	s->path = tmpl;
+	s->unlinked = 1;
+	return 0;
+}
+
+/* Writes the spill's buffer to its file. */
+static int spill_flush(pw_spill *s, const char *dir)
+{
+	int rc = 0;
+	if (s->len == 0)
+		return 0;
+	if (s->fd < 0 && (rc = spill_open_scratch(s, dir)) < 0)
+		return rc;
+	if ((rc = write_all(s->fd, s->buf, s->len, s->path, s->flushed)) < 0)
+		return rc;
+	s->flushed += s->len;
+	s->len = 0;
+	return 0;
+}
+
+/* Appends one record; *where is its offset in the spill. */
+static int spill_append(pw_spill *s, const char *dir, const uint8_t *rec, size_t len,
+			uint64_t *where)
+{
+	int rc;
+	if (s->len + len > s->cap && (rc = spill_flush(s, dir)) < 0)
+		return rc;
+	*where = s->flushed + s->len;
+	memcpy(s->buf + s->len, rec, len);
+	s->len += len;
+	return 0;
+}
+
+/* Reads back a record (wholly in the buffer or wholly in the file). */
+static int spill_read(const pw_spill *s, uint64_t where, size_t len, uint8_t *dst)
+{
+	if (where >= s->flushed) {
+		memcpy(dst, s->buf + (where - s->flushed), len);
+		return 0;
+	}
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(s->fd, dst + done, len - done, (off_t)(where + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return weft__error(WEFT_EIO, s->path, where + done, "cannot read back values: %s",
+					   n < 0 ? strerror(errno) : "end of file");
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- Encoding and sharing sub-arrays -------------------------------------------------------------- */
+
+/*
+ * A key for spotting identical sub-arrays: the count and 8 values spread
+ * over the array (a hash of all 1000 would cost more than it saves); a
+ * match is confirmed by comparing every value.
+ */
+static uint64_t values_hash(const uint64_t *v, uint32_t n)
+{
+	uint64_t h = n;
+	for (uint32_t k = 0; n > 0 && k < 8; k++)
+		h = (h ^ v[(uint64_t)(n - 1) * k / 7]) * 0x9E3779B97F4A7C15ull, h ^= h >> 31;
+	return h;
+}
+
+/*
+ * The record of `count` values in c->frame: `u64 nbytes` then the bytes
+ * (raw values, or one zstd frame), timestamps as differences if `delta`.
+ */
+static int encode_record(pw_codec *c, const weft_pallas_write_options *o,
+			 const uint64_t *values, uint32_t count, int delta, size_t *len)
+{
+	const uint64_t *src = values;
+	if (delta && count > 0) {
+		c->scratch[0] = values[0];
+		for (uint32_t i = 1; i < count; i++)
+			c->scratch[i] = values[i] - values[i - 1];
+		src = c->scratch;
+	}
+	uint64_t n = (uint64_t)count * 8;
+	if (o->compression == WEFT_PALLAS_WRITE_ZSTD) {
+		size_t z = ZSTD_compressCCtx(c->zstd, c->frame + 8, c->frame_cap - 8, src, n,
+					     o->zstd_level);
+		if (ZSTD_isError(z))
+			return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "zstd compression failed: %s",
+					   ZSTD_getErrorName(z));
+		n = z;
+	} else {
+		memcpy(c->frame + 8, src, n);
+	}
+	memcpy(c->frame, &n, 8);
+	*len = 8 + (size_t)n;
+	return 0;
+}
+
+/*
+ * Looks for the same values among the recently stored sub-arrays (under
+ * store_lock). Returns 1 and the record's place in spill `target` when
+ * found (copied over from the other .dat file in the compact layout).
+ */
+static int recent_find(pw_thread *t, uint64_t h, const uint64_t *values, uint32_t count,
+		       int delta, uint8_t target, uint8_t *copy, uint64_t *where,
+		       uint64_t *length)
+{
+	for (int i = 0; i < PW_RECENT; i++) {
+		pw_recent *r = &t->recent[i];
+		if (!r->used || r->hash != h || r->count != count || r->delta != delta ||
+		    memcmp(r->values, values, (size_t)count * 8) != 0)
+			continue;
+		*length = r->length;
+		if (r->file == target) {
+			*where = r->where;
+			return 1;
+		}
+		int rc = spill_read(&t->spill[r->file], r->where, r->length, copy);
+		if (rc == 0)
+			rc = spill_append(&t->spill[target], t->dir, copy, r->length, where);
+		return rc < 0 ? rc : 1;
+	}
+	return 0;
+}
+
+/* Remembers a stored sub-array (round robin over PW_RECENT slots). */
+static void recent_put(pw_thread *t, uint64_t h, const uint64_t *values, uint32_t count,
+		       int delta, uint8_t target, uint64_t where, uint64_t length)
+{
+	pw_recent *r = &t->recent[t->recent_next];
+	t->recent_next = (t->recent_next + 1) % PW_RECENT;
+	memcpy(r->values, values, (size_t)count * 8);
+	*r = (pw_recent){ h, count, target, (uint8_t)delta, 1, where, length, r->values };
+}
+
+/*
+ * Stores a full sub-array of vector file `file`: shares the record of an
+ * identical recent one, or encodes it with codec `c` and appends it.
+ * Called by the recording thread or a helper.
+ */
+static int store_record(pw_thread *t, pw_codec *c, uint8_t file, const uint64_t *values,
+			uint32_t count, int timestamps, uint64_t *where, uint64_t *length)
+{
+	int delta = timestamps && t->opts->delta_timestamps;
+	uint8_t target = t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT ? file : 0;
+	uint64_t h = values_hash(values, count);
+	pthread_mutex_lock(&t->store_lock);
+	int rc = recent_find(t, h, values, count, delta, target, c->frame, where, length);
+	if (rc != 0)
+		t->subarrays++, t->subarrays_shared += rc > 0;
+	pthread_mutex_unlock(&t->store_lock);
+	if (rc != 0)
+		return rc < 0 ? rc : 0;
+	size_t len;
+	if ((rc = encode_record(c, t->opts, values, count, delta, &len)) < 0)
+		return rc;
+	pthread_mutex_lock(&t->store_lock);
+	rc = spill_append(&t->spill[target], t->dir, c->frame, len, where);
+	if (rc == 0) {
+		*length = len;
+		t->subarrays++;
+		recent_put(t, h, values, count, delta, target, *where, len);
+	}
+	pthread_mutex_unlock(&t->store_lock);
+	return rc;
+}
+
+/* ---- Vectors ----------------------------------------------------------------------------------------- */
+
+int weft__pw_vector_grow(pw_thread *t, pw_vector *v)
+{
+	uint32_t cap = v->open_cap ? v->open_cap * 2 : 8;
+	if (cap > PW_SUB_VALUES)
+		cap = PW_SUB_VALUES;
+	uint64_t *p = weft__pw_realloc(t, v->open, (size_t)v->open_cap * 8, (size_t)cap * 8);
+	if (p == NULL)
+		return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory for values");
+	v->open = p;
+	v->open_cap = cap;
+	return 0;
+}
+
+/* Releases the open values and sub-array headers of a vector. */
+void weft__pw_vector_free(pw_thread *t, pw_vector *v)
+{
+	weft__pw_free(t, v->open, (size_t)v->open_cap * 8);
+	weft__pw_free(t, v->subs, (size_t)v->sub_cap * sizeof *v->subs);
+	memset(v, 0, offsetof(pw_vector, duration));
+	v->open = NULL, v->subs = NULL;
+	v->open_count = v->open_cap = v->sub_count = v->sub_cap = 0;
+}
+
+/* The header of the open sub-array (count, then first/last or min/max/mean). */
+static pw_sub open_sub(const pw_vector *v)
+{
+	pw_sub s = { .count = v->open_count, .where = PW_PENDING };
+	if (v->duration) {
+		s.f1 = v->open_min, s.f2 = v->open_max;
+		s.f3 = v->open_count ? v->open_sum / v->open_count : 0;
+	} else if (v->open_count > 0) {
+		s.f1 = v->open[0], s.f2 = v->open[v->open_count - 1];
+	}
+	return s;
+}
+
+/* The vector a job was taken from. */
+static pw_vector *vector_of(pw_thread *t, uint8_t which, uint32_t id)
+{
+	switch (which) {
+	case PW_EVENT_TS: return &t->g.events[id].ts;
+	case PW_SEQ_DUR: return &t->g.seqs[id].dur;
+	case PW_SEQ_EXCL: return &t->g.seqs[id].excl;
+	default: return &t->g.seqs[id].ts;
+	}
+}
+
+/* Takes the results of the thread's finished jobs (pool lock held). */
+static int harvest_locked(pw_thread *t)
+{
+	int status = 0;
+	for (int i = 0; t->jobs != NULL && i < PW_JOBS; i++) {
+		pw_job *j = &t->jobs[i];
+		if (j->state != JOB_DONE)
+			continue;
+		pw_sub *s = &vector_of(t, j->which, j->id)->subs[j->sub];
+		s->where = j->where;
+		s->length = j->length;
+		if (j->status < 0 && status == 0)
+			status = j->status;
+		j->state = JOB_FREE;
+	}
+	if (status < 0)
+		return weft__error(status, t->dir, WEFT_NO_OFFSET,
+				   "a helper thread could not store values (%s)", weft_strerror(status));
+	return 0;
+}
+
+/* Hands sub-array `sub` of `v` to the helpers; 1 when every job slot is busy. */
+static int submit_job(pw_thread *t, pw_vector *v, uint32_t sub)
+{
+	pw_pool *p = t->archive->pool;
+	pw_job *j = NULL;
+	pthread_mutex_lock(&p->lock);
+	int rc = harvest_locked(t);
+	for (int i = 0; rc == 0 && j == NULL && i < PW_JOBS; i++)
+		if (t->jobs[i].state == JOB_FREE)
+			j = &t->jobs[i];
+	if (j != NULL)
+		j->state = JOB_QUEUED, t->jobs_busy++;
+	pthread_mutex_unlock(&p->lock);
+	if (rc < 0 || j == NULL)
+		return rc < 0 ? rc : 1;
+	j->which = v->which, j->id = v->owner, j->sub = sub;
+	j->count = v->open_count, j->owner = t, j->qnext = NULL;
+	uint64_t *full = v->open; /* the full buffer goes, the job's free one comes */
+	v->open = j->values;
+	j->values = full;
+	pthread_mutex_lock(&p->lock);
+	if (p->tail != NULL)
+		p->tail->qnext = j;
+	else
+		p->head = j;
+	p->tail = j;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+/* Waits for the thread's jobs and takes their results. */
+static int drain_jobs(pw_thread *t)
+{
+	pw_pool *p = t->archive->pool;
+	if (t->jobs == NULL || p == NULL)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	while (t->jobs_busy > 0)
+		pthread_cond_wait(&t->jobs_done, &p->lock);
+	int rc = harvest_locked(t);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+/*
+ * A full open sub-array: its header joins the vector's list, its values
+ * go to a helper (if any slot is free) or are stored here and now.
+ */
+int weft__pw_vector_flush(pw_thread *t, pw_vector *v)
+{
+	if (v->sub_count == v->sub_cap) {
+		if (v->sub_cap >= UINT32_MAX / 2)
+			return weft__error(WEFT_EUNSUPPORTED, t->dir, WEFT_NO_OFFSET,
+					   "a vector of more than 2^31 sub-arrays");
+		uint32_t cap = v->sub_cap ? v->sub_cap * 2 : 4;
+		pw_sub *p = weft__pw_realloc(t, v->subs, (size_t)v->sub_cap * sizeof *p,
+					     (size_t)cap * sizeof *p);
+		if (p == NULL)
+			return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory for values");
+		v->subs = p;
+		v->sub_cap = cap;
+	}
+	uint32_t k = v->sub_count++;
+	v->subs[k] = open_sub(v);
+	int rc = t->jobs != NULL ? submit_job(t, v, k) : 1;
+	if (rc > 0)
+		rc = store_record(t, &t->codec, v->file, v->open, v->open_count,
+				  is_timestamps(v->which), &v->subs[k].where, &v->subs[k].length);
+	v->open_count = 0;
+	v->open_min = v->open_max = v->open_sum = 0;
+	return rc;
+}
+
+/* ---- Thread files -------------------------------------------------------------------------------- */
+
+/* The files of a thread being written at close. */
+typedef struct assembly {
+	pw_thread *t;
+	pw_out grammar;        /* thread.pallas */
+	pw_out dat[2];         /* the .dat files (Pallas layout) */
+	uint8_t *copy;         /* a record read back from the scratch file */
+} assembly;
+
+/* Copies a full sub-array's record to its .dat file; its offset there replaces `where`. */
+static int place_sub(assembly *as, const pw_vector *v, pw_sub *s)
+{
+	pw_thread *t = as->t;
+	if (t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT)
+		return 0;
+	pw_out *o = &as->dat[v->file];
+	int rc = spill_read(&t->spill[0], s->where, s->length, as->copy);
+	if (rc < 0)
+		return rc;
+	s->where = o->offset;
+	out_bytes(o, as->copy, s->length);
+	return o->error;
+}
+
+/* Stores the last, partial sub-array of a vector at close. */
+static int place_open(assembly *as, pw_vector *v, pw_sub *s)
+{
+	pw_thread *t = as->t;
+	int ts = is_timestamps(v->which);
+	*s = open_sub(v);
+	if (t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT)
+		return store_record(t, &t->codec, v->file, v->open, v->open_count, ts, &s->where,
+				    &s->length);
+	size_t len;
+	int rc = encode_record(&t->codec, t->opts, v->open, v->open_count,
+			       ts && t->opts->delta_timestamps, &len);
+	if (rc < 0)
+		return rc;
+	pw_out *o = &as->dat[v->file];
+	s->where = o->offset;
+	s->length = len;
+	out_bytes(o, t->codec.frame, len);
+	return o->error;
+}
+
+/* One sub-array entry of a vector header. */
+static void write_sub_entry(pw_out *g, const pw_vector *v, const pw_sub *s)
+{
+	out_u64(g, s->count);
+	out_u64(g, s->f1);
+	out_u64(g, s->f2);
+	if (v->duration)
+		out_u64(g, s->f3);
+	out_u64(g, s->where);
+}
+
+/* A vector: its data placed in its .dat file, then its header in the grammar. */
+static int write_vector(assembly *as, pw_vector *v)
+{
+	pw_sub last;
+	int rc = 0, has_open = v->open_count > 0;
+	for (uint32_t k = 0; rc == 0 && k < v->sub_count; k++)
+		rc = place_sub(as, v, &v->subs[k]);
+	if (rc == 0 && has_open)
+		rc = place_open(as, v, &last);
+	if (rc < 0)
+		return rc;
+	pw_out *g = &as->grammar;
+	out_u64(g, v->size);
+	out_u64(g, (uint64_t)v->sub_count + (uint64_t)has_open);
+	if (v->size == 0)
+		return 0;
+	if (v->duration) {
+		out_u64(g, v->min);
+		out_u64(g, v->max);
+		out_u64(g, v->sum / v->size);
+	}
+	for (uint32_t k = 0; k < v->sub_count; k++)
+		write_sub_entry(g, v, &v->subs[k]);
+	if (has_open)
+		write_sub_entry(g, v, &last);
+	return g->error;
+}
+
+/* An id map: here every slot is its own id but dead loops (0xFFFFFFFF). */
+static void write_id_map(pw_out *g, const pw_grammar *gr, uint32_t n, int loops)
+{
+	out_u64(g, n);
+	for (uint32_t i = 0; i < n; i++)
+		out_u32(g, loops && gr->loops[i].dead ? WEFT_PALLAS_NO_REF : i);
+}
+
+/* The grammar file with, along the way, the values of every vector. */
+static int write_grammar(assembly *as)
+{
+	pw_thread *t = as->t;
+	pw_grammar *gr = &t->g;
+	pw_out *g = &as->grammar;
+	int rc = 0;
+	out_u32(g, t->location);
+	out_u32(g, t->archive->id);
+	out_u64(g, gr->nevents);
+	out_u64(g, gr->nseqs);
+	out_u64(g, gr->nloops);
+	out_u32(g, 0); /* the root sequence */
+	out_u64(g, t->has_ts ? t->first_ts : UINT64_MAX);
+	for (uint32_t i = 0; rc == 0 && i < gr->nevents; i++) {
+		pw_event *e = &gr->events[i];
+		out_i32(g, e->record);
+		out_u8(g, e->size);
+		out_bytes(g, e->payload, e->size - (size_t)WEFT_PALLAS_EVENT_HEADER);
+		out_u64(g, e->attr_len);
+		out_bytes(g, e->attrs, e->attr_len);
+		rc = write_vector(as, &e->ts);
+	}
+	write_id_map(g, gr, gr->nevents, 0);
+	for (uint32_t i = 0; rc == 0 && i < gr->nseqs; i++) {
+		pw_sequence *s = &gr->seqs[i];
+		out_i32(g, s->type);
+		out_u64(g, s->ntokens);
+		if (s->ntokens == 0)
+			continue; /* a dead slot: nothing follows */
+		out_bytes(g, s->tokens, (size_t)s->ntokens * 4);
+		if ((rc = write_vector(as, &s->dur)) == 0 && (rc = write_vector(as, &s->excl)) == 0)
+			rc = write_vector(as, &s->ts);
+	}
+	write_id_map(g, gr, gr->nseqs, 0);
+	for (uint32_t i = 0; i < gr->nloops; i++) {
+		out_u32(g, gr->loops[i].repeated);
+		out_u32(g, gr->loops[i].iterations);
+		out_u64(g, gr->loops[i].occurrences);
+	}
+	write_id_map(g, gr, gr->nloops, 1);
+	return rc < 0 ? rc : g->error;
+}
+
+static const char *const DAT_NAMES[2] = { WEFT_PALLAS_EVENT_DATA, WEFT_PALLAS_SEQUENCE_DATA };
+
+/* Completes a compact-layout .dat file: its spill is the .tmp file. */
+static int finish_compact_dat(pw_thread *t, pw_spill *s)
+{
+	int rc = spill_flush(s, t->dir);
+	if (rc == 0 && t->opts->sync && fsync(s->fd) != 0)
+		rc = weft__error_errno(s->path, "cannot fsync");
+	if (close(s->fd) != 0 && rc == 0)
+		rc = weft__error_errno(s->path, "cannot close");
+	s->fd = -1;
+	if (rc == 0) {
+		char *final = strdup(s->path);
+		if (final == NULL)
+			return weft__error(WEFT_ENOMEM, s->path, WEFT_NO_OFFSET, "out of memory");
+		final[strlen(final) - 4] = '\0'; /* drop ".tmp" */
+		if (rename(s->path, final) != 0)
+			rc = weft__error_errno(final, "cannot rename the .tmp file to");
+		free(final);
+	}
+	return rc;
+}
+
+/* Closes and renames the .dat files, then the grammar (which makes the thread whole). */
+static int finish_thread_files(assembly *as)
+{
+	pw_thread *t = as->t;
+	int rc = 0;
+	for (int f = 0; f < 2 && rc == 0; f++)
+		rc = t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT ?
+		     finish_compact_dat(t, &t->spill[f]) : out_finish(&as->dat[f], t->opts->sync);
+	if (rc == 0)
+		return out_finish(&as->grammar, t->opts->sync);
+	out_abort(&as->grammar);
+	return rc;
+}
+
+/* Writes thread.pallas and the .dat files of a finished grammar. */
+static int write_thread_files(pw_thread *t)
+{
+	assembly as = { .t = t };
+	char *path = path_join(t->dir, "%s", WEFT_PALLAS_THREAD_FILE);
+	as.copy = malloc(RECORD_MAX);
+	int rc = path == NULL || as.copy == NULL ?
+		 weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory") :
+		 out_open(&as.grammar, path);
+	for (int f = 0; rc == 0 && f < 2 && t->opts->layout == WEFT_PALLAS_LAYOUT_PALLAS; f++) {
+		char *dat = path_join(t->dir, "%s", DAT_NAMES[f]);
+		rc = dat == NULL ? weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory") :
+		     out_open(&as.dat[f], dat);
+		free(dat);
+	}
+	if (rc == 0)
+		rc = write_grammar(&as);
+	if (rc == 0)
+		rc = finish_thread_files(&as);
+	else
+		out_abort(&as.grammar);
+	for (int f = 0; f < 2; f++)
+		if (as.dat[f].path != NULL)
+			out_abort(&as.dat[f]);
+	free(as.copy);
+	free(path);
+	return rc;
+}
+
+/* ---- Thread writers -------------------------------------------------------------------------------- */
+
+/* Frees what recording needs (after close, or before freeing the writer). */
+static void thread_release(pw_thread *t)
+{
+	if (t->g.events != NULL || t->g.seqs != NULL) {
+		t->final_events = t->g.nevents;
+		t->final_seqs = t->g.nseqs;
+		t->final_loops = t->g.nloops;
+	}
+	weft__pw_grammar_free(t);
+	codec_free(&t->codec);
+	for (int f = 0; f < 2; f++) {
+		pw_spill *s = &t->spill[f];
+		if (s->fd >= 0) {
+			close(s->fd);
+			if (!s->unlinked && t->state != PW_CLOSED)
+				unlink(s->path); /* an abandoned compact .dat.tmp */
+		}
+		weft__pw_free(t, s->buf, s->cap);
+		free(s->path);
+		memset(s, 0, sizeof *s);
+		s->fd = -1;
+	}
+	for (int i = 0; i < PW_RECENT; i++)
+		weft__pw_free(t, t->recent[i].values, PW_SUB_VALUES * 8);
+	memset(t->recent, 0, sizeof t->recent);
+	for (int i = 0; t->jobs != NULL && i < PW_JOBS; i++)
+		weft__pw_free(t, t->jobs[i].values, PW_SUB_VALUES * 8);
+	weft__pw_free(t, t->jobs, PW_JOBS * sizeof *t->jobs);
+	t->jobs = NULL;
+}
+
+/* The compact layout records straight into `<dir>/<name>.dat.tmp`. */
+static int open_compact_dat(pw_thread *t, pw_spill *s, const char *name)
+{
+	s->path = path_join(t->dir, "%s.tmp", name);
+	if (s->path == NULL)
+		return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory");
+	s->fd = open(s->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	return s->fd < 0 ? weft__error_errno(s->path, "cannot create") : 0;
+}
+
+/* Allocates the value storage of a new thread writer. */
+static int thread_storage_init(pw_thread *t)
+{
+	int rc = codec_init(&t->codec, t->opts);
+	int compact = t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT;
+	if (rc < 0)
+		return weft__error(rc, t->dir, WEFT_NO_OFFSET, "cannot set up compression");
+	for (int f = 0; f < (compact ? 2 : 1); f++) {
+		pw_spill *s = &t->spill[f];
+		if ((s->buf = weft__pw_alloc(t, SPILL_BUFFER)) == NULL)
+			return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory");
+		s->cap = SPILL_BUFFER;
+		if (compact && (rc = open_compact_dat(t, s, DAT_NAMES[f])) < 0)
+			return rc;
+	}
+	for (int i = 0; i < PW_RECENT; i++)
+		if ((t->recent[i].values = weft__pw_alloc(t, PW_SUB_VALUES * 8)) == NULL)
+			return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory");
+	if (t->archive->pool != NULL) {
+		if ((t->jobs = weft__pw_alloc(t, PW_JOBS * sizeof *t->jobs)) == NULL)
+			return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory");
+		memset(t->jobs, 0, PW_JOBS * sizeof *t->jobs);
+		for (int i = 0; i < PW_JOBS; i++)
+			if ((t->jobs[i].values = weft__pw_alloc(t, PW_SUB_VALUES * 8)) == NULL)
+				return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory");
+	}
+	return 0;
+}
+
+/* Sets up a thread writer whose directory is made (archive lock held). */
+static int thread_init(pw_thread *t)
+{
+	char *file = path_join(t->dir, "%s", WEFT_PALLAS_THREAD_FILE);
+	int rc = file == NULL ? weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory") :
+		 check_new(file, t->opts->replace);
+	free(file);
+	if (rc < 0)
+		return rc;
+	for (int f = 0; f < 2; f++)
+		t->spill[f].fd = -1;
+	if ((rc = weft__pw_grammar_init(t)) < 0)
+		return weft__error(rc, t->dir, WEFT_NO_OFFSET, "out of memory");
+	return thread_storage_init(t);
+}
+
+int weft_pallas_thread_create(weft_pallas_archive *a, uint32_t location,
+			      weft_pallas_thread **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (a == NULL || out == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "thread_create: NULL argument");
+	pw_thread *t = calloc(1, sizeof *t);
+	if (t == NULL)
+		return weft__error(WEFT_ENOMEM, a->path, WEFT_NO_OFFSET, "out of memory");
+	t->archive = a;
+	t->location = location;
+	t->opts = &a->opts;
+	t->spill[0].fd = t->spill[1].fd = -1;
+	pthread_mutex_init(&t->store_lock, NULL);
+	pthread_cond_init(&t->jobs_done, NULL);
+	int rc = 0;
+	pthread_mutex_lock(&a->lock);
+	for (pw_thread *o = a->threads; o != NULL; o = o->next)
+		if (o->location == location)
+			rc = weft__error(WEFT_EEXIST, a->path, WEFT_NO_OFFSET,
+					 "a thread writer for location %u exists", location);
+	if (rc == 0 && (t->dir = path_join(a->path, WEFT_PALLAS_THREAD_FMT, location)) == NULL)
+		rc = weft__error(WEFT_ENOMEM, a->path, WEFT_NO_OFFSET, "out of memory");
+	if (rc == 0 && (rc = make_dirs(t->dir, &t->created_dir)) == 0)
+		rc = thread_init(t);
+	if (rc == 0) {
+		t->next = a->threads;
+		a->threads = t;
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (rc < 0) {
+		weft_pallas_thread_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int weft_pallas_thread_close(weft_pallas_thread *t)
+{
+	if (t == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "thread_close: NULL thread writer");
+	if (t->state == PW_CLOSED)
+		return weft__error(WEFT_EINVAL, t->dir, WEFT_NO_OFFSET, "thread writer already closed");
+	if (t->state == PW_FAILED)
+		return weft__error(t->error, t->dir, WEFT_NO_OFFSET,
+				   "not written: an earlier record failed (%s)", weft_strerror(t->error));
+	int rc = weft__pw_grammar_finish(t);
+	if (rc == 0)
+		rc = drain_jobs(t);
+	if (rc == 0)
+		rc = write_thread_files(t);
+	if (rc < 0)
+		return weft__pw_fail(t, rc);
+	pthread_mutex_lock(&t->archive->lock); /* archive_store reads both */
+	t->state = PW_CLOSED;
+	t->archive->nb_threads++;
+	pthread_mutex_unlock(&t->archive->lock);
+	thread_release(t);
+	return 0;
+}
+
+void weft_pallas_thread_free(weft_pallas_thread *t)
+{
+	if (t == NULL)
+		return;
+	drain_jobs(t);
+	weft_pallas_archive *a = t->archive;
+	pthread_mutex_lock(&a->lock);
+	for (pw_thread **p = &a->threads; *p != NULL; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	thread_release(t);
+	if (t->state != PW_CLOSED && t->created_dir && t->dir != NULL)
+		rmdir(t->dir); /* abandoned: its directory goes if we made it and it is empty */
+	pthread_mutex_destroy(&t->store_lock);
+	pthread_cond_destroy(&t->jobs_done);
+	free(t->dir);
+	free(t);
+}
+
+void weft_pallas_thread_get_stats(const weft_pallas_thread *t, weft_pallas_thread_stats *out)
+{
+	if (out == NULL)
+		return;
+	memset(out, 0, sizeof *out);
+	if (t == NULL)
+		return;
+	int live = t->g.events != NULL;
+	out->events = t->events;
+	out->distinct_events = live ? t->g.nevents : t->final_events;
+	out->sequences = live ? t->g.nseqs : t->final_seqs;
+	out->loops = live ? t->g.nloops : t->final_loops;
+	out->subarrays = t->subarrays;
+	out->subarrays_shared = t->subarrays_shared;
+	out->memory = t->memory;
+	out->memory_peak = t->memory_peak;
+}
+
+/* ---- Archives ---------------------------------------------------------------------------------------- */
+
+/* A new archive of location group `id` in trace directory `dir`. */
+static int archive_new(const char *dir, uint32_t id, const weft_pallas_write_options *o,
+		       weft_pallas_archive **out)
+{
+	weft_pallas_archive *a = calloc(1, sizeof *a);
+	*out = NULL;
+	if (a == NULL)
+		return weft__error(WEFT_ENOMEM, dir, WEFT_NO_OFFSET, "out of memory");
+	a->id = id;
+	a->opts = *o;
+	pthread_mutex_init(&a->lock, NULL);
+	a->dir = strdup(dir);
+	a->path = path_join(dir, WEFT_PALLAS_ARCHIVE_FMT, id);
+	a->file = a->path ? path_join(a->path, "%s", WEFT_PALLAS_ARCHIVE_FILE) : NULL;
+	int rc = a->dir == NULL || a->path == NULL || a->file == NULL ?
+		 weft__error(WEFT_ENOMEM, dir, WEFT_NO_OFFSET, "out of memory") :
+		 defs_init(&a->defs, a->file);
+	if (rc == 0)
+		rc = make_dirs(a->path, NULL);
+	if (rc == 0)
+		rc = check_new(a->file, o->replace);
+	if (rc < 0) {
+		if (a->defs.owner != NULL)
+			defs_free(&a->defs);
+		free(a->dir), free(a->path), free(a->file);
+		pthread_mutex_destroy(&a->lock);
+		free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+int weft_pallas_archive_create(weft_pallas_global *g, uint32_t id, weft_pallas_archive **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (g == NULL || out == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "archive_create: NULL argument");
+	int rc = 0;
+	pthread_mutex_lock(&g->lock);
+	for (weft_pallas_archive *o = g->archives; o != NULL; o = o->next)
+		if (o->id == id)
+			rc = weft__error(WEFT_EEXIST, g->path, WEFT_NO_OFFSET,
+					 "archive %u was already created", id);
+	weft_pallas_archive *a = NULL;
+	if (rc == 0 && (rc = archive_new(g->dir, id, &g->opts, &a)) == 0) {
+		a->global = g;
+		a->pool = g->pool;
+		a->next = g->archives;
+		g->archives = a;
+	}
+	pthread_mutex_unlock(&g->lock);
+	*out = a;
+	return rc;
+}
+
+int weft_pallas_archive_create_standalone(const char *dir, uint32_t id,
+					  const weft_pallas_write_options *o,
+					  weft_pallas_archive **out)
+{
+	weft_pallas_write_options opts;
+	if (out != NULL)
+		*out = NULL;
+	if (dir == NULL || out == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+				   "archive_create_standalone: NULL argument");
+	int rc = options_take(o, &opts, dir);
+	if (rc == 0)
+		rc = make_dirs(dir, NULL);
+	if (rc == 0)
+		rc = archive_new(dir, id, &opts, out);
+	if (rc == 0 && (rc = pool_create(opts.compress_threads, dir, &(*out)->own_pool)) == 0)
+		(*out)->pool = (*out)->own_pool;
+	if (rc < 0 && *out != NULL) {
+		weft_pallas_archive_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* The archive's own definitions (NULL for a NULL archive). */
+weft_pallas_defs *weft_pallas_archive_defs(weft_pallas_archive *a)
+{
+	return a != NULL ? &a->defs : NULL;
+}
+
+int weft_pallas_archive_store(weft_pallas_archive *a)
+{
+	if (a == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "archive_store: NULL archive");
+	pthread_mutex_lock(&a->lock);
+	uint32_t nb_threads = a->nb_threads;
+	for (pw_thread *t = a->threads; t != NULL; t = t->next) {
+		if (t->state == PW_OPEN) {
+			pthread_mutex_unlock(&a->lock);
+			return weft__error(WEFT_EINVAL, a->file, WEFT_NO_OFFSET,
+					   "thread writer %u is still open: close it first",
+					   t->location);
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	pw_out o;
+	int rc = out_open(&o, a->file);
+	if (rc < 0) {
+		out_abort(&o);
+		return rc;
+	}
+	out_u32(&o, a->id);
+	out_u32(&o, nb_threads);
+	pthread_mutex_lock(&a->defs.lock);
+	write_definitions(&o, &a->defs);
+	write_hierarchy(&o, &a->defs);
+	pthread_mutex_unlock(&a->defs.lock);
+	return out_finish(&o, a->opts.sync);
+}
+
+void weft_pallas_archive_free(weft_pallas_archive *a)
+{
+	if (a == NULL)
+		return;
+	while (a->threads != NULL)
+		weft_pallas_thread_free(a->threads);
+	weft_pallas_global *g = a->global;
+	if (g != NULL) {
+		pthread_mutex_lock(&g->lock);
+		for (weft_pallas_archive **p = &g->archives; *p != NULL; p = &(*p)->next) {
+			if (*p == a) {
+				*p = a->next;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&g->lock);
+	}
+	pool_free(a->own_pool);
+	if (a->defs.owner != NULL)
+		defs_free(&a->defs);
+	pthread_mutex_destroy(&a->lock);
+	free(a->dir), free(a->path), free(a->file);
+	free(a);
+}
+
+/* ---- The global archive ---------------------------------------------------------------------------- */
+
+/* `<dir>/<name>`, with ".pallas" added unless `name` ends with it. */
+static char *main_path(const char *dir, const char *name)
+{
+	size_t n = strlen(name), ext = strlen(".pallas");
+	int has = n >= ext && strcmp(name + n - ext, ".pallas") == 0;
+	return path_join(dir, "%s%s", name, has ? "" : ".pallas");
+}
+
+int weft_pallas_global_create(const char *dir, const char *name,
+			      const weft_pallas_write_options *o, weft_pallas_global **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	if (dir == NULL || name == NULL || out == NULL || name[0] == '\0' || strchr(name, '/'))
+		return weft__error(WEFT_EINVAL, dir, WEFT_NO_OFFSET,
+				   "global_create: NULL argument or bad trace name \"%s\"",
+				   name ? name : "(null)");
+	weft_pallas_global *g = calloc(1, sizeof *g);
+	if (g == NULL)
+		return weft__error(WEFT_ENOMEM, dir, WEFT_NO_OFFSET, "out of memory");
+	pthread_mutex_init(&g->lock, NULL);
+	int rc = options_take(o, &g->opts, dir);
+	if (rc == 0 && ((g->dir = strdup(dir)) == NULL || (g->path = main_path(dir, name)) == NULL))
+		rc = weft__error(WEFT_ENOMEM, dir, WEFT_NO_OFFSET, "out of memory or name too long");
+	if (rc == 0)
+		rc = make_dirs(dir, NULL);
+	if (rc == 0)
+		rc = check_new(g->path, g->opts.replace);
+	if (rc == 0)
+		rc = defs_init(&g->defs, g->path);
+	if (rc == 0)
+		rc = pool_create(g->opts.compress_threads, g->path, &g->pool);
+	if (rc < 0) {
+		weft_pallas_global_free(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
+/* The global definitions (NULL for a NULL global archive). */
+weft_pallas_defs *weft_pallas_global_defs(weft_pallas_global *g)
+{
+	return g != NULL ? &g->defs : NULL;
+}
+
+int weft_pallas_global_store(weft_pallas_global *g)
+{
+	if (g == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "global_store: NULL global archive");
+	pw_out o;
+	int rc = out_open(&o, g->path);
+	if (rc < 0) {
+		out_abort(&o);
+		return rc;
+	}
+	out_u8(&o, WEFT_PALLAS_VERSION);
+	write_settings(&o, &g->opts);
+	pthread_mutex_lock(&g->defs.lock);
+	write_definitions(&o, &g->defs);
+	write_hierarchy(&o, &g->defs);
+	pthread_mutex_unlock(&g->defs.lock);
+	return out_finish(&o, g->opts.sync);
+}
+
+void weft_pallas_global_free(weft_pallas_global *g)
+{
+	if (g == NULL)
+		return;
+	while (g->archives != NULL)
+		weft_pallas_archive_free(g->archives);
+	pool_free(g->pool);
+	if (g->defs.owner != NULL)
+		defs_free(&g->defs);
+	pthread_mutex_destroy(&g->lock);
+	free(g->dir), free(g->path);
+	free(g);
+}

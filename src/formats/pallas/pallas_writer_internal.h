@@ -1,0 +1,335 @@
+/*
+ * formats/pallas/pallas_writer_internal.h - what the two halves of the
+ * Pallas writer share:
+ *
+ *   pallas_grammar.c  the records API and the grammar of each thread
+ *                     (events, sequences, loops, the per-depth token
+ *                     lists and the search for repetitions)
+ *   pallas_writer.c   the objects of the API (global archive, archives,
+ *                     thread writers, definitions), the value vectors
+ *                     (sub-arrays compressed and spilled as they fill,
+ *                     optionally by helper threads) and every file
+ *
+ * Internal names start with pw_ (types) and weft__pw_ (functions shared
+ * by the two files), apart from the reader's pallas_ names.
+ */
+#ifndef WEFT_PALLAS_WRITER_INTERNAL_H
+#define WEFT_PALLAS_WRITER_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+#include "formats/pallas/pallas_format.h"
+#include "weft/pallas.h"
+
+#define PW_SUB_VALUES WEFT_PALLAS_SUBARRAY_VALUES /* values per sub-array */
+#define PW_NONE UINT32_MAX                        /* no index */
+#define PW_PENDING UINT64_MAX                     /* sub-array not placed yet */
+
+/* ---- Value vectors ------------------------------------------------------------- */
+
+/* Which .dat file a vector's sub-arrays go to. */
+enum pw_file { PW_EVENT_FILE = 0, PW_SEQUENCE_FILE = 1 };
+
+/* Which vector of its owner a vector is (helper threads name it so). */
+enum pw_which { PW_EVENT_TS = 0, PW_SEQ_DUR = 1, PW_SEQ_EXCL = 2, PW_SEQ_TS = 3 };
+
+/* A full sub-array: its header fields and where its record lies. */
+typedef struct pw_sub {
+	uint64_t count;
+	uint64_t f1, f2, f3;  /* timestamps: first, last; durations: min, max, mean */
+	uint64_t where;       /* offset of `u64 nbytes + data` in its store, or PW_PENDING */
+	uint64_t length;      /* bytes of that record */
+} pw_sub;
+
+/*
+ * One linked vector of Pallas: the values of the open sub-array in
+ * memory, the full ones already compressed away (only their headers
+ * stay), and the vector's statistics.
+ */
+typedef struct pw_vector {
+	uint64_t *open;           /* values of the open sub-array */
+	uint32_t open_count, open_cap;
+	uint8_t duration;         /* 1: durations (min/max/mean), 0: timestamps */
+	uint8_t file;             /* enum pw_file */
+	uint8_t which;            /* enum pw_which: whose vector it is */
+	uint32_t owner;           /* the index of that event or sequence */
+	uint64_t size;            /* values in all */
+	uint64_t open_min, open_max, open_sum;
+	uint64_t min, max, sum;   /* whole vector (durations) */
+	pw_sub *subs;
+	uint32_t sub_count, sub_cap;
+} pw_vector;
+
+typedef struct weft_pallas_thread pw_thread;
+
+/* Grows the open sub-array of `v` (up to PW_SUB_VALUES values). */
+int weft__pw_vector_grow(pw_thread *t, pw_vector *v);
+/* Compresses the full open sub-array of `v` away and empties it. */
+int weft__pw_vector_flush(pw_thread *t, pw_vector *v);
+/* Releases what `v` holds. */
+void weft__pw_vector_free(pw_thread *t, pw_vector *v);
+
+/* Appends a value; a full sub-array is compressed away at once. */
+static inline int weft__pw_vector_add(pw_thread *t, pw_vector *v, uint64_t value)
+{
+	if (v->open_count == v->open_cap) {
+		int rc = weft__pw_vector_grow(t, v);
+		if (rc < 0)
+			return rc;
+	}
+	if (v->duration) {
+		if (v->open_count == 0 || value < v->open_min)
+			v->open_min = value;
+		if (v->open_count == 0 || value > v->open_max)
+			v->open_max = value;
+		v->open_sum += value;
+		if (v->size == 0 || value < v->min)
+			v->min = value;
+		if (v->size == 0 || value > v->max)
+			v->max = value;
+		v->sum += value;
+	}
+	v->open[v->open_count++] = value;
+	v->size++;
+	return v->open_count == PW_SUB_VALUES ? weft__pw_vector_flush(t, v) : 0;
+}
+
+/* ---- The grammar of a thread ------------------------------------------------------- */
+
+/* Lengths of the sequences that end with a token (ascending, distinct). */
+typedef struct pw_lengths {
+	uint32_t *v;
+	uint32_t n, cap;
+} pw_lengths;
+
+typedef struct pw_event {
+	int32_t record;
+	uint8_t size;          /* event_size: 5 + payload bytes */
+	uint8_t *payload;
+	uint64_t hash;
+	uint32_t next;         /* hash chain */
+	uint32_t last_block;   /* the sequence its last block was (Enter events), or PW_NONE */
+	uint64_t occurrences;
+	pw_vector ts;
+	uint8_t *attrs;        /* attribute lists, as stored */
+	size_t attr_len, attr_cap;
+	pw_lengths ends;
+} pw_event;
+
+typedef struct pw_sequence {
+	uint32_t *tokens;
+	uint32_t ntokens;
+	int32_t type;          /* WEFT_PALLAS_SEQUENCE_BLOCK or _LOOP */
+	uint64_t hash;
+	uint32_t next;         /* hash chain */
+	pw_vector dur, excl, ts;
+	pw_lengths ends;
+} pw_sequence;
+
+typedef struct pw_loop {
+	uint32_t repeated;     /* a sequence token; WEFT_PALLAS_TOKEN_NONE when dead */
+	uint32_t iterations;
+	uint64_t occurrences;
+	uint8_t dead, in_table;
+	uint32_t next;         /* chain of the (repeated, iterations) table */
+	pw_lengths ends;
+} pw_loop;
+
+/*
+ * The token list of one call depth, with what each token's occurrence
+ * needs later: its start and end time, and prefix sums of what it adds
+ * to its parent's block time (csum) and of its hash (h), so that any
+ * range's duration, block time and hash cost O(1).
+ */
+typedef struct pw_level {
+	uint32_t *tok;
+	uint32_t *prev;        /* previous position of the same token (chained lists) */
+	uint64_t *start, *end;
+	uint64_t *csum;        /* n + 1 entries */
+	uint64_t *h;           /* n + 1 entries */
+	size_t n, cap;
+	uint64_t start_ts;     /* the timestamp of the block start */
+	int chained;           /* prev[] and the last-position map are kept */
+} pw_level;
+
+/* A chained hash table of indices (heads hold index + 1, 0 = empty). */
+typedef struct pw_table {
+	uint32_t *heads;
+	uint32_t mask;
+	uint32_t count;
+} pw_table;
+
+typedef struct pw_grammar {
+	pw_event *events;
+	uint32_t nevents, events_cap;
+	pw_sequence *seqs;
+	uint32_t nseqs, seqs_cap;
+	pw_loop *loops;
+	uint32_t nloops, loops_cap;
+	pw_table event_table, seq_table, loop_table;
+	pw_level *levels;
+	uint32_t nlevels, depth;
+	uint64_t *pow;         /* powers of the hash multiplier */
+	size_t pow_cap;
+	uint64_t *lastpos_keys; /* (depth << 32 | token) -> last position */
+	uint32_t *lastpos_vals;
+	size_t lastpos_cap, lastpos_count;
+	uint32_t recursion;
+} pw_grammar;
+
+/* ---- Value storage --------------------------------------------------------------------- */
+
+/*
+ * Where full sub-arrays go while recording: a buffer, written to a file
+ * when full. With the Pallas layout, one scratch file (unlinked as soon
+ * as created); with the compact layout, the two .dat files themselves.
+ */
+typedef struct pw_spill {
+	int fd;                /* -1 until the first write */
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t flushed;      /* bytes already in the file */
+	char *path;            /* the file (for messages) */
+	int unlinked;          /* a scratch file */
+} pw_spill;
+
+/* A recently compressed sub-array, to give an identical one the same bytes. */
+typedef struct pw_recent {
+	uint64_t hash;
+	uint32_t count;
+	uint8_t file, delta, used;
+	uint64_t where, length;
+	uint64_t *values;
+} pw_recent;
+
+#define PW_RECENT 16
+#define PW_JOBS 32
+
+/* A sub-array handed to the helper threads. */
+typedef struct pw_job {
+	int state;             /* enum in pallas_writer.c */
+	uint8_t which;         /* the vector (enum pw_which) */
+	uint32_t id, sub;      /* its owner's index and the sub-array's */
+	uint32_t count;
+	uint64_t where, length;
+	int status;
+	uint64_t *values;      /* PW_SUB_VALUES values: swapped with the vector's buffer */
+	struct pw_job *qnext;  /* pool queue */
+	pw_thread *owner;
+} pw_job;
+
+typedef struct pw_pool pw_pool;
+
+/* Compression state owned by whoever compresses (a thread writer or a helper). */
+typedef struct pw_codec {
+	void *zstd;            /* ZSTD_CCtx */
+	uint64_t scratch[PW_SUB_VALUES];
+	uint8_t *frame;
+	size_t frame_cap;
+} pw_codec;
+
+/* ---- The API objects -------------------------------------------------------------------- */
+
+typedef struct pw_string { uint32_t ref; int32_t len; char *str; } pw_string;
+typedef struct pw_region { uint32_t ref, name; } pw_region;
+typedef struct pw_attribute { uint32_t ref, name, description; uint8_t type; } pw_attribute;
+typedef struct pw_group {
+	uint32_t ref, name;
+	int32_t type, paradigm;
+	uint32_t count;
+	uint32_t *members;
+} pw_group;
+typedef struct pw_comm { uint32_t ref, name, group, parent; } pw_comm;
+typedef struct pw_location { uint32_t id, name, parent; } pw_location;
+typedef struct pw_meta { char *key, *value; } pw_meta;
+
+struct weft_pallas_defs {
+	pthread_mutex_t lock;
+	const char *owner;     /* the file it is stored in, for messages */
+	pw_string *strings; size_t nstrings, strings_cap;
+	pw_region *regions; size_t nregions, regions_cap;
+	pw_attribute *attrs; size_t nattrs, attrs_cap;
+	pw_group *groups; size_t ngroups, groups_cap;
+	pw_comm *comms; size_t ncomms, comms_cap;
+	pw_location *lgs; size_t nlgs, lgs_cap;
+	pw_location *locs; size_t nlocs, locs_cap;
+	pw_meta *meta; size_t nmeta, meta_cap;
+};
+
+struct weft_pallas_global {
+	char *dir;
+	char *path;            /* <dir>/<name>.pallas */
+	weft_pallas_write_options opts;
+	struct weft_pallas_defs defs;
+	pthread_mutex_t lock;  /* the list of archives */
+	weft_pallas_archive *archives;
+	pw_pool *pool;
+};
+
+struct weft_pallas_archive {
+	weft_pallas_global *global;   /* NULL: standalone */
+	weft_pallas_archive *next;
+	char *dir;             /* the trace directory */
+	char *path;            /* <dir>/archive_<id> */
+	char *file;            /* <path>/archive.pallas */
+	uint32_t id;
+	weft_pallas_write_options opts;
+	struct weft_pallas_defs defs;
+	pthread_mutex_t lock;  /* the list of thread writers */
+	pw_thread *threads;
+	uint32_t nb_threads;   /* thread writers closed: their files exist */
+	pw_pool *pool;         /* the global's, or its own when standalone */
+	pw_pool *own_pool;
+};
+
+enum pw_state { PW_OPEN = 0, PW_CLOSED = 1, PW_FAILED = 2 };
+
+struct weft_pallas_thread {
+	weft_pallas_archive *archive;
+	pw_thread *next;
+	uint32_t location;
+	char *dir;             /* <archive>/thread_<location> */
+	int created_dir;
+	int state;             /* enum pw_state */
+	int error;             /* the first failure (sticky) */
+	const weft_pallas_write_options *opts;
+	pw_grammar g;
+	/* Time. */
+	uint64_t clock_origin;
+	int clock_started;
+	uint64_t first_ts, last_ts;
+	int has_ts;
+	uint64_t events;
+	/* Values. */
+	pthread_mutex_t store_lock;   /* spills and recent (helpers write them too) */
+	pw_spill spill[2];            /* by enum pw_file (Pallas layout: both use [0]) */
+	pw_recent recent[PW_RECENT];
+	uint32_t recent_next;
+	pw_codec codec;
+	pw_job *jobs;                 /* PW_JOBS slots when helpers are on */
+	pthread_cond_t jobs_done;
+	uint32_t jobs_busy;
+	uint64_t subarrays, subarrays_shared;
+	uint64_t memory, memory_peak;
+	uint32_t final_events, final_seqs, final_loops; /* grammar sizes once released */
+};
+
+/* Memory accounting of a thread writer (weft_pallas_thread_get_stats). */
+void *weft__pw_alloc(pw_thread *t, size_t size);
+void *weft__pw_realloc(pw_thread *t, void *p, size_t old_size, size_t new_size);
+void weft__pw_free(pw_thread *t, void *p, size_t size);
+
+/* Records the first failure of `t` and returns it (later records fail too). */
+int weft__pw_fail(pw_thread *t, int status);
+
+/* ---- Grammar entry points (pallas_grammar.c) --------------------------------------------- */
+
+int weft__pw_grammar_init(pw_thread *t);
+void weft__pw_grammar_free(pw_thread *t);
+/* Closes the levels still open and fills the root sequence (thread close). */
+int weft__pw_grammar_finish(pw_thread *t);
+
+#endif /* WEFT_PALLAS_WRITER_INTERNAL_H */
