@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
 #include "weft/pallas_grammar.h"
 
@@ -210,38 +212,39 @@ static int by_total(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void print_json_string(const char *s)
+/* The profile as one JSON object (jansson does the escaping). */
+static int print_profile_json(const profile *p, const char *source)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
+	json_t *regions = json_array();
+	for (size_t i = 0; regions && i < p->count; i++) {
+		const region_stats *r = &p->regions[i];
+		/* NULL for a name that is not UTF-8: the array append fails. */
+		json_t *o = json_pack(
+			"{s:s,s:I,s:I,s:f,s:I,s:I,s:I}", "region", r->name,
+			"count", (json_int_t)r->count, "total_ns", (json_int_t)r->total,
+			"mean_ns", (double)r->total / (double)r->count,
+			"min_ns", (json_int_t)r->min, "max_ns", (json_int_t)r->max,
+			"exclusive_ns", (json_int_t)r->exclusive);
+		if (json_array_append_new(regions, o) < 0) {
+			json_decref(regions);
+			fprintf(stderr, "weft profile: region name '%s' is not UTF-8; "
+				"use the table output\n", r->name);
+			return CLI_EXIT_FAILURE;
+		}
 	}
-	putchar('"');
+	json_t *root = json_pack("{s:s,s:o}", "source", source, "regions", regions);
+	char *text = root ? json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+	json_decref(root);
+	if (text == NULL)
+		return cli_library_error("profile", "out of memory", WEFT_ENOMEM);
+	puts(text);
+	free(text);
+	return 0;
 }
 
-static void print_profile(const profile *p, int json, const char *source)
+/* The table, largest total first. */
+static void print_profile_table(const profile *p)
 {
-	if (json) {
-		printf("{\"source\":\"%s\",\"regions\":[", source);
-		for (size_t i = 0; i < p->count; i++) {
-			const region_stats *r = &p->regions[i];
-			printf("%s{\"region\":", i ? "," : "");
-			print_json_string(r->name);
-			printf(",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64
-			       ",\"mean_ns\":%.17g,\"min_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
-			       ",\"exclusive_ns\":%" PRIu64 "}", r->count, r->total,
-			       (double)r->total / (double)r->count, r->min, r->max,
-			       r->exclusive);
-		}
-		printf("]}\n");
-		return;
-	}
 	printf("%-32s %12s %16s %14s %12s %12s %16s\n", "region", "calls", "total_ns",
 	       "mean_ns", "min_ns", "max_ns", "exclusive_ns");
 	for (size_t i = 0; i < p->count; i++) {
@@ -273,14 +276,17 @@ static int run_profile(const cli_common *common, int json, int headers_only,
 	if (rc == 0) {
 		if (p.count > 1)
 			qsort(p.regions, p.count, sizeof *p.regions, by_total);
-		print_profile(&p, json, replay ? "replay" : headers_only ? "headers"
-									  : "durations");
+		const char *source = replay ? "replay" : headers_only ? "headers" : "durations";
+		if (json)
+			rc = print_profile_json(&p, source);
+		else
+			print_profile_table(&p);
 	}
 	for (size_t i = 0; i < p.count; i++)
 		free(p.regions[i].name);
 	free(p.regions);
 	weft_trace_free(trace);
-	return rc < 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+	return rc != 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 }
 
 int cli_cmd_profile(int argc, char **argv)

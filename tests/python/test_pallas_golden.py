@@ -187,6 +187,8 @@ def test_token_out_of_range(broken):
     assert f"thread.pallas:{at + 12}: error" in err and "E99" in err
     out = run_weft("check", broken, expect=1).stdout
     assert "E99" in out
+    err = run_weft("profile", broken, expect=2).stderr
+    assert "E99" in err or "grammar" in err
 
 
 def test_zstd_frame_that_does_not_decode(broken):

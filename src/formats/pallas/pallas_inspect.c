@@ -28,20 +28,19 @@ int weft_pallas_grammar_open(weft_trace *trace, uint32_t stream,
 		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
 				   "grammars exist in Pallas traces only");
 	pallas_trace *pt = trace->backend_data;
-	if (stream >= pt->stream_count)
-		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "no stream %u", stream);
+	pallas_thread *t;
+	int rc = weft__pallas_stream_thread(trace, stream, &t);
+	if (rc < 0)
+		return rc;
 	weft_pallas_grammar *g = calloc(1, sizeof *g);
-	if (g == NULL)
+	if (g == NULL) {
+		weft__pallas_thread_free(t);
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
 	g->trace = trace;
 	g->pt = pt;
 	g->archive = &pt->archives[pt->streams[stream].archive];
-	int rc = weft__pallas_thread_load(pt->streams[stream].dir,
-					  weft_trace_stream(trace, stream)->path, &g->t);
-	if (rc < 0) {
-		free(g);
-		return rc;
-	}
+	g->t = t;
 	*out = g;
 	return 0;
 }

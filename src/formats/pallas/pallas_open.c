@@ -409,6 +409,16 @@ static int pallas_open(weft_trace *trace, const char *path,
 	return rc;
 }
 
+int weft__pallas_stream_thread(weft_trace *trace, uint32_t stream,
+			       pallas_thread **out)
+{
+	const pallas_trace *pt = trace->backend_data;
+	if (stream >= pt->stream_count)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "no stream %u", stream);
+	return weft__pallas_thread_load(pt->streams[stream].dir,
+					weft_trace_stream(trace, stream)->path, out);
+}
+
 const weft_backend weft__pallas_backend = {
 	.format = WEFT_FORMAT_PALLAS,
 	.name = "pallas",

@@ -259,17 +259,13 @@ void weft__pallas_stream_close(void *state)
 
 int weft__pallas_stream_open(weft_trace *trace, uint32_t stream, void **state)
 {
-	pallas_trace *pt = trace->backend_data;
-	if (stream >= pt->stream_count)
-		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "no stream %u", stream);
 	pallas_reader *r = calloc(1, sizeof *r);
 	if (r == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	r->trace = trace;
-	r->pt = pt;
+	r->pt = trace->backend_data;
 	r->stream = stream;
-	const weft_stream_info *info = weft_trace_stream(trace, stream);
-	int rc = weft__pallas_thread_load(pt->streams[stream].dir, info->path, &r->t);
+	int rc = weft__pallas_stream_thread(trace, stream, &r->t);
 	if (rc == 0) {
 		r->events = calloc(r->t->event_count ? r->t->event_count : 1,
 				   sizeof *r->events);
