@@ -14,29 +14,35 @@
  * default 6 M):
  *
  *   real-zstd5       Enter/Leave of 3 functions in a loop, timestamps from
- *                    the writer's clock (clock_gettime), zstd level 5
- *   logical-zstd5    the same with timestamps 1, 2, 3, ...
+ *                    the writer's clock (clock_gettime), zstd level 5,
+ *                    default options (one helper thread when more than
+ *                    one CPU is online)
+ *   real-zstd5-single   the same with compress_threads = 0 (everything in
+ *                    the recording thread)
+ *   real-zstd5-helper   the same with compress_threads = 1
+ *   logical-zstd5    timestamps 1, 2, 3, ..., default options
  *   real-none        real clock, no compression
  *   logical-none     logical clock, no compression
  *   real-zstd5-delta real clock, zstd 5, weft's delta timestamps
  *   real-zstd5-compact  real clock, zstd 5, compact layout
- *   real-zstd5-helper   real clock, zstd 5, one helper thread compressing
  *   block120-real    a loop body of 120 different Enter/Leave pairs,
- *                    real clock, zstd 5
- *   block120-helper  the same with one helper thread
+ *                    real clock, zstd 5, default options
+ *   block120-single  the same with compress_threads = 0
  *   block120-window  the same with long_patterns off (Pallas's window)
  *
- * Default: every case but block120-window. Per run: the recording loop's
- * ns per event, the close and stores in ms, the total ns per event, the
- * bytes per event on disk and the child's peak RSS. Per case one
- * machine-readable line (medians; best in best_ns_per_event):
- *   RESULT bench=pallas_write case=C events=N ns_per_event=T
+ * Default: every case but real-zstd5-helper and block120-window. Per
+ * run: the recording loop's ns per event, the close and stores in ms,
+ * the total ns per event, the bytes per event on disk and the child's
+ * peak RSS. Per case one machine-readable line (medians; best in
+ * best_ns_per_event; helpers: the compress_threads used):
+ *   RESULT bench=pallas_write case=C events=N helpers=H ns_per_event=T
  *          best_ns_per_event=B record_ns=R record_cpu_ns=U process_cpu_ns=P
  *          close_ms=M bytes_per_event=Y peak_rss_mb=S
  * record_cpu_ns is the CPU time of the recording thread during the loop,
  * process_cpu_ns that of the whole process (helper threads included)
  * from the first record to the end of the stores: on a shared machine
- * they move much less than the wall times.
+ * they move much less than the wall times. The load average is printed
+ * before each case and at the end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,28 +59,34 @@
 #include <weft/weft.h>
 
 #define MAX_REPEAT 32
+#define DEFAULT_HELPERS (-1) /* keep weft_pallas_write_options_init's choice */
+#define D DEFAULT_HELPERS
 
 typedef struct bench_case {
 	const char *name;
 	int real_clock;        /* timestamps from the writer's clock */
 	int compression;
-	int delta, compact, helpers, window;
+	int delta, compact;
+	int helpers;           /* compress_threads, or DEFAULT_HELPERS */
+	int window;
 	uint32_t blocks;       /* functions in the loop body */
 	int default_on;
 } bench_case;
 
 static const bench_case CASES[] = {
-	{ "real-zstd5", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 3, 1 },
-	{ "logical-zstd5", 0, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 3, 1 },
-	{ "real-none", 1, WEFT_PALLAS_WRITE_RAW, 0, 0, 0, 0, 3, 1 },
-	{ "logical-none", 0, WEFT_PALLAS_WRITE_RAW, 0, 0, 0, 0, 3, 1 },
-	{ "real-zstd5-delta", 1, WEFT_PALLAS_WRITE_ZSTD, 1, 0, 0, 0, 3, 1 },
-	{ "real-zstd5-compact", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 1, 0, 0, 3, 1 },
-	{ "real-zstd5-helper", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 1, 0, 3, 1 },
-	{ "block120-real", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 120, 1 },
-	{ "block120-helper", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 1, 0, 120, 1 },
-	{ "block120-window", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 1, 120, 0 },
+	{ "real-zstd5", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 3, 1 },
+	{ "real-zstd5-single", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 3, 1 },
+	{ "real-zstd5-helper", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 1, 0, 3, 0 },
+	{ "logical-zstd5", 0, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 3, 1 },
+	{ "real-none", 1, WEFT_PALLAS_WRITE_RAW, 0, 0, D, 0, 3, 1 },
+	{ "logical-none", 0, WEFT_PALLAS_WRITE_RAW, 0, 0, D, 0, 3, 1 },
+	{ "real-zstd5-delta", 1, WEFT_PALLAS_WRITE_ZSTD, 1, 0, D, 0, 3, 1 },
+	{ "real-zstd5-compact", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 1, D, 0, 3, 1 },
+	{ "block120-real", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 120, 1 },
+	{ "block120-single", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 120, 1 },
+	{ "block120-window", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 1, 120, 0 },
 };
+#undef D
 #define NCASES (sizeof CASES / sizeof CASES[0])
 
 /* What one run measured (sent from the child to the parent). */
@@ -124,7 +136,8 @@ static int open_trace(const char *dir, const bench_case *c, weft_pallas_global *
 	o.compression = c->compression;
 	o.delta_timestamps = c->delta;
 	o.layout = c->compact ? WEFT_PALLAS_LAYOUT_COMPACT : WEFT_PALLAS_LAYOUT_PALLAS;
-	o.compress_threads = c->helpers;
+	if (c->helpers != DEFAULT_HELPERS)
+		o.compress_threads = c->helpers;
 	o.long_patterns = !c->window;
 	o.replace = 1;
 	if (weft_pallas_global_create(dir, "main", &o, g) < 0)
@@ -236,11 +249,29 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* The compress_threads a case runs with. */
+static int case_helpers(const bench_case *c)
+{
+	weft_pallas_write_options o;
+	weft_pallas_write_options_init(&o);
+	return c->helpers == DEFAULT_HELPERS ? o.compress_threads : c->helpers;
+}
+
+/* Prints the load average (the machine may be shared: figures depend on it). */
+static void print_load(const char *when)
+{
+	double l[3];
+	if (getloadavg(l, 3) == 3)
+		printf("load average %s: %.2f %.2f %.2f\n", when, l[0], l[1], l[2]);
+	fflush(stdout);
+}
+
 /* Runs a case `repeat` times and prints its runs and its RESULT line. */
 static int bench(const char *dir, const bench_case *c, uint64_t events, int repeat, int keep)
 {
 	double total[MAX_REPEAT], rec[MAX_REPEAT], close_ms[MAX_REPEAT];
 	double bytes[MAX_REPEAT], rss[MAX_REPEAT], tcpu[MAX_REPEAT], pcpu[MAX_REPEAT];
+	print_load(c->name);
 	for (int i = 0; i < repeat; i++) {
 		run_result r = run_child(dir, c, events, keep && i == repeat - 1);
 		if (r.failed) {
@@ -259,10 +290,10 @@ static int bench(const char *dir, const bench_case *c, uint64_t events, int repe
 	double best = total[0];
 	for (int i = 1; i < repeat; i++)
 		best = total[i] < best ? total[i] : best;
-	printf("RESULT bench=pallas_write case=%s events=%llu ns_per_event=%.1f "
+	printf("RESULT bench=pallas_write case=%s events=%llu helpers=%d ns_per_event=%.1f "
 	       "best_ns_per_event=%.1f record_ns=%.1f record_cpu_ns=%.1f process_cpu_ns=%.1f "
 	       "close_ms=%.1f bytes_per_event=%.3f peak_rss_mb=%.1f\n", c->name,
-	       (unsigned long long)events, median(total, repeat), best, median(rec, repeat),
+	       (unsigned long long)events, case_helpers(c), median(total, repeat), best, median(rec, repeat),
 	       median(tcpu, repeat), median(pcpu, repeat), median(close_ms, repeat),
 	       median(bytes, repeat), median(rss, repeat));
 	fflush(stdout);
@@ -315,6 +346,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NCASES; i++)
 		if (selected(&CASES[i], list))
 			status |= bench(dir, &CASES[i], events, repeat, keep);
+	print_load("at the end");
 	if (!keep)
 		rmdir(dir);
 	else

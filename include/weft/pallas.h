@@ -125,9 +125,16 @@ typedef struct weft_pallas_write_options {
 	int layout;               /* enum weft_pallas_write_layout */
 	/*
 	 * Threads that compress full sub-arrays in the background, shared by
-	 * all the thread writers of the trace (0, the default: each thread
-	 * writer compresses its own, in the recording thread). A thread
-	 * writer whose jobs are all queued compresses the next one itself.
+	 * all the thread writers of the trace (or of a standalone archive).
+	 * Default: 1 when more than one CPU is online
+	 * (sysconf(_SC_NPROCESSORS_ONLN) > 1), else 0. Set 0 to compress in
+	 * the recording threads (no extra thread). A thread writer with 16
+	 * sub-arrays already waiting for the helpers compresses the next one
+	 * itself, so a slow or descheduled helper does not stop it (with the
+	 * compact layout, whose files take sub-arrays in order, it may wait
+	 * for a helper when 64 sub-arrays are in flight). The files are byte
+	 * for byte the same with any number of helpers.
+	 * Not used without compression (raw values are only copied).
 	 */
 	int compress_threads;
 	int replace;              /* 1: existing trace files may be replaced */
@@ -135,7 +142,8 @@ typedef struct weft_pallas_write_options {
 } weft_pallas_write_options;
 
 /* Pallas's defaults: zstd level 5, truncated loop finding with length
- * 100, long patterns on, no delta, Pallas layout, no helper threads. */
+ * 100, long patterns on, no delta, Pallas layout; and one helper thread
+ * compressing when more than one CPU is online (compress_threads). */
 void weft_pallas_write_options_init(weft_pallas_write_options *o);
 
 /* ---- The global archive ----------------------------------------------------------- */

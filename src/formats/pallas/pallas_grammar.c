@@ -44,7 +44,7 @@
 #define TYPE(tok) WEFT_PALLAS_TOKEN_TYPE(tok)
 #define IDX(tok) WEFT_PALLAS_TOKEN_IDX(tok)
 
-static int store_token(pw_thread *t, uint32_t d, uint32_t tok, uint64_t start,
+static inline int store_token(pw_thread *t, uint32_t d, uint32_t tok, uint64_t start,
 		       uint64_t end, uint64_t contrib);
 
 /* ---- Hashing ------------------------------------------------------------------------ */
@@ -116,10 +116,11 @@ static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
 	return 1;
 }
 
-/* Key of a loop in the merge table: its body and its iteration count. */
+/* Key of a loop in the merge table: its body and its iteration count (one multiply). */
 static inline uint64_t loop_key_hash(uint32_t repeated, uint32_t iterations)
 {
-	return mix_token(repeated) ^ (mix_token(iterations) * HASH_MUL);
+	uint64_t x = ((uint64_t)repeated << 32 | iterations) * HASH_MUL;
+	return x ^ (x >> 32);
 }
 
 /* ---- Chained tables ------------------------------------------------------------------ */
@@ -214,20 +215,6 @@ static int table_insert(pw_thread *t, pw_table *tab, const table_kind *k, uint32
 	tab->heads[b] = i;
 	tab->count++;
 	return 0;
-}
-
-/* Unchains item `i` (loops change key when they gain an iteration). */
-static void table_remove(pw_grammar *g, pw_table *tab, const table_kind *k, uint32_t i)
-{
-	uint32_t *link = &tab->heads[k->hash(g, i) & tab->mask];
-	while (*link != PW_NONE) {
-		if (*link == i) {
-			*link = *k->next(g, i);
-			tab->count--;
-			return;
-		}
-		link = k->next(g, *link);
-	}
 }
 
 /* ---- Lengths of the sequences ending with a token ----------------------------------------- */
@@ -425,9 +412,12 @@ static void chain_pop(pw_thread *t, uint32_t d, pw_level *l, size_t p)
 		*last = l->prev[p];
 }
 
-/* Appends a token occurrence to depth d's list (no search). */
-static int level_push(pw_thread *t, uint32_t d, uint32_t tok, uint64_t start,
-		      uint64_t end, uint64_t contrib)
+/*
+ * Appends a token occurrence to depth d's list, growing it or keeping
+ * its chains of equal tokens (lists of CHAIN_MIN tokens or more).
+ */
+static int level_push_slow(pw_thread *t, uint32_t d, uint32_t tok, uint64_t start,
+			   uint64_t end, uint64_t contrib)
 {
 	pw_level *l = &t->g.levels[d];
 	int rc = 0;
@@ -450,17 +440,45 @@ static int level_push(pw_thread *t, uint32_t d, uint32_t tok, uint64_t start,
 	return rc;
 }
 
-/* Drops depth d's tokens from position k on, restoring their chains. */
-static void level_truncate(pw_thread *t, uint32_t d, size_t k)
+/*
+ * Appends a token occurrence to depth d's list (no search): inline for
+ * short lists with room, which is what most calls see.
+ */
+static inline int level_push(pw_thread *t, uint32_t d, uint32_t tok, uint64_t start,
+			     uint64_t end, uint64_t contrib)
 {
 	pw_level *l = &t->g.levels[d];
-	if (l->chained) {
-		size_t stop = k >= CHAIN_MIN ? k : 0; /* too short: unchain it all */
-		for (size_t p = l->n; p-- > stop;)
-			chain_pop(t, d, l, p);
-		l->chained = stop > 0;
-	}
+	size_t n = l->n;
+	if (n + 1 >= CHAIN_MIN || n == l->cap)
+		return level_push_slow(t, d, tok, start, end, contrib);
+	l->tok[n] = tok;
+	l->start[n] = start;
+	l->end[n] = end;
+	l->csum[n + 1] = l->csum[n] + contrib;
+	l->h[n + 1] = l->h[n] * HASH_MUL + mix_token(tok);
+	l->n = n + 1;
+	return 0;
+}
+
+/* Drops the tokens of a chained list from position k on, restoring their chains. */
+static void level_truncate_chained(pw_thread *t, uint32_t d, size_t k)
+{
+	pw_level *l = &t->g.levels[d];
+	size_t stop = k >= CHAIN_MIN ? k : 0; /* too short: unchain it all */
+	for (size_t p = l->n; p-- > stop;)
+		chain_pop(t, d, l, p);
+	l->chained = stop > 0;
 	if (k < l->n)
+		l->n = k;
+}
+
+/* Drops depth d's tokens from position k on (inline: short lists just shrink). */
+static inline void level_truncate(pw_thread *t, uint32_t d, size_t k)
+{
+	pw_level *l = &t->g.levels[d];
+	if (l->chained)
+		level_truncate_chained(t, d, k);
+	else if (k < l->n)
 		l->n = k;
 }
 
@@ -613,19 +631,46 @@ static int loop_create(pw_thread *t, uint32_t seq_token, uint32_t *out)
 	return 0;
 }
 
+/* Unchains loop `id`, whose key hashes to `h`, from the merge table. */
+static inline void loop_unlink(pw_grammar *g, uint32_t id, uint64_t h)
+{
+	uint32_t *link = &g->loop_table.heads[h & g->loop_table.mask];
+	while (*link != PW_NONE) {
+		if (*link == id) {
+			*link = g->loops[id].next;
+			g->loop_table.count--;
+			return;
+		}
+		link = &g->loops[*link].next;
+	}
+}
+
+/* Chains loop `id`, whose key hashes to `h`, into the merge table. */
+static inline int loop_link(pw_thread *t, uint32_t id, uint64_t h)
+{
+	pw_grammar *g = &t->g;
+	if (g->loop_table.count >= g->loop_table.mask + 1)
+		return table_insert(t, &g->loop_table, &LOOP_KIND, id); /* grows it */
+	uint32_t *head = &g->loop_table.heads[h & g->loop_table.mask];
+	g->loops[id].next = *head;
+	*head = id;
+	g->loop_table.count++;
+	return 0;
+}
+
 /* One more iteration; the loop is re-keyed in the merge table. */
 static int loop_increment(pw_thread *t, uint32_t id)
 {
 	pw_grammar *g = &t->g;
 	pw_loop *l = &g->loops[id];
 	if (l->in_table)
-		table_remove(g, &g->loop_table, &LOOP_KIND, id);
+		loop_unlink(g, id, loop_key_hash(l->repeated, l->iterations));
 	if (l->iterations == UINT32_MAX)
 		return weft__error(WEFT_EUNSUPPORTED, t->dir, WEFT_NO_OFFSET,
 				   "a loop of more than 2^32 - 1 iterations");
 	l->iterations++;
 	l->in_table = 1;
-	return table_insert(t, &g->loop_table, &LOOP_KIND, id);
+	return loop_link(t, id, loop_key_hash(l->repeated, l->iterations));
 }
 
 /*
@@ -644,7 +689,7 @@ static uint32_t loop_squash(pw_thread *t, uint32_t id)
 		if (i == id || o->repeated != l->repeated || o->iterations != l->iterations)
 			continue;
 		o->occurrences++;
-		table_remove(g, &g->loop_table, &LOOP_KIND, id);
+		loop_unlink(g, id, h);
 		l->in_table = 0;
 		l->dead = 1;
 		l->repeated = WEFT_PALLAS_TOKEN_NONE;
@@ -669,18 +714,26 @@ static int loop_unsquash(pw_thread *t, uint32_t id, uint32_t *out)
 
 /* ---- The search --------------------------------------------------------------------------------- */
 
-/* Lengths up to this many tokens are all tried, as Pallas does. */
-static uint64_t near_window(const pw_thread *t)
+/* Lengths up to max_loop_length are all tried, as Pallas does. */
+static inline uint64_t near_window(const pw_thread *t)
 {
-	return t->opts->max_loop_length;
+	return t->g.near;
 }
 
 /* How many matches beyond the near window are tried (0: none, as Pallas). */
-static unsigned far_candidates(const pw_thread *t)
+static inline unsigned far_candidates(const pw_thread *t)
 {
-	if (t->opts->loop_finding == WEFT_PALLAS_WRITE_LOOPS_BASIC || t->opts->long_patterns)
-		return FAR_CANDIDATES;
-	return 0;
+	return t->g.far;
+}
+
+/* Sets the search limits from the options once (thread writer creation). */
+static void search_limits(pw_thread *t)
+{
+	const weft_pallas_write_options *o = t->opts;
+	t->g.near = o->max_loop_length;
+	t->g.far = o->loop_finding == WEFT_PALLAS_WRITE_LOOPS_BASIC || o->long_patterns ?
+		   FAR_CANDIDATES : 0;
+	t->g.loops_on = o->loop_finding != WEFT_PALLAS_WRITE_LOOPS_NONE;
 }
 
 /* What a sequence occurrence adds to its parent's block time. */
@@ -699,7 +752,7 @@ static void range_times(const pw_level *l, size_t a, size_t b, int32_t type,
 }
 
 /* Records one occurrence of sequence `sid`: duration, exclusive time, start. */
-static int seq_add_occurrence(pw_thread *t, uint32_t sid, uint64_t dur, uint64_t excl,
+static inline int seq_add_occurrence(pw_thread *t, uint32_t sid, uint64_t dur, uint64_t excl,
 			      uint64_t start)
 {
 	pw_sequence *s = &t->g.seqs[sid];
@@ -859,56 +912,101 @@ static int find_loop_basic(pw_thread *t, uint32_t d)
 /* Pallas's findLoop: first known sequences, then new loops. */
 static int find_loop(pw_thread *t, uint32_t d)
 {
-	if (t->opts->loop_finding == WEFT_PALLAS_WRITE_LOOPS_NONE)
-		return 0;
 	int rc = find_sequence(t, d);
 	return rc < 0 ? rc : find_loop_basic(t, d);
 }
 
-/* Pallas's storeToken: append, then search (bounded recursion). */
-static int store_token(pw_thread *t, uint32_t d, uint32_t tok, uint64_t start,
-		       uint64_t end, uint64_t contrib)
+/* The search after a token was stored at depth d (bounded recursion). */
+static int search_after_push(pw_thread *t, uint32_t d)
 {
-	int rc = level_push(t, d, tok, start, end, contrib);
-	if (rc < 0 || t->g.recursion >= MAX_RECURSION)
-		return rc;
-	t->g.recursion++;
-	rc = find_loop(t, d);
-	t->g.recursion--;
+	pw_grammar *g = &t->g;
+	if (g->recursion >= MAX_RECURSION)
+		return 0;
+	g->recursion++;
+	int rc = find_loop(t, d);
+	g->recursion--;
 	return rc;
 }
 
 /*
- * Pallas's recordExitFunction: the list of the current depth becomes a
- * block sequence (reused when equal), one token of the parent depth.
+ * Pallas's storeToken: append, then search. Inline: a list of one token
+ * (a block just opened) has nothing to search.
  */
-static int close_block(pw_thread *t)
+static inline int store_token(pw_thread *t, uint32_t d, uint32_t tok, uint64_t start,
+			      uint64_t end, uint64_t contrib)
+{
+	int rc = level_push(t, d, tok, start, end, contrib);
+	if (rc < 0 || !t->g.loops_on || t->g.levels[d].n < 2)
+		return rc;
+	return search_after_push(t, d);
+}
+
+/*
+ * Pallas's recordExitFunction for the block of depth d whose tokens are
+ * tok[0..n) (hash h, duration dur, `block` the time its tokens add): its
+ * sequence (the last one its start event closed, or one found or
+ * created) gains an occurrence and becomes a token of depth d - 1.
+ */
+static int close_tokens(pw_thread *t, uint32_t d, const uint32_t *tok, size_t n, uint64_t h,
+			uint64_t dur, uint64_t block)
 {
 	pw_grammar *g = &t->g;
-	uint32_t d = g->depth;
-	pw_level *l = &g->levels[d];
-	size_t n = l->n;
 	uint32_t sid = PW_NONE;
 	int rc = 0;
-	pw_event *first = TYPE(l->tok[0]) == WEFT_PALLAS_TOKEN_EVENT ? &g->events[IDX(l->tok[0])] : NULL;
+	pw_event *first = TYPE(tok[0]) == WEFT_PALLAS_TOKEN_EVENT ? &g->events[IDX(tok[0])] : NULL;
 	if (first != NULL && first->last_block != PW_NONE) { /* most blocks repeat the last one */
 		const pw_sequence *s = &g->seqs[first->last_block];
-		if (s->ntokens == n && same_tokens(s->tokens, l->tok, n))
+		if (s->ntokens == n && same_tokens(s->tokens, tok, n))
 			sid = first->last_block;
 	}
-	if (sid == PW_NONE && (rc = seq_get_or_create(t, l->tok, n, l->h[n], &sid)) < 0)
+	if (sid == PW_NONE && (rc = seq_get_or_create(t, tok, n, h, &sid)) < 0)
 		return rc;
 	if (first != NULL)
-		g->events[IDX(l->tok[0])].last_block = sid;
+		first->last_block = sid;
 	int32_t type = g->seqs[sid].type;
-	uint64_t dur, excl, start = l->start_ts;
-	range_times(l, 0, n, type, &dur, &excl);
+	uint64_t excl = type == WEFT_PALLAS_SEQUENCE_BLOCK ? dur - block : block;
+	uint64_t start = g->levels[d].start_ts;
 	if ((rc = seq_add_occurrence(t, sid, dur, excl, start)) < 0)
 		return rc;
 	level_truncate(t, d, 0);
 	g->depth = d - 1;
 	return store_token(t, d - 1, TOK(WEFT_PALLAS_TOKEN_SEQUENCE, sid), start,
 			   start + dur, contribution(type, dur, excl));
+}
+
+/* Closes the block of the current depth: its list becomes a sequence. */
+static int close_block(pw_thread *t)
+{
+	uint32_t d = t->g.depth;
+	const pw_level *l = &t->g.levels[d];
+	size_t n = l->n;
+	return close_tokens(t, d, l->tok, n, l->h[n], l->end[n - 1] - l->start[0],
+			    l->csum[n] - l->csum[0]);
+}
+
+/*
+ * Whether block end `tok` closes a leaf block (its list holds the start
+ * event alone) where storing it could match nothing: no sequence of one
+ * token ends with it and it is not the start event again. Storing and
+ * searching it would then change nothing, and close_leaf skips both.
+ */
+static inline int leaf_end(const pw_grammar *g, uint32_t tok)
+{
+	const pw_level *l = &g->levels[g->depth];
+	if (l->n != 1 || TYPE(l->tok[0]) != WEFT_PALLAS_TOKEN_EVENT || l->tok[0] == tok)
+		return 0;
+	const pw_lengths *ends = &g->events[IDX(tok)].ends;
+	return ends->n == 0 || ends->v[0] > 1;
+}
+
+/* Closes a leaf block [start, tok] (leaf_end holds) at time ts, without storing tok. */
+static int close_leaf(pw_thread *t, uint32_t tok, uint64_t ts)
+{
+	uint32_t d = t->g.depth;
+	const pw_level *l = &t->g.levels[d];
+	uint32_t pair[2] = { l->tok[0], tok };
+	uint64_t h = l->h[1] * HASH_MUL + mix_token(tok);
+	return close_tokens(t, d, pair, 2, h, ts - l->start[0], l->csum[1] - l->csum[0]);
 }
 
 /* ---- Grammar life cycle ----------------------------------------------------------------------- */
@@ -918,6 +1016,11 @@ int weft__pw_grammar_init(pw_thread *t)
 {
 	pw_grammar *g = &t->g;
 	memset(g, 0, sizeof *g);
+	search_limits(t);
+	size_t cache = ((size_t)1 << PW_EVCACHE_BITS) * sizeof *g->evcache;
+	if ((g->evcache = weft__pw_alloc(t, cache)) == NULL)
+		return WEFT_ENOMEM;
+	memset(g->evcache, 0, cache);
 	int rc = table_alloc(t, &g->event_table, TABLE_MIN);
 	if (rc == 0)
 		rc = table_alloc(t, &g->seq_table, TABLE_MIN);
@@ -973,6 +1076,7 @@ void weft__pw_grammar_free(pw_thread *t)
 	table_release(t, &g->event_table);
 	table_release(t, &g->seq_table);
 	table_release(t, &g->loop_table);
+	weft__pw_free(t, g->evcache, ((size_t)1 << PW_EVCACHE_BITS) * sizeof *g->evcache);
 	memset(g, 0, sizeof *g);
 }
 
@@ -1072,24 +1176,20 @@ static int check_record(const pw_thread *t, const weft_pallas_attrs *a, int32_t 
 	return 0;
 }
 
-/* Pallas's storeEvent: the event's token at its depth, opening or closing a block. */
-static int record_event(pw_thread *t, const weft_pallas_attrs *a, uint64_t ts,
-			int32_t record, int role, const void *payload, size_t size)
+/* Pallas's storeEvent: the token of event `id` at its depth, opening or closing a block. */
+static int record_occurrence(pw_thread *t, const weft_pallas_attrs *a, uint64_t ts,
+			     uint32_t id, int role)
 {
 	pw_grammar *g = &t->g;
-	uint32_t id;
 	int rc;
-	ts = resolve_time(t, ts);
 	if (role == WEFT_PALLAS_ROLE_BLOCK_END && g->depth == 0)
 		role = WEFT_PALLAS_ROLE_SINGLE; /* nothing to close */
 	if (role == WEFT_PALLAS_ROLE_BLOCK_START) {
-		if ((rc = level_enter(t, g->depth + 1)) < 0)
+		if (g->depth + 1 >= g->nlevels && (rc = level_enter(t, g->depth + 1)) < 0)
 			return rc;
 		g->depth++;
 		g->levels[g->depth].start_ts = ts;
 	}
-	if ((rc = event_id(t, record, payload, (uint8_t)size, &id)) < 0)
-		return rc;
 	pw_event *e = &g->events[id];
 	uint64_t occurrence = e->occurrences++;
 	if ((rc = weft__pw_vector_add(t, &e->ts, ts)) < 0)
@@ -1098,11 +1198,61 @@ static int record_event(pw_thread *t, const weft_pallas_attrs *a, uint64_t ts,
 		t->first_ts = ts, t->has_ts = 1;
 	t->last_ts = ts;
 	t->events++;
-	if ((rc = store_token(t, g->depth, TOK(WEFT_PALLAS_TOKEN_EVENT, id), ts, ts, 0)) < 0)
+	if (a != NULL && (rc = store_attrs(t, e, a, occurrence)) < 0)
 		return rc;
-	if (a != NULL && (rc = store_attrs(t, &g->events[id], a, occurrence)) < 0)
+	uint32_t tok = TOK(WEFT_PALLAS_TOKEN_EVENT, id);
+	if (role == WEFT_PALLAS_ROLE_BLOCK_END && leaf_end(g, tok))
+		return close_leaf(t, tok, ts);
+	if ((rc = store_token(t, g->depth, tok, ts, ts, 0)) < 0)
 		return rc;
 	return role == WEFT_PALLAS_ROLE_BLOCK_END ? close_block(t) : 0;
+}
+
+/* A record of any kind: its event found (or created) by its bytes. */
+static int record_event(pw_thread *t, const weft_pallas_attrs *a, uint64_t ts,
+			int32_t record, int role, const void *payload, size_t size)
+{
+	uint32_t id;
+	ts = resolve_time(t, ts);
+	int rc = event_id(t, record, payload, (uint8_t)size, &id);
+	return rc < 0 ? rc : record_occurrence(t, a, ts, id, role);
+}
+
+/*
+ * The id of event (record, one u32 payload), remembered in a small
+ * direct-mapped cache: Enter, Leave and most records carry one u32, and
+ * the cache spares hashing and comparing their bytes.
+ */
+static inline int event_id_u32(pw_thread *t, int32_t record, uint32_t v, uint32_t *out)
+{
+	pw_grammar *g = &t->g;
+	uint64_t key = (uint64_t)(uint32_t)record << 32 | v; /* record >= 1: never 0 */
+	pw_evslot *slot = &g->evcache[(key * HASH_MUL) >> (64 - PW_EVCACHE_BITS)];
+	if (slot->key == key) {
+		*out = slot->id;
+		return 0;
+	}
+	uint8_t payload[4];
+	memcpy(payload, &v, 4);
+	int rc = event_id(t, record, payload, 4, out);
+	if (rc == 0)
+		slot->key = key, slot->id = *out;
+	return rc;
+}
+
+/*
+ * A record whose payload is one u32, without attributes, on a thread
+ * writer that records: the common case (Enter, Leave), checked and
+ * looked up with the least work. Anything else takes the general path.
+ */
+static int record_u32_fast(pw_thread *t, uint64_t ts, int32_t record, int role, uint32_t v)
+{
+	uint32_t id;
+	ts = resolve_time(t, ts);
+	int rc = event_id_u32(t, record, v, &id);
+	if (rc == 0)
+		rc = record_occurrence(t, NULL, ts, id, role);
+	return rc < 0 ? weft__pw_fail(t, rc) : 0;
 }
 
 int weft_pallas_record_raw(weft_pallas_thread *t, const weft_pallas_attrs *attrs,
@@ -1145,6 +1295,8 @@ static void put64(payload *p, uint64_t v)
 static int rec_u32(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t ts,
 		   int32_t record, int role, uint32_t v)
 {
+	if (t != NULL && a == NULL && t->state == PW_OPEN)
+		return record_u32_fast(t, ts, record, role, v);
 	payload p = { .n = 0 };
 	put32(&p, v);
 	return weft_pallas_record_raw(t, a, ts, record, role, p.b, p.n);

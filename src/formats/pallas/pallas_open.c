@@ -105,6 +105,16 @@ static int pallas_probe(const char *path)
 
 /* ---- Metadata as JSON ----------------------------------------------------------- */
 
+/*
+ * The name of the timestamp storage: Pallas's names, and "WeftDelta" for
+ * the deltas of weft's writer (a value Pallas does not define).
+ */
+static const char *storage_name(int32_t storage)
+{
+	return storage == WEFT_PALLAS_TS_WEFT_DELTA
+		       ? "WeftDelta" : weft__pallas_timestamp_storage_name(storage);
+}
+
 static json_t *settings_json(const weft_pallas_settings *s)
 {
 	return json_pack("{s:s,s:s,s:I,s:s,s:I,s:s}",
@@ -113,8 +123,7 @@ static json_t *settings_json(const weft_pallas_settings *s)
 			 "zstd_level", (json_int_t)s->zstd_level,
 			 "loop_finding", weft__pallas_loop_finding_name(s->loop_finding),
 			 "max_loop_length", (json_int_t)s->max_loop_length,
-			 "timestamp_storage",
-			 weft__pallas_timestamp_storage_name(s->timestamp_storage));
+			 "timestamp_storage", storage_name(s->timestamp_storage));
 }
 
 /* The custom metadata pairs of a file, as an object (NULL on ENOMEM). */

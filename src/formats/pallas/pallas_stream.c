@@ -5,7 +5,13 @@
  * occurrence of that event, whose timestamp is the next value of the
  * event's timestamp vector (loaded a sub-array at a time through the value
  * cache) and whose attributes are the next list of the event's attribute
- * bytes when its occurrence index matches.
+ * bytes when its occurrence index matches. Timestamps come from the
+ * cache already absolute (delta-stored ones are summed when loaded, in
+ * pallas_values.c), so the replay is the same for both storages.
+ *
+ * Depth: the number of calls (block sequences below the root) around an
+ * event; the Enter that starts a call and the Leave that ends it are at
+ * the call's own depth, the events inside it one deeper.
  *
  * Termination on any input: the stack depth is bounded (a sequence that
  * contains itself is reported), every live sequence has tokens, and each
@@ -47,6 +53,8 @@ typedef struct pallas_reader {
 	frame *stack;
 	size_t depth;
 	int block_depth;     /* block sequences on the stack */
+	int root_block;      /* 1 when the root sequence counts in block_depth */
+	int boundary;        /* the last event starts or ends its call */
 	uint64_t emitted;
 	int failed;
 } pallas_reader;
@@ -77,6 +85,21 @@ static void pop(pallas_reader *r)
 	    r->t->sequences[WEFT_PALLAS_TOKEN_IDX(f->token)].type ==
 		    WEFT_PALLAS_SEQUENCE_BLOCK)
 		r->block_depth--;
+}
+
+/*
+ * Whether the event at position pos - 1 of the innermost sequence `s`
+ * starts or ends a call: the first token of a block below the root, or
+ * its last when that is a Leave (a block left open at close ends with
+ * whatever came last, which is inside the call).
+ */
+static int is_call_boundary(const pallas_reader *r, const pallas_sequence *s,
+			    uint64_t pos, uint32_t event_id)
+{
+	if (s->type != WEFT_PALLAS_SEQUENCE_BLOCK || r->depth < 2)
+		return 0;
+	return pos == 1 || (pos == s->token_count &&
+			    r->t->events[event_id].record == WEFT_PALLAS_REC_LEAVE);
 }
 
 /*
@@ -113,6 +136,7 @@ static int next_event_id(pallas_reader *r, uint32_t *event_id)
 		uint32_t token = weft__pallas_le32(s->tokens + 4 * f->pos++);
 		if (WEFT_PALLAS_TOKEN_TYPE(token) == WEFT_PALLAS_TOKEN_EVENT) {
 			*event_id = WEFT_PALLAS_TOKEN_IDX(token);
+			r->boundary = is_call_boundary(r, s, f->pos, *event_id);
 			return 1;
 		}
 		int rc = push(r, token);
@@ -217,7 +241,8 @@ int weft__pallas_stream_next(void *state, weft_event *ev)
 	ev->data = attrs;
 	ev->data_size = attr_size;
 	/* Blocks below the thread's root block are the calls. */
-	ev->depth = r->block_depth >= 2 ? r->block_depth - 2 : 0;
+	int calls = r->block_depth - r->root_block - r->boundary;
+	ev->depth = calls > 0 ? calls : 0;
 	ev->parent = -1;
 	return 1;
 }
@@ -273,8 +298,10 @@ int weft__pallas_stream_open(weft_trace *trace, uint32_t stream, void **state)
 		if (r->events == NULL || r->stack == NULL)
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
-	if (rc == 0 && r->t->sequence_count > 0)
+	if (rc == 0 && r->t->sequence_count > 0) {
 		rc = push(r, WEFT_PALLAS_TOKEN(WEFT_PALLAS_TOKEN_SEQUENCE, r->t->root));
+		r->root_block = r->block_depth;
+	}
 	if (rc < 0) {
 		weft__pallas_stream_close(r);
 		return rc;

@@ -9,6 +9,14 @@
  * `w` bytes of each value (w = bytes / count). The lossy compressions
  * (histogram, SZ, ZFP) are refused: their values are not the ones recorded.
  *
+ * weft's writer may store timestamps as deltas (settings timestamp storage
+ * WEFT_PALLAS_TS_WEFT_DELTA): each timestamp sub-array (event timestamps,
+ * sequence start times; never durations) holds its first value, then
+ * v[i] - v[i-1] (u64, wrapping), restarting at every sub-array. They are
+ * summed back here, once per load, so that the cache always holds
+ * absolute values and readers need not know; the result is checked
+ * against the absolute first and last values of the sub-array's header.
+ *
  * One mutex guards the cache, so that cursors of one trace may run on
  * different threads; it is taken once per sub-array (1000 values).
  */
@@ -30,6 +38,7 @@ typedef struct cache_entry {
 	const pallas_thread *thread; /* key: thread, file, offset */
 	uint8_t which_file;
 	uint64_t offset;
+	uint8_t deltas;              /* key too: values summed from deltas */
 	uint64_t *values;
 	uint64_t count;
 	uint64_t last_use;
@@ -296,13 +305,44 @@ static void evict(pallas_value_cache *c, uint64_t need)
 	}
 }
 
+/*
+ * Whether the stored values of vector `vec` are deltas: the timestamp
+ * vectors (not the durations) of a trace written with weft's
+ * delta_timestamps option.
+ */
+static int stored_as_deltas(const pallas_value_cache *c, const pallas_vector *vec)
+{
+	return !vec->durations &&
+	       c->settings.timestamp_storage == WEFT_PALLAS_TS_WEFT_DELTA;
+}
+
+/*
+ * Turns a sub-array of deltas back into timestamps (running sum, u64
+ * wrapping as written) and checks them against the sub-array header's
+ * absolute first and last values, so that damaged or misread deltas are
+ * reported instead of giving wrong times.
+ */
+static int sum_deltas(const pallas_thread *t, const pallas_vector *vec,
+		      const pallas_subarray *sub, uint64_t *values)
+{
+	uint64_t v = 0;
+	for (uint64_t i = 0; i < sub->size; i++)
+		values[i] = v += values[i];
+	if (sub->size > 0 && (values[0] == sub->first && v == sub->last))
+		return 0;
+	char name[512];
+	snprintf(name, sizeof name, "%s/%s", t->dir, data_file_name(vec->which_file));
+	return weft__error(WEFT_EFORMAT, name, sub->offset,
+			   "delta timestamps sum to %llu .. %llu, the sub-array "
+			   "header says %llu .. %llu",
+			   (unsigned long long)(sub->size ? values[0] : 0),
+			   (unsigned long long)v, (unsigned long long)sub->first,
+			   (unsigned long long)sub->last);
+}
+
+/* Refuses value data that weft cannot give back exactly (lossy, unknown encodings). */
 static int check_supported(const pallas_value_cache *c)
 {
-	if (c->settings.timestamp_storage == WEFT_PALLAS_TS_WEFT_DELTA)
-		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
-				   "timestamps stored as deltas (weft's writer option) "
-				   "are not read yet: refusing rather than showing "
-				   "wrong times");
 	int32_t comp = c->settings.compression;
 	if (comp != WEFT_PALLAS_COMPRESS_NONE && comp != WEFT_PALLAS_COMPRESS_ZSTD)
 		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
@@ -323,10 +363,12 @@ static int find_or_load(pallas_value_cache *c, const pallas_thread *t,
 			const pallas_vector *vec, const pallas_subarray *sub,
 			cache_entry **out)
 {
+	uint8_t deltas = (uint8_t)stored_as_deltas(c, vec);
 	size_t b = bucket_of(c, t, vec->which_file, sub->offset);
 	for (cache_entry *e = c->buckets[b]; e; e = e->next)
 		if (e->thread == t && e->which_file == vec->which_file &&
-		    e->offset == sub->offset && e->count == sub->size) {
+		    e->offset == sub->offset && e->count == sub->size &&
+		    e->deltas == deltas) {
 			*out = e;
 			return 0;
 		}
@@ -348,6 +390,8 @@ static int find_or_load(pallas_value_cache *c, const pallas_thread *t,
 		return weft__error(WEFT_ENOMEM, t->dir, sub->offset, "out of memory");
 	}
 	rc = load_subarray(c, t, vec->which_file, sub, values);
+	if (rc == 0 && deltas)
+		rc = sum_deltas(t, vec, sub, values);
 	if (rc < 0) {
 		free(e);
 		free(values);
@@ -356,6 +400,7 @@ static int find_or_load(pallas_value_cache *c, const pallas_thread *t,
 	e->thread = t;
 	e->which_file = vec->which_file;
 	e->offset = sub->offset;
+	e->deltas = deltas;
 	e->values = values;
 	e->count = sub->size;
 	e->next = c->buckets[b];

@@ -13,8 +13,11 @@
  * themselves. A sub-array equal to one of the last few encoded takes its
  * bytes instead of being compressed again (the start times of a block are
  * its Enter's timestamps, the exclusive time of a leaf block its
- * duration: such copies are common). Helper threads, when asked for,
- * take the compression off the recording threads.
+ * duration: such copies are common). Helper threads (one by default
+ * when more than one CPU is online) take the compression off the
+ * recording threads; which sub-arrays share bytes is decided by the
+ * recording thread in the order they fill, and it alone appends records,
+ * so the files are the same whoever compressed what.
  *
  * Files: everything is written as `<file>.tmp`, then renamed; a thread's
  * .dat files before its thread.pallas, so a thread file always comes
@@ -38,11 +41,8 @@
 #define OUT_BUFFER (64u * 1024u)       /* buffer of each output file */
 #define SPILL_BUFFER (512u * 1024u)    /* buffer of each spill */
 #define MAX_HELPERS 64
-#define RECORD_MAX (8u + 8u * PW_SUB_VALUES + 1024u) /* >= 8 + ZSTD_compressBound */
 #define DEFAULT_LEVEL 5
 #define DEFAULT_LOOP_LENGTH 100
-
-enum job_state { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 /* ---- Memory accounting ------------------------------------------------------------ */
 
@@ -94,11 +94,24 @@ int weft__pw_fail(pw_thread *t, int status)
 
 /* ---- Options ------------------------------------------------------------------------ */
 
+/*
+ * One helper thread when more than one CPU is online: compression (most
+ * of the cost of a trace) then leaves the recording thread, and the files
+ * are the same as without helpers. 0 on a single CPU, where a helper
+ * could only take turns with the recording thread.
+ */
+static int default_helpers(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus > 1 ? 1 : 0;
+}
+
 void weft_pallas_write_options_init(weft_pallas_write_options *o)
 {
 	if (o == NULL)
 		return;
 	memset(o, 0, sizeof *o);
+	o->compress_threads = default_helpers();
 	o->compression = WEFT_PALLAS_WRITE_ZSTD;
 	o->zstd_level = DEFAULT_LEVEL;
 	o->loop_finding = WEFT_PALLAS_WRITE_LOOPS_TRUNCATED;
@@ -686,26 +699,20 @@ static void write_settings(pw_out *o, const weft_pallas_write_options *opts)
 	out_i32(o, opts->delta_timestamps ? WEFT_PALLAS_TS_WEFT_DELTA : WEFT_PALLAS_TS_DELTA);
 }
 
-/* ---- Helper threads ------------------------------------------------------------------------- */
+/* ---- Encoding ------------------------------------------------------------------------------- */
 
-struct pw_pool {
-	pthread_mutex_t lock;
-	pthread_cond_t work;
-	pw_job *head, *tail;
-	int stop;
-	int nthreads;
-	pthread_t *threads;
-};
-
-static int store_record(pw_thread *t, pw_codec *c, uint8_t file, const uint64_t *values,
-			uint32_t count, int timestamps, uint64_t *where, uint64_t *length);
+/*
+ * A job's life: FREE (its slot unused), QUEUED (handed to the helpers;
+ * whoever claims it first encodes it, a helper or its recording thread),
+ * RUNNING, DONE (waiting for its commit by the recording thread).
+ */
+enum job_state { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 /* Sets up the compression state of a thread writer or a helper. */
 static int codec_init(pw_codec *c, const weft_pallas_write_options *o)
 {
 	memset(c, 0, sizeof *c);
-	c->frame_cap = RECORD_MAX;
-	c->frame = malloc(c->frame_cap);
+	c->frame = malloc(PW_FRAME_MAX);
 	if (c->frame == NULL)
 		return WEFT_ENOMEM;
 	if (o->compression == WEFT_PALLAS_WRITE_ZSTD && (c->zstd = ZSTD_createCCtx()) == NULL)
@@ -727,37 +734,128 @@ static int is_timestamps(uint8_t which)
 	return which == PW_EVENT_TS || which == PW_SEQ_TS;
 }
 
-/* A helper thread: takes queued sub-arrays and stores them for their owners. */
+/*
+ * The record of `count` values in `dst` (PW_FRAME_MAX bytes): `u64
+ * nbytes` then the bytes (raw values, or one zstd frame), timestamps as
+ * differences if `delta`. The zstd context is created once per thread
+ * writer or helper and reused from frame to frame (setting its
+ * parameters once instead, with ZSTD_compress2, gives the same frames and
+ * measured no faster: about 53 us per frame of 1000 timestamps here).
+ */
+static int encode_record(pw_codec *c, const weft_pallas_write_options *o,
+			 const uint64_t *values, uint32_t count, int delta, uint8_t *dst,
+			 size_t *len)
+{
+	const uint64_t *src = values;
+	if (delta && count > 0) {
+		c->scratch[0] = values[0];
+		for (uint32_t i = 1; i < count; i++)
+			c->scratch[i] = values[i] - values[i - 1];
+		src = c->scratch;
+	}
+	uint64_t n = (uint64_t)count * 8;
+	if (o->compression == WEFT_PALLAS_WRITE_ZSTD) {
+		size_t z = ZSTD_compressCCtx(c->zstd, dst + 8, PW_FRAME_MAX - 8, src, n,
+					     o->zstd_level);
+		if (ZSTD_isError(z))
+			return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "zstd compression failed: %s",
+					   ZSTD_getErrorName(z));
+		n = z;
+	} else {
+		memcpy(dst + 8, src, n);
+	}
+	memcpy(dst, &n, 8);
+	*len = 8 + (size_t)n;
+	return 0;
+}
+
+/* ---- Helper threads ------------------------------------------------------------------------- */
+
+/*
+ * The helpers of a trace (or of a standalone archive). The queue holds
+ * the jobs handed over, oldest first; an entry may be stale (its job was
+ * taken back by its recording thread, or its slot already reused): a
+ * helper runs only what it can claim (QUEUED to RUNNING).
+ */
+struct pw_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	pw_job **queue;        /* circular */
+	size_t qcap, qhead, qlen;
+	int idle;              /* helpers waiting for work */
+	int stop;
+	int nthreads;
+	pthread_t *threads;
+};
+
+/* Takes a queued job for oneself (a helper or its recording thread): 1 if taken. */
+static int job_claim(pw_job *j)
+{
+	int expected = JOB_QUEUED;
+	return atomic_compare_exchange_strong_explicit(&j->state, &expected, JOB_RUNNING,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+/* Encodes a claimed job with codec `c`; the outcome stays in the job. */
+static void job_encode(pw_job *j, pw_codec *c, int ready)
+{
+	j->status = ready < 0 ? ready :
+		    encode_record(c, j->owner->opts, j->values, j->count, j->delta, j->frame,
+				  &j->len);
+}
+
+/* The next entry of the queue, waiting for one (NULL once stopped and empty; lock held). */
+static pw_job *pool_pop_locked(pw_pool *p)
+{
+	while (!p->stop && p->qlen == 0) {
+		p->idle++;
+		pthread_cond_wait(&p->work, &p->lock);
+		p->idle--;
+	}
+	if (p->qlen == 0)
+		return NULL;
+	pw_job *j = p->queue[p->qhead];
+	p->qhead = (p->qhead + 1) % p->qcap;
+	p->qlen--;
+	return j;
+}
+
+/*
+ * A helper's job is done: the state changes under the pool lock, so that
+ * a recording thread that saw it done and then took the lock knows the
+ * helper no longer touches its writer.
+ */
+static void job_finish_locked(pw_job *j)
+{
+	pw_thread *owner = j->owner;
+	atomic_store_explicit(&j->state, JOB_DONE, memory_order_release);
+	if (owner->waiting)
+		pthread_cond_broadcast(&owner->jobs_done);
+}
+
+/*
+ * A helper thread: claims queued jobs and encodes them for their owners.
+ * An entry is popped and claimed under the lock, so that once a writer
+ * has dropped its entries (pool_forget) no helper is about to touch it.
+ */
 static void *helper_main(void *arg)
 {
 	pw_pool *p = arg;
 	pw_codec codec;
-	int ready = -1;
+	int ready = 1; /* 1: not set up yet, 0: ready, < 0: failed */
 	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		while (!p->stop && p->head == NULL)
-			pthread_cond_wait(&p->work, &p->lock);
-		if (p->head == NULL)
-			break;
-		pw_job *j = p->head;
-		p->head = j->qnext;
-		if (p->head == NULL)
-			p->tail = NULL;
-		j->state = JOB_RUNNING;
+	for (pw_job *j; (j = pool_pop_locked(p)) != NULL;) {
+		if (!job_claim(j))
+			continue; /* taken back by its recording thread */
 		pthread_mutex_unlock(&p->lock);
-		if (ready < 0)
+		if (ready > 0)
 			ready = codec_init(&codec, j->owner->opts);
-		uint8_t file = j->which == PW_EVENT_TS ? PW_EVENT_FILE : PW_SEQUENCE_FILE;
-		j->status = ready < 0 ? ready :
-			    store_record(j->owner, &codec, file, j->values, j->count,
-					 is_timestamps(j->which), &j->where, &j->length);
+		job_encode(j, &codec, ready);
 		pthread_mutex_lock(&p->lock);
-		j->state = JOB_DONE;
-		j->owner->jobs_busy--;
-		pthread_cond_broadcast(&j->owner->jobs_done);
+		job_finish_locked(j);
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (ready == 0)
+	if (ready <= 0)
 		codec_free(&codec);
 	return NULL;
 }
@@ -786,6 +884,15 @@ static int pool_create(int n, const char *where, pw_pool **out)
 	return 0;
 }
 
+/*
+ * Helper threads worth starting: raw values are copied, not encoded, so
+ * handing them over would cost more than it saves.
+ */
+static int helpers_wanted(const weft_pallas_write_options *o)
+{
+	return o->compression == WEFT_PALLAS_WRITE_ZSTD ? o->compress_threads : 0;
+}
+
 /* Stops the helpers (their owners have drained their jobs) and frees the pool. */
 static void pool_free(pw_pool *p)
 {
@@ -799,8 +906,58 @@ static void pool_free(pw_pool *p)
 		pthread_join(p->threads[i], NULL);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->work);
+	free(p->queue);
 	free(p->threads);
 	free(p);
+}
+
+/* Doubles the queue (lock held), keeping its entries in order. */
+static int pool_grow_locked(pw_pool *p)
+{
+	size_t cap = p->qcap ? p->qcap * 2 : 64;
+	pw_job **q = malloc(cap * sizeof *q);
+	if (q == NULL)
+		return WEFT_ENOMEM;
+	for (size_t i = 0; i < p->qlen; i++)
+		q[i] = p->queue[(p->qhead + i) % p->qcap];
+	free(p->queue);
+	p->queue = q;
+	p->qcap = cap;
+	p->qhead = 0;
+	return 0;
+}
+
+/* Hands a prepared job to the helpers; waking one only if one sleeps. */
+static int pool_push(pw_pool *p, pw_job *j)
+{
+	pthread_mutex_lock(&p->lock);
+	int rc = p->qlen == p->qcap ? pool_grow_locked(p) : 0;
+	if (rc == 0) {
+		atomic_store_explicit(&j->state, JOB_QUEUED, memory_order_release);
+		p->queue[(p->qhead + p->qlen++) % p->qcap] = j;
+		if (p->idle > 0)
+			pthread_cond_signal(&p->work);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+/*
+ * Drops the queue entries that point at the jobs of `t` (before they are
+ * freed); taking the lock also waits for a helper still finishing one.
+ */
+static void pool_forget(pw_pool *p, const pw_thread *t)
+{
+	pthread_mutex_lock(&p->lock);
+	size_t kept = 0;
+	for (size_t i = 0; i < p->qlen; i++) {
+		pw_job *j = p->queue[(p->qhead + i) % p->qcap];
+		uintptr_t at = (uintptr_t)j, lo = (uintptr_t)t->jobs;
+		if (at < lo || at >= lo + PW_JOBS * sizeof *t->jobs)
+			p->queue[(p->qhead + kept++) % p->qcap] = j;
+	}
+	p->qlen = kept;
+	pthread_mutex_unlock(&p->lock);
 }
 
 /* ---- Spills ------------------------------------------------------------------------------------ */
@@ -873,7 +1030,8 @@ static int spill_read(const pw_spill *s, uint64_t where, size_t len, uint8_t *ds
 	return 0;
 }
 
-/* ---- Encoding and sharing sub-arrays -------------------------------------------------------------- */
+
+/* ---- Sharing sub-arrays ------------------------------------------------------------------------ */
 
 /*
  * A key for spotting identical sub-arrays: the count and 8 values spread
@@ -888,108 +1046,430 @@ static uint64_t values_hash(const uint64_t *v, uint32_t n)
 	return h;
 }
 
-/*
- * The record of `count` values in c->frame: `u64 nbytes` then the bytes
- * (raw values, or one zstd frame), timestamps as differences if `delta`.
- */
-static int encode_record(pw_codec *c, const weft_pallas_write_options *o,
-			 const uint64_t *values, uint32_t count, int delta, size_t *len)
-{
-	const uint64_t *src = values;
-	if (delta && count > 0) {
-		c->scratch[0] = values[0];
-		for (uint32_t i = 1; i < count; i++)
-			c->scratch[i] = values[i] - values[i - 1];
-		src = c->scratch;
-	}
-	uint64_t n = (uint64_t)count * 8;
-	if (o->compression == WEFT_PALLAS_WRITE_ZSTD) {
-		size_t z = ZSTD_compressCCtx(c->zstd, c->frame + 8, c->frame_cap - 8, src, n,
-					     o->zstd_level);
-		if (ZSTD_isError(z))
-			return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "zstd compression failed: %s",
-					   ZSTD_getErrorName(z));
-		n = z;
-	} else {
-		memcpy(c->frame + 8, src, n);
-	}
-	memcpy(c->frame, &n, 8);
-	*len = 8 + (size_t)n;
-	return 0;
-}
-
-/*
- * Looks for the same values among the recently stored sub-arrays (under
- * store_lock). Returns 1 and the record's place in spill `target` when
- * found (copied over from the other .dat file in the compact layout).
- */
-static int recent_find(pw_thread *t, uint64_t h, const uint64_t *values, uint32_t count,
-		       int delta, uint8_t target, uint8_t *copy, uint64_t *where,
-		       uint64_t *length)
+/* The recent slot that holds the same values, or -1. */
+static int recent_match(const pw_thread *t, uint64_t h, const uint64_t *values,
+			uint32_t count, int delta)
 {
 	for (int i = 0; i < PW_RECENT; i++) {
-		pw_recent *r = &t->recent[i];
-		if (!r->used || r->hash != h || r->count != count || r->delta != delta ||
-		    memcmp(r->values, values, (size_t)count * 8) != 0)
-			continue;
-		*length = r->length;
-		if (r->file == target) {
-			*where = r->where;
-			return 1;
-		}
-		int rc = spill_read(&t->spill[r->file], r->where, r->length, copy);
-		if (rc == 0)
-			rc = spill_append(&t->spill[target], t->dir, copy, r->length, where);
-		return rc < 0 ? rc : 1;
+		const pw_recent *r = &t->recent[i];
+		if (r->used && r->hash == h && r->count == count && r->delta == delta &&
+		    memcmp(r->values, values, (size_t)count * 8) == 0)
+			return i;
 	}
+	return -1;
+}
+
+/* Remembers sub-array `ticket`, being encoded (round robin); returns its slot. */
+static uint32_t recent_put(pw_thread *t, uint64_t h, const uint64_t *values, uint32_t count,
+			   int delta, uint64_t ticket)
+{
+	uint32_t slot = t->recent_next;
+	pw_recent *r = &t->recent[slot];
+	t->recent_next = (slot + 1) % PW_RECENT;
+	memcpy(r->values, values, (size_t)count * 8);
+	*r = (pw_recent){ .hash = h, .count = count, .delta = (uint8_t)delta, .used = 1,
+			  .ticket = ticket, .values = r->values };
+	return slot;
+}
+
+/* Record `ticket` was committed: its recent slot (if it still holds it) learns its place. */
+static void recent_placed(pw_thread *t, uint32_t slot, uint64_t ticket, uint8_t file,
+			  uint64_t where, uint64_t length)
+{
+	pw_recent *r = &t->recent[slot];
+	if (!r->used || r->ticket != ticket)
+		return;
+	r->committed = 1;
+	r->file = file;
+	r->where = where;
+	r->length = length;
+}
+
+/* ---- Committing records (the recording thread, in ticket order) --------------------------------- */
+
+/* The spill of a vector's records (the Pallas layout has one scratch for both files). */
+static uint8_t spill_of(const pw_thread *t, uint8_t file)
+{
+	return t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT ? file : 0;
+}
+
+/* An encoded record: appended to its spill, its place given to its header and recent slot. */
+static int commit_encoded(pw_thread *t, pw_sub *s, uint8_t target, const uint8_t *rec,
+			  size_t len, uint32_t slot, uint64_t ticket)
+{
+	int rc = spill_append(&t->spill[target], t->dir, rec, len, &s->where);
+	if (rc < 0)
+		return rc;
+	s->length = len;
+	t->subarrays++;
+	recent_placed(t, slot, ticket, target, s->where, len);
 	return 0;
 }
 
-/* Remembers a stored sub-array (round robin over PW_RECENT slots). */
-static void recent_put(pw_thread *t, uint64_t h, const uint64_t *values, uint32_t count,
-		       int delta, uint8_t target, uint64_t where, uint64_t length)
+/*
+ * A shared record: the place of the earlier identical one or, when that
+ * one is in the other .dat file (compact layout), a copy of its bytes.
+ */
+static int commit_shared(pw_thread *t, pw_sub *s, uint8_t target, uint8_t src_file,
+			 uint64_t src_where, uint64_t src_length)
 {
-	pw_recent *r = &t->recent[t->recent_next];
-	t->recent_next = (t->recent_next + 1) % PW_RECENT;
-	memcpy(r->values, values, (size_t)count * 8);
-	*r = (pw_recent){ h, count, target, (uint8_t)delta, 1, where, length, r->values };
+	s->length = src_length;
+	t->subarrays++;
+	t->subarrays_shared++;
+	if (src_file == target) {
+		s->where = src_where;
+		return 0;
+	}
+	uint8_t *copy = t->codec.frame;
+	int rc = spill_read(&t->spill[src_file], src_where, src_length, copy);
+	return rc < 0 ? rc : spill_append(&t->spill[target], t->dir, copy, src_length, &s->where);
 }
 
 /*
- * Stores a full sub-array of vector file `file`: shares the record of an
- * identical recent one, or encodes it with codec `c` and appends it.
- * Called by the recording thread or a helper.
+ * Stores a full sub-array at once (no helpers, or at close): shares the
+ * record of an identical recent one, or encodes it and appends it.
  */
-static int store_record(pw_thread *t, pw_codec *c, uint8_t file, const uint64_t *values,
-			uint32_t count, int timestamps, uint64_t *where, uint64_t *length)
+static int store_inline(pw_thread *t, const pw_vector *v, pw_sub *s, const uint64_t *values,
+			uint32_t count)
 {
-	int delta = timestamps && t->opts->delta_timestamps;
-	uint8_t target = t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT ? file : 0;
-	uint64_t h = values_hash(values, count);
-	pthread_mutex_lock(&t->store_lock);
-	int rc = recent_find(t, h, values, count, delta, target, c->frame, where, length);
-	if (rc != 0)
-		t->subarrays++, t->subarrays_shared += rc > 0;
-	pthread_mutex_unlock(&t->store_lock);
-	if (rc != 0)
-		return rc < 0 ? rc : 0;
+	int delta = is_timestamps(v->which) && t->opts->delta_timestamps;
+	uint8_t target = spill_of(t, v->file);
+	uint64_t h = values_hash(values, count), ticket = t->tickets++;
+	int r = recent_match(t, h, values, count, delta);
+	if (r >= 0 && t->recent[r].committed)
+		return commit_shared(t, s, target, t->recent[r].file, t->recent[r].where,
+				     t->recent[r].length);
 	size_t len;
-	if ((rc = encode_record(c, t->opts, values, count, delta, &len)) < 0)
+	int rc = encode_record(&t->codec, t->opts, values, count, delta, t->codec.frame, &len);
+	if (rc < 0)
 		return rc;
-	pthread_mutex_lock(&t->store_lock);
-	rc = spill_append(&t->spill[target], t->dir, c->frame, len, where);
-	if (rc == 0) {
-		*length = len;
-		t->subarrays++;
-		recent_put(t, h, values, count, delta, target, *where, len);
+	uint32_t slot = recent_put(t, h, values, count, delta, ticket);
+	return commit_encoded(t, s, target, t->codec.frame, len, slot, ticket);
+}
+
+/* ---- Jobs (helpers on) ------------------------------------------------------------------------- */
+
+/* The vector a job was taken from. */
+static pw_vector *vector_of(pw_thread *t, uint8_t which, uint32_t id)
+{
+	switch (which) {
+	case PW_EVENT_TS: return &t->g.events[id].ts;
+	case PW_SEQ_DUR: return &t->g.seqs[id].dur;
+	case PW_SEQ_EXCL: return &t->g.seqs[id].excl;
+	default: return &t->g.seqs[id].ts;
 	}
-	pthread_mutex_unlock(&t->store_lock);
+}
+
+/* The state of a job as the recording thread sees it. */
+static int job_state(pw_job *j)
+{
+	return atomic_load_explicit(&j->state, memory_order_acquire);
+}
+
+/* The slot of in-flight ticket `k`. */
+static pw_job *job_of_ticket(pw_thread *t, uint64_t k)
+{
+	if (t->ordered)
+		return &t->jobs[t->order[k % PW_JOBS]];
+	for (int i = 0; i < PW_JOBS; i++)
+		if (t->jobs[i].ticket == k && job_state(&t->jobs[i]) != JOB_FREE)
+			return &t->jobs[i];
+	return NULL;
+}
+
+/* Takes a pair of spare buffers (values, record) for encode job `j`: 0, or 1 when none is left. */
+static int job_take_spares(pw_thread *t, pw_job *j)
+{
+	if (t->nspares == 0)
+		return 1;
+	t->nspares--;
+	j->values = t->spare_values[t->nspares];
+	j->frame = t->spare_frames[t->nspares];
+	return 0;
+}
+
+/* Gives back the buffers of an encode job once its record is committed (or dropped). */
+static void job_give_spares(pw_thread *t, pw_job *j)
+{
+	if (j->kind != PW_JOB_ENCODE || j->values == NULL)
+		return;
+	t->spare_values[t->nspares] = j->values;
+	t->spare_frames[t->nspares] = j->frame;
+	t->nspares++;
+	j->values = NULL;
+	j->frame = NULL;
+}
+
+static int job_commit(pw_thread *t, pw_job *j);
+
+/*
+ * Gives the shares that wait for encoded job `src` (committed at `s`) its
+ * place; unordered, they are committed at once.
+ */
+static int resolve_shares(pw_thread *t, const pw_job *src, uint8_t file, const pw_sub *s)
+{
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < PW_JOBS; i++) {
+		pw_job *j = &t->jobs[i];
+		if (j->kind != PW_JOB_SHARE || j->src_ready || j->src_ticket != src->ticket ||
+		    job_state(j) != JOB_DONE)
+			continue;
+		j->src_file = file, j->src_where = s->where, j->src_length = s->length;
+		j->src_ready = 1;
+		if (!t->ordered)
+			rc = job_commit(t, j);
+	}
+	return rc;
+}
+
+/* Commits done job `j`: its record placed, its sub-array header completed, its slot freed. */
+static int job_commit(pw_thread *t, pw_job *j)
+{
+	pw_vector *v = vector_of(t, j->which, j->id);
+	pw_sub *s = &v->subs[j->sub];
+	uint8_t target = spill_of(t, v->file);
+	int rc;
+	if (j->kind == PW_JOB_SHARE)
+		rc = commit_shared(t, s, target, j->src_file, j->src_where, j->src_length);
+	else if (j->status < 0)
+		rc = weft__error(j->status, t->dir, WEFT_NO_OFFSET,
+				 "a helper thread could not encode values (%s)",
+				 weft_strerror(j->status));
+	else
+		rc = commit_encoded(t, s, target, j->frame, j->len, j->recent, j->ticket);
+	job_give_spares(t, j);
+	atomic_store_explicit(&j->state, JOB_FREE, memory_order_relaxed);
+	t->in_flight--;
+	if (rc == 0 && j->kind == PW_JOB_ENCODE && j->dependents > 0)
+		rc = resolve_shares(t, j, target, s);
+	return rc;
+}
+
+/* Commits the done jobs, oldest first, as long as the next one is done (compact layout). */
+static int commit_in_order(pw_thread *t)
+{
+	int rc = 0;
+	while (rc == 0 && t->order_head < t->tickets) {
+		pw_job *j = &t->jobs[t->order[t->order_head % PW_JOBS]];
+		if (job_state(j) != JOB_DONE)
+			break;
+		t->order_head++;
+		rc = job_commit(t, j);
+	}
+	return rc;
+}
+
+/* Commits every done job (a share once its source's place is known). */
+static int commit_any(pw_thread *t)
+{
+	int rc = 0;
+	for (int i = 0; rc == 0 && i < PW_JOBS; i++) {
+		pw_job *j = &t->jobs[i];
+		if (job_state(j) == JOB_DONE && (j->kind == PW_JOB_ENCODE || j->src_ready))
+			rc = job_commit(t, j);
+	}
+	return rc;
+}
+
+/* Commits what can be. */
+static int commit_ready(pw_thread *t)
+{
+	return t->ordered ? commit_in_order(t) : commit_any(t);
+}
+
+/*
+ * Makes sure job `j` is done: the recording thread encodes it itself
+ * when no helper took it yet, or waits for the helper that did.
+ */
+static void job_complete(pw_thread *t, pw_job *j)
+{
+	if (job_claim(j)) {
+		job_encode(j, &t->codec, 0);
+		atomic_store_explicit(&j->state, JOB_DONE, memory_order_release);
+		return;
+	}
+	if (job_state(j) == JOB_DONE)
+		return;
+	pw_pool *p = t->archive->pool;
+	pthread_mutex_lock(&p->lock);
+	while (job_state(j) != JOB_DONE) {
+		t->waiting = 1;
+		pthread_cond_wait(&t->jobs_done, &p->lock);
+	}
+	t->waiting = 0;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * The job that holds the others up: the oldest ticket (compact layout),
+ * or the oldest job still to encode, a queued one first (it is taken
+ * back, where a running one is waited for). NULL: none.
+ */
+static pw_job *job_blocking(pw_thread *t)
+{
+	if (t->ordered)
+		return t->order_head < t->tickets ? &t->jobs[t->order[t->order_head % PW_JOBS]] : NULL;
+	pw_job *queued = NULL, *running = NULL;
+	for (int i = 0; i < PW_JOBS; i++) {
+		pw_job *j = &t->jobs[i];
+		int st = job_state(j);
+		if (st == JOB_QUEUED && (queued == NULL || j->ticket < queued->ticket))
+			queued = j;
+		else if (st == JOB_RUNNING && (running == NULL || j->ticket < running->ticket))
+			running = j;
+	}
+	return queued != NULL ? queued : running;
+}
+
+/*
+ * Abandons the jobs of `t` (a writer freed or failed): those no helper
+ * took are dropped, those being encoded are waited for; nothing is
+ * committed.
+ */
+static void abandon_jobs(pw_thread *t)
+{
+	for (int i = 0; t->jobs != NULL && i < PW_JOBS; i++) {
+		pw_job *j = &t->jobs[i];
+		if (job_state(j) == JOB_FREE)
+			continue;
+		if (job_claim(j))
+			atomic_store_explicit(&j->state, JOB_DONE, memory_order_relaxed);
+		else
+			job_complete(t, j);
+		job_give_spares(t, j);
+		atomic_store_explicit(&j->state, JOB_FREE, memory_order_relaxed);
+	}
+	t->in_flight = 0;
+	t->order_head = t->tickets;
+}
+
+/* A free slot for the next job, finishing (or waiting for) older ones when all are taken. */
+static int job_slot(pw_thread *t, pw_job **out)
+{
+	int rc = commit_ready(t);
+	for (;;) {
+		for (int i = 0; rc == 0 && t->in_flight < PW_JOBS && i < PW_JOBS; i++) {
+			if (job_state(&t->jobs[i]) == JOB_FREE) {
+				*out = &t->jobs[i];
+				return 0;
+			}
+		}
+		if (rc < 0)
+			return rc;
+		pw_job *j = job_blocking(t);
+		if (j != NULL)
+			job_complete(t, j);
+		rc = commit_ready(t);
+	}
+}
+
+/* Whether PW_QUEUED_MAX jobs of `t` already wait for a helper. */
+static int helpers_behind(pw_thread *t)
+{
+	unsigned queued = 0;
+	for (int i = 0; i < PW_JOBS; i++)
+		queued += atomic_load_explicit(&t->jobs[i].state, memory_order_relaxed) == JOB_QUEUED;
+	return queued >= PW_QUEUED_MAX;
+}
+
+/*
+ * A pair of spare buffers for encode job `j`, finishing older jobs (or
+ * waiting for them) when all PW_SPARES are in flight.
+ */
+static int job_buffers(pw_thread *t, pw_job *j)
+{
+	int rc = 0;
+	while (rc == 0 && job_take_spares(t, j) != 0) {
+		pw_job *old = job_blocking(t);
+		if (old == NULL)
+			return weft__error(WEFT_EIO, t->dir, WEFT_NO_OFFSET, "no buffer left for values");
+		job_complete(t, old);
+		rc = commit_ready(t);
+	}
+	return rc;
+}
+
+/* A share: done at once, its source's place known or given when the source commits. */
+static void job_share(pw_thread *t, pw_job *j, const pw_recent *r)
+{
+	j->kind = PW_JOB_SHARE;
+	j->src_ticket = r->ticket;
+	j->src_ready = r->committed;
+	if (r->committed)
+		j->src_file = r->file, j->src_where = r->where, j->src_length = r->length;
+	else
+		job_of_ticket(t, r->ticket)->dependents++;
+	atomic_store_explicit(&j->state, JOB_DONE, memory_order_relaxed);
+}
+
+/*
+ * An encode job: the full buffer goes to the job (the slot's spare one
+ * becomes the vector's open buffer) and to the helpers. When they are
+ * PW_QUEUED_MAX jobs behind (busy, or descheduled on a loaded machine),
+ * the recording thread encodes it itself, at once, while its values are
+ * still in its cache: the work is shared and recording never waits.
+ */
+static void job_send(pw_thread *t, pw_job *j, pw_vector *v, uint64_t h, int delta)
+{
+	uint64_t *full = v->open; /* the full buffer goes, the spare one comes */
+	v->open = j->values;
+	v->open_cap = PW_SUB_VALUES;
+	j->values = full;
+	j->kind = PW_JOB_ENCODE;
+	j->delta = (uint8_t)delta;
+	j->recent = recent_put(t, h, full, j->count, delta, j->ticket);
+	if (helpers_behind(t) || pool_push(t->archive->pool, j) < 0) {
+		atomic_store_explicit(&j->state, JOB_RUNNING, memory_order_relaxed);
+		job_encode(j, &t->codec, 0);
+		atomic_store_explicit(&j->state, JOB_DONE, memory_order_release);
+	}
+}
+
+/* A full sub-array with helpers on: a job, committed when done (and its turn comes). */
+static int flush_to_job(pw_thread *t, pw_vector *v, uint32_t k)
+{
+	pw_job *j;
+	int rc = job_slot(t, &j);
+	if (rc < 0)
+		return rc;
+	int delta = is_timestamps(v->which) && t->opts->delta_timestamps;
+	uint64_t h = values_hash(v->open, v->open_count);
+	int r = recent_match(t, h, v->open, v->open_count, delta);
+	if (r < 0 && (rc = job_buffers(t, j)) < 0)
+		return rc;
+	j->which = v->which, j->id = v->owner, j->sub = k, j->count = v->open_count;
+	j->ticket = t->tickets++, j->owner = t, j->dependents = 0, j->status = 0;
+	t->order[j->ticket % PW_JOBS] = (uint32_t)(j - t->jobs);
+	t->in_flight++;
+	if (r >= 0)
+		job_share(t, j, &t->recent[r]);
+	else
+		job_send(t, j, v, h, delta);
+	return commit_ready(t);
+}
+
+/* Encodes (here, or waits for the helpers) and commits every job of `t` (close). */
+static int drain_jobs(pw_thread *t)
+{
+	if (t->jobs == NULL)
+		return 0;
+	int rc = commit_ready(t);
+	while (rc == 0 && t->in_flight > 0) {
+		pw_job *j = job_blocking(t);
+		if (j != NULL)
+			job_complete(t, j);
+		rc = commit_ready(t);
+	}
+	if (rc < 0)
+		abandon_jobs(t);
+	pool_forget(t->archive->pool, t);
 	return rc;
 }
 
 /* ---- Vectors ----------------------------------------------------------------------------------------- */
 
-int weft__pw_vector_grow(pw_thread *t, pw_vector *v)
+/* Makes room in the open sub-array (its buffer doubles up to PW_SUB_VALUES values). */
+static int vector_grow(pw_thread *t, pw_vector *v)
 {
 	uint32_t cap = v->open_cap ? v->open_cap * 2 : 8;
 	if (cap > PW_SUB_VALUES)
@@ -1007,128 +1487,100 @@ void weft__pw_vector_free(pw_thread *t, pw_vector *v)
 {
 	weft__pw_free(t, v->open, (size_t)v->open_cap * 8);
 	weft__pw_free(t, v->subs, (size_t)v->sub_cap * sizeof *v->subs);
-	memset(v, 0, offsetof(pw_vector, duration));
 	v->open = NULL, v->subs = NULL;
 	v->open_count = v->open_cap = v->sub_count = v->sub_cap = 0;
+	v->min = v->max = v->sum = 0;
 }
 
-/* The header of the open sub-array (count, then first/last or min/max/mean). */
-static pw_sub open_sub(const pw_vector *v)
+/*
+ * The header of the open sub-array: count, then first and last
+ * (timestamps) or min, max and the integer mean (durations), taken from
+ * its values in one pass; *sum is the durations' sum.
+ */
+static pw_sub open_sub(const pw_vector *v, uint64_t *sum)
 {
 	pw_sub s = { .count = v->open_count, .where = PW_PENDING };
-	if (v->duration) {
-		s.f1 = v->open_min, s.f2 = v->open_max;
-		s.f3 = v->open_count ? v->open_sum / v->open_count : 0;
-	} else if (v->open_count > 0) {
-		s.f1 = v->open[0], s.f2 = v->open[v->open_count - 1];
+	uint32_t n = v->open_count;
+	*sum = 0;
+	if (n == 0)
+		return s;
+	if (!v->duration) {
+		s.f1 = v->open[0], s.f2 = v->open[n - 1];
+		return s;
 	}
+	uint64_t lo = v->open[0], hi = v->open[0], total = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t x = v->open[i];
+		lo = x < lo ? x : lo;
+		hi = x > hi ? x : hi;
+		total += x;
+	}
+	s.f1 = lo, s.f2 = hi, s.f3 = total / n;
+	*sum = total;
 	return s;
 }
 
-/* The vector a job was taken from. */
-static pw_vector *vector_of(pw_thread *t, uint8_t which, uint32_t id)
+/* Adds a sub-array's statistics (min, max, `sum`) to the vector's (durations). */
+static void vector_take(pw_vector *v, const pw_sub *s, uint64_t sum, int first)
 {
-	switch (which) {
-	case PW_EVENT_TS: return &t->g.events[id].ts;
-	case PW_SEQ_DUR: return &t->g.seqs[id].dur;
-	case PW_SEQ_EXCL: return &t->g.seqs[id].excl;
-	default: return &t->g.seqs[id].ts;
-	}
+	if (!v->duration || s->count == 0)
+		return;
+	if (first || s->f1 < v->min)
+		v->min = s->f1;
+	if (first || s->f2 > v->max)
+		v->max = s->f2;
+	v->sum += sum;
 }
 
-/* Takes the results of the thread's finished jobs (pool lock held). */
-static int harvest_locked(pw_thread *t)
+/* Room for one more sub-array header. */
+static int vector_reserve_sub(pw_thread *t, pw_vector *v)
 {
-	int status = 0;
-	for (int i = 0; t->jobs != NULL && i < PW_JOBS; i++) {
-		pw_job *j = &t->jobs[i];
-		if (j->state != JOB_DONE)
-			continue;
-		pw_sub *s = &vector_of(t, j->which, j->id)->subs[j->sub];
-		s->where = j->where;
-		s->length = j->length;
-		if (j->status < 0 && status == 0)
-			status = j->status;
-		j->state = JOB_FREE;
-	}
-	if (status < 0)
-		return weft__error(status, t->dir, WEFT_NO_OFFSET,
-				   "a helper thread could not store values (%s)", weft_strerror(status));
-	return 0;
-}
-
-/* Hands sub-array `sub` of `v` to the helpers; 1 when every job slot is busy. */
-static int submit_job(pw_thread *t, pw_vector *v, uint32_t sub)
-{
-	pw_pool *p = t->archive->pool;
-	pw_job *j = NULL;
-	pthread_mutex_lock(&p->lock);
-	int rc = harvest_locked(t);
-	for (int i = 0; rc == 0 && j == NULL && i < PW_JOBS; i++)
-		if (t->jobs[i].state == JOB_FREE)
-			j = &t->jobs[i];
-	if (j != NULL)
-		j->state = JOB_QUEUED, t->jobs_busy++;
-	pthread_mutex_unlock(&p->lock);
-	if (rc < 0 || j == NULL)
-		return rc < 0 ? rc : 1;
-	j->which = v->which, j->id = v->owner, j->sub = sub;
-	j->count = v->open_count, j->owner = t, j->qnext = NULL;
-	uint64_t *full = v->open; /* the full buffer goes, the job's free one comes */
-	v->open = j->values;
-	j->values = full;
-	pthread_mutex_lock(&p->lock);
-	if (p->tail != NULL)
-		p->tail->qnext = j;
-	else
-		p->head = j;
-	p->tail = j;
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->lock);
-	return 0;
-}
-
-/* Waits for the thread's jobs and takes their results. */
-static int drain_jobs(pw_thread *t)
-{
-	pw_pool *p = t->archive->pool;
-	if (t->jobs == NULL || p == NULL)
+	if (v->sub_count < v->sub_cap)
 		return 0;
-	pthread_mutex_lock(&p->lock);
-	while (t->jobs_busy > 0)
-		pthread_cond_wait(&t->jobs_done, &p->lock);
-	int rc = harvest_locked(t);
-	pthread_mutex_unlock(&p->lock);
-	return rc;
+	if (v->sub_cap >= UINT32_MAX / 2)
+		return weft__error(WEFT_EUNSUPPORTED, t->dir, WEFT_NO_OFFSET,
+				   "a vector of more than 2^31 sub-arrays");
+	uint32_t cap = v->sub_cap ? v->sub_cap * 2 : 4;
+	pw_sub *p = weft__pw_realloc(t, v->subs, (size_t)v->sub_cap * sizeof *p,
+				     (size_t)cap * sizeof *p);
+	if (p == NULL)
+		return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory for values");
+	v->subs = p;
+	v->sub_cap = cap;
+	return 0;
 }
 
 /*
  * A full open sub-array: its header joins the vector's list, its values
- * go to a helper (if any slot is free) or are stored here and now.
+ * are shared with an identical recent sub-array or encoded, here or by a
+ * helper.
  */
-int weft__pw_vector_flush(pw_thread *t, pw_vector *v)
+static int vector_flush(pw_thread *t, pw_vector *v)
 {
-	if (v->sub_count == v->sub_cap) {
-		if (v->sub_cap >= UINT32_MAX / 2)
-			return weft__error(WEFT_EUNSUPPORTED, t->dir, WEFT_NO_OFFSET,
-					   "a vector of more than 2^31 sub-arrays");
-		uint32_t cap = v->sub_cap ? v->sub_cap * 2 : 4;
-		pw_sub *p = weft__pw_realloc(t, v->subs, (size_t)v->sub_cap * sizeof *p,
-					     (size_t)cap * sizeof *p);
-		if (p == NULL)
-			return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory for values");
-		v->subs = p;
-		v->sub_cap = cap;
-	}
+	int rc = vector_reserve_sub(t, v);
+	if (rc < 0)
+		return rc;
+	uint64_t sum;
 	uint32_t k = v->sub_count++;
-	v->subs[k] = open_sub(v);
-	int rc = t->jobs != NULL ? submit_job(t, v, k) : 1;
-	if (rc > 0)
-		rc = store_record(t, &t->codec, v->file, v->open, v->open_count,
-				  is_timestamps(v->which), &v->subs[k].where, &v->subs[k].length);
+	v->subs[k] = open_sub(v, &sum);
+	vector_take(v, &v->subs[k], sum, k == 0);
+	if (t->jobs != NULL)
+		rc = flush_to_job(t, v, k);
+	else
+		rc = store_inline(t, v, &v->subs[k], v->open, v->open_count);
 	v->open_count = 0;
-	v->open_min = v->open_max = v->open_sum = 0;
 	return rc;
+}
+
+int weft__pw_vector_add_slow(pw_thread *t, pw_vector *v, uint64_t value)
+{
+	if (v->open_count == v->open_cap) {
+		int rc = vector_grow(t, v);
+		if (rc < 0)
+			return rc;
+	}
+	v->open[v->open_count++] = value;
+	return v->open_count == PW_SUB_VALUES ? vector_flush(t, v) : 0;
 }
 
 /* ---- Thread files -------------------------------------------------------------------------------- */
@@ -1141,33 +1593,50 @@ typedef struct assembly {
 	uint8_t *copy;         /* a record read back from the scratch file */
 } assembly;
 
+/*
+ * The bytes of a record of the scratch file: in the spill buffer, or read
+ * back. (Mapping the file instead saves no time measurable here, and its
+ * pages would count in the process's resident memory.)
+ */
+static int scratch_record(assembly *as, const pw_sub *s, const uint8_t **rec)
+{
+	const pw_spill *sp = &as->t->spill[0];
+	if (s->where >= sp->flushed) {
+		*rec = sp->buf + (s->where - sp->flushed);
+		return 0;
+	}
+	*rec = as->copy;
+	return spill_read(sp, s->where, s->length, as->copy);
+}
+
 /* Copies a full sub-array's record to its .dat file; its offset there replaces `where`. */
 static int place_sub(assembly *as, const pw_vector *v, pw_sub *s)
 {
-	pw_thread *t = as->t;
-	if (t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT)
+	if (as->t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT)
 		return 0;
 	pw_out *o = &as->dat[v->file];
-	int rc = spill_read(&t->spill[0], s->where, s->length, as->copy);
+	const uint8_t *rec;
+	int rc = scratch_record(as, s, &rec);
 	if (rc < 0)
 		return rc;
 	s->where = o->offset;
-	out_bytes(o, as->copy, s->length);
+	out_bytes(o, rec, s->length);
 	return o->error;
 }
 
-/* Stores the last, partial sub-array of a vector at close. */
+/* Stores the last, partial sub-array of a vector at close (its statistics join the vector's). */
 static int place_open(assembly *as, pw_vector *v, pw_sub *s)
 {
 	pw_thread *t = as->t;
-	int ts = is_timestamps(v->which);
-	*s = open_sub(v);
+	uint64_t sum;
+	*s = open_sub(v, &sum);
+	vector_take(v, s, sum, v->sub_count == 0);
 	if (t->opts->layout == WEFT_PALLAS_LAYOUT_COMPACT)
-		return store_record(t, &t->codec, v->file, v->open, v->open_count, ts, &s->where,
-				    &s->length);
+		return store_inline(t, v, s, v->open, v->open_count);
 	size_t len;
 	int rc = encode_record(&t->codec, t->opts, v->open, v->open_count,
-			       ts && t->opts->delta_timestamps, &len);
+			       is_timestamps(v->which) && t->opts->delta_timestamps,
+			       t->codec.frame, &len);
 	if (rc < 0)
 		return rc;
 	pw_out *o = &as->dat[v->file];
@@ -1192,6 +1661,7 @@ static void write_sub_entry(pw_out *g, const pw_vector *v, const pw_sub *s)
 static int write_vector(assembly *as, pw_vector *v)
 {
 	pw_sub last;
+	uint64_t size = weft__pw_vector_size(v);
 	int rc = 0, has_open = v->open_count > 0;
 	for (uint32_t k = 0; rc == 0 && k < v->sub_count; k++)
 		rc = place_sub(as, v, &v->subs[k]);
@@ -1200,14 +1670,14 @@ static int write_vector(assembly *as, pw_vector *v)
 	if (rc < 0)
 		return rc;
 	pw_out *g = &as->grammar;
-	out_u64(g, v->size);
+	out_u64(g, size);
 	out_u64(g, (uint64_t)v->sub_count + (uint64_t)has_open);
-	if (v->size == 0)
+	if (size == 0)
 		return 0;
 	if (v->duration) {
 		out_u64(g, v->min);
 		out_u64(g, v->max);
-		out_u64(g, v->sum / v->size);
+		out_u64(g, v->sum / size);
 	}
 	for (uint32_t k = 0; k < v->sub_count; k++)
 		write_sub_entry(g, v, &v->subs[k]);
@@ -1310,7 +1780,7 @@ static int write_thread_files(pw_thread *t)
 {
 	assembly as = { .t = t };
 	char *path = path_join(t->dir, "%s", WEFT_PALLAS_THREAD_FILE);
-	as.copy = malloc(RECORD_MAX);
+	as.copy = malloc(PW_FRAME_MAX);
 	int rc = path == NULL || as.copy == NULL ?
 		 weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory") :
 		 out_open(&as.grammar, path);
@@ -1361,8 +1831,11 @@ static void thread_release(pw_thread *t)
 	for (int i = 0; i < PW_RECENT; i++)
 		weft__pw_free(t, t->recent[i].values, PW_SUB_VALUES * 8);
 	memset(t->recent, 0, sizeof t->recent);
-	for (int i = 0; t->jobs != NULL && i < PW_JOBS; i++)
-		weft__pw_free(t, t->jobs[i].values, PW_SUB_VALUES * 8);
+	for (uint32_t i = 0; i < t->nspares; i++) {
+		weft__pw_free(t, t->spare_values[i], PW_SUB_VALUES * 8);
+		weft__pw_free(t, t->spare_frames[i], PW_FRAME_MAX);
+	}
+	t->nspares = 0;
 	weft__pw_free(t, t->jobs, PW_JOBS * sizeof *t->jobs);
 	t->jobs = NULL;
 }
@@ -1395,13 +1868,23 @@ static int thread_storage_init(pw_thread *t)
 	for (int i = 0; i < PW_RECENT; i++)
 		if ((t->recent[i].values = weft__pw_alloc(t, PW_SUB_VALUES * 8)) == NULL)
 			return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory");
+	t->ordered = compact;
 	if (t->archive->pool != NULL) {
 		if ((t->jobs = weft__pw_alloc(t, PW_JOBS * sizeof *t->jobs)) == NULL)
 			return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory");
 		memset(t->jobs, 0, PW_JOBS * sizeof *t->jobs);
 		for (int i = 0; i < PW_JOBS; i++)
-			if ((t->jobs[i].values = weft__pw_alloc(t, PW_SUB_VALUES * 8)) == NULL)
+			atomic_init(&t->jobs[i].state, JOB_FREE);
+		for (; t->nspares < PW_SPARES; t->nspares++) {
+			uint32_t k = t->nspares;
+			t->spare_values[k] = weft__pw_alloc(t, PW_SUB_VALUES * 8);
+			t->spare_frames[k] = weft__pw_alloc(t, PW_FRAME_MAX);
+			if (t->spare_values[k] == NULL || t->spare_frames[k] == NULL) {
+				weft__pw_free(t, t->spare_values[k], PW_SUB_VALUES * 8);
+				weft__pw_free(t, t->spare_frames[k], PW_FRAME_MAX);
 				return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "out of memory");
+			}
+		}
 	}
 	return 0;
 }
@@ -1436,7 +1919,6 @@ int weft_pallas_thread_create(weft_pallas_archive *a, uint32_t location,
 	t->location = location;
 	t->opts = &a->opts;
 	t->spill[0].fd = t->spill[1].fd = -1;
-	pthread_mutex_init(&t->store_lock, NULL);
 	pthread_cond_init(&t->jobs_done, NULL);
 	int rc = 0;
 	pthread_mutex_lock(&a->lock);
@@ -1489,7 +1971,10 @@ void weft_pallas_thread_free(weft_pallas_thread *t)
 {
 	if (t == NULL)
 		return;
-	drain_jobs(t);
+	if (t->jobs != NULL) { /* no helper may touch the writer once it is freed */
+		abandon_jobs(t);
+		pool_forget(t->archive->pool, t);
+	}
 	weft_pallas_archive *a = t->archive;
 	pthread_mutex_lock(&a->lock);
 	for (pw_thread **p = &a->threads; *p != NULL; p = &(*p)->next) {
@@ -1502,7 +1987,6 @@ void weft_pallas_thread_free(weft_pallas_thread *t)
 	thread_release(t);
 	if (t->state != PW_CLOSED && t->created_dir && t->dir != NULL)
 		rmdir(t->dir); /* abandoned: its directory goes if we made it and it is empty */
-	pthread_mutex_destroy(&t->store_lock);
 	pthread_cond_destroy(&t->jobs_done);
 	free(t->dir);
 	free(t);
@@ -1600,7 +2084,7 @@ int weft_pallas_archive_create_standalone(const char *dir, uint32_t id,
 		rc = make_dirs(dir, NULL);
 	if (rc == 0)
 		rc = archive_new(dir, id, &opts, out);
-	if (rc == 0 && (rc = pool_create(opts.compress_threads, dir, &(*out)->own_pool)) == 0)
+	if (rc == 0 && (rc = pool_create(helpers_wanted(&opts), dir, &(*out)->own_pool)) == 0)
 		(*out)->pool = (*out)->own_pool;
 	if (rc < 0 && *out != NULL) {
 		weft_pallas_archive_free(*out);
@@ -1703,7 +2187,7 @@ int weft_pallas_global_create(const char *dir, const char *name,
 	if (rc == 0)
 		rc = defs_init(&g->defs, g->path);
 	if (rc == 0)
-		rc = pool_create(g->opts.compress_threads, g->path, &g->pool);
+		rc = pool_create(helpers_wanted(&g->opts), g->path, &g->pool);
 	if (rc < 0) {
 		weft_pallas_global_free(g);
 		return rc;

@@ -17,6 +17,7 @@
 #define WEFT_PALLAS_WRITER_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,7 +48,10 @@ typedef struct pw_sub {
 /*
  * One linked vector of Pallas: the values of the open sub-array in
  * memory, the full ones already compressed away (only their headers
- * stay), and the vector's statistics.
+ * stay), and the statistics of those full ones. Appending a value is a
+ * store and a compare: the statistics of a sub-array (min, max, sum for
+ * durations; first and last for timestamps) are taken from its values
+ * when it is full (or at close), not value by value.
  */
 typedef struct pw_vector {
 	uint64_t *open;           /* values of the open sub-array */
@@ -56,45 +60,36 @@ typedef struct pw_vector {
 	uint8_t file;             /* enum pw_file */
 	uint8_t which;            /* enum pw_which: whose vector it is */
 	uint32_t owner;           /* the index of that event or sequence */
-	uint64_t size;            /* values in all */
-	uint64_t open_min, open_max, open_sum;
-	uint64_t min, max, sum;   /* whole vector (durations) */
+	uint64_t min, max, sum;   /* over the full sub-arrays (durations) */
 	pw_sub *subs;
 	uint32_t sub_count, sub_cap;
 } pw_vector;
 
 typedef struct weft_pallas_thread pw_thread;
 
-/* Grows the open sub-array of `v` (up to PW_SUB_VALUES values). */
-int weft__pw_vector_grow(pw_thread *t, pw_vector *v);
-/* Compresses the full open sub-array of `v` away and empties it. */
-int weft__pw_vector_flush(pw_thread *t, pw_vector *v);
+/* Appends `value` when the open sub-array has no room left or becomes full. */
+int weft__pw_vector_add_slow(pw_thread *t, pw_vector *v, uint64_t value);
 /* Releases what `v` holds. */
 void weft__pw_vector_free(pw_thread *t, pw_vector *v);
 
-/* Appends a value; a full sub-array is compressed away at once. */
+/* Values in a vector: every full sub-array holds PW_SUB_VALUES. */
+static inline uint64_t weft__pw_vector_size(const pw_vector *v)
+{
+	return (uint64_t)v->sub_count * PW_SUB_VALUES + v->open_count;
+}
+
+/*
+ * Appends a value (the hot path: one compare, one store); growing the
+ * open sub-array and sending a full one away are out of line.
+ */
 static inline int weft__pw_vector_add(pw_thread *t, pw_vector *v, uint64_t value)
 {
-	if (v->open_count == v->open_cap) {
-		int rc = weft__pw_vector_grow(t, v);
-		if (rc < 0)
-			return rc;
-	}
-	if (v->duration) {
-		if (v->open_count == 0 || value < v->open_min)
-			v->open_min = value;
-		if (v->open_count == 0 || value > v->open_max)
-			v->open_max = value;
-		v->open_sum += value;
-		if (v->size == 0 || value < v->min)
-			v->min = value;
-		if (v->size == 0 || value > v->max)
-			v->max = value;
-		v->sum += value;
-	}
-	v->open[v->open_count++] = value;
-	v->size++;
-	return v->open_count == PW_SUB_VALUES ? weft__pw_vector_flush(t, v) : 0;
+	uint32_t n = v->open_count;
+	if (n + 1 >= v->open_cap)
+		return weft__pw_vector_add_slow(t, v, value);
+	v->open[n] = value;
+	v->open_count = n + 1;
+	return 0;
 }
 
 /* ---- The grammar of a thread ------------------------------------------------------- */
@@ -162,7 +157,19 @@ typedef struct pw_table {
 	uint32_t count;
 } pw_table;
 
+/* A remembered event id: (record << 32 | u32 payload) -> id; key 0: empty. */
+typedef struct pw_evslot {
+	uint64_t key;
+	uint32_t id;
+} pw_evslot;
+
+#define PW_EVCACHE_BITS 10     /* 1024 slots: the events of one-u32 payloads */
+
 typedef struct pw_grammar {
+	pw_evslot *evcache;    /* events with a u32 payload (Enter, Leave...), found without hashing bytes */
+	uint64_t near;         /* lengths tried, as Pallas does (max_loop_length) */
+	unsigned far;          /* candidates tried beyond them (long patterns) */
+	int loops_on;          /* loop_finding is not NONE */
 	pw_event *events;
 	uint32_t nevents, events_cap;
 	pw_sequence *seqs;
@@ -196,39 +203,66 @@ typedef struct pw_spill {
 	int unlinked;          /* a scratch file */
 } pw_spill;
 
-/* A recently compressed sub-array, to give an identical one the same bytes. */
+/*
+ * A recently encoded sub-array, so that an identical one takes the same
+ * bytes. `ticket` names the record (sub-arrays are numbered in the order
+ * they fill); its place is known once that record is committed.
+ */
 typedef struct pw_recent {
 	uint64_t hash;
 	uint32_t count;
-	uint8_t file, delta, used;
+	uint8_t delta, used, committed, file;
+	uint64_t ticket;
 	uint64_t where, length;
 	uint64_t *values;
 } pw_recent;
 
 #define PW_RECENT 16
-#define PW_JOBS 32
+#define PW_JOBS 64             /* sub-arrays in flight per thread writer (helpers on) */
+#define PW_SPARES 24           /* buffer pairs for those being encoded (helpers on) */
+#define PW_QUEUED_MAX 16       /* this many queued: the recording thread compresses the next */
+#define PW_FRAME_MAX (8u + 8u * PW_SUB_VALUES + 1024u) /* >= 8 + ZSTD_compressBound */
 
-/* A sub-array handed to the helper threads. */
+/* What a job stores: an encoded record, or the record of an earlier one. */
+enum pw_job_kind { PW_JOB_ENCODE = 0, PW_JOB_SHARE = 1 };
+
+/*
+ * A full sub-array between the moment it fills and the moment its
+ * record is committed (appended to its spill, its header completed).
+ * Helpers (or the recording thread) encode jobs in any order; the
+ * recording thread commits them: in ticket order with the compact layout
+ * (whose .dat files take records in that order), as they finish with the
+ * Pallas layout (the scratch file's order never reaches the files). The
+ * files do not depend on who encoded what when.
+ */
 typedef struct pw_job {
-	int state;             /* enum in pallas_writer.c */
+	_Atomic int state;     /* enum in pallas_writer.c; the hand-over between threads */
+	uint8_t kind;          /* enum pw_job_kind */
 	uint8_t which;         /* the vector (enum pw_which) */
+	uint8_t delta;         /* encode differences (delta timestamps) */
+	uint8_t src_ready;     /* share: the source's place is known */
 	uint32_t id, sub;      /* its owner's index and the sub-array's */
 	uint32_t count;
-	uint64_t where, length;
-	int status;
-	uint64_t *values;      /* PW_SUB_VALUES values: swapped with the vector's buffer */
-	struct pw_job *qnext;  /* pool queue */
+	uint32_t recent;       /* encode: the recent slot it filled */
+	uint32_t dependents;   /* encode: shares waiting for its place */
+	uint64_t ticket;
+	uint64_t src_ticket;   /* share: the record it takes */
+	uint8_t src_file;
+	uint64_t src_where, src_length;
+	int status;            /* encode: 0 or the failure */
+	size_t len;            /* encode: bytes of the record in `frame` */
+	uint64_t *values;      /* encode: the full sub-array (a vector's buffer) */
+	uint8_t *frame;        /* encode: the encoded record (PW_FRAME_MAX bytes) */
 	pw_thread *owner;
 } pw_job;
 
 typedef struct pw_pool pw_pool;
 
-/* Compression state owned by whoever compresses (a thread writer or a helper). */
+/* Compression state owned by whoever encodes (a thread writer or a helper). */
 typedef struct pw_codec {
-	void *zstd;            /* ZSTD_CCtx */
+	void *zstd;            /* ZSTD_CCtx, its parameters set once */
 	uint64_t scratch[PW_SUB_VALUES];
-	uint8_t *frame;
-	size_t frame_cap;
+	uint8_t *frame;        /* PW_FRAME_MAX bytes */
 } pw_codec;
 
 /* ---- The API objects -------------------------------------------------------------------- */
@@ -303,15 +337,22 @@ struct weft_pallas_thread {
 	uint64_t first_ts, last_ts;
 	int has_ts;
 	uint64_t events;
-	/* Values. */
-	pthread_mutex_t store_lock;   /* spills and recent (helpers write them too) */
+	/* Values (touched by the recording thread only; helpers see jobs). */
 	pw_spill spill[2];            /* by enum pw_file (Pallas layout: both use [0]) */
 	pw_recent recent[PW_RECENT];
 	uint32_t recent_next;
 	pw_codec codec;
-	pw_job *jobs;                 /* PW_JOBS slots when helpers are on */
-	pthread_cond_t jobs_done;
-	uint32_t jobs_busy;
+	uint64_t tickets;             /* sub-arrays numbered so far */
+	pw_job *jobs;                 /* PW_JOBS slots (helpers on) */
+	uint64_t *spare_values[PW_SPARES]; /* free buffers: a full sub-array's buffer */
+	uint8_t *spare_frames[PW_SPARES];  /* is swapped for one, its record goes in one */
+	uint32_t nspares;             /* allocated when the writer is created: memory stays flat */
+	uint32_t in_flight;           /* slots in use */
+	int ordered;                  /* commits in ticket order (compact layout) */
+	uint64_t order_head;          /* ordered: the oldest ticket not committed */
+	uint32_t order[PW_JOBS];      /* ordered: the slot of ticket k, at k % PW_JOBS */
+	pthread_cond_t jobs_done;     /* a job of this writer finished (pool lock) */
+	int waiting;                  /* the recording thread waits on jobs_done */
 	uint64_t subarrays, subarrays_shared;
 	uint64_t memory, memory_peak;
 	uint32_t final_events, final_seqs, final_loops; /* grammar sizes once released */
