@@ -18,9 +18,12 @@
  *       discarded warm-up runs, default 1: on a VM the first writes after
  *       an idle period touch page-cache memory the host has reclaimed).
  *
- *   bench_emit --write-trace DIR [--bytes 1G] [--threads 4]
+ *   bench_emit --write-trace DIR [--bytes 1G] [--threads 4] [--spans]
  *       Writes an ovni trace of the mix of about that many bytes (valid
  *       ovni: OHx first, OHe last, finished streams, loom_cpus) and exits.
+ *       With --spans, the events of a nOS-V program instead (the
+ *       benchmark of the viewer conversions): task bodies (VTx .. VTe)
+ *       with API calls inside (VAs .. VAS) and points (OB.) between.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -51,6 +54,7 @@ struct worker {
 	enum bench_case kind;
 	uint64_t events;   /* events to emit (timing runs) */
 	uint64_t bytes;    /* stream bytes to write (--write-trace) */
+	int spans;         /* --write-trace --spans: the nOS-V pattern */
 	double ns_per_event;
 	double user_ns, sys_ns; /* CPU time in user space and in the kernel */
 	uint64_t sink;     /* keeps the clock loop from being optimised out */
@@ -234,7 +238,49 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* Writes ~w->bytes of the mix, in chunks of 10000 events. */
+/* An event with a payload of two u32 (VTx, VTe: taskid, bodyid). */
+static inline void
+emit_task(uint64_t clock, const char *mcv, uint32_t taskid)
+{
+	struct ovni_ev ev = { 0 };
+	uint32_t p[2] = { taskid, 1 };
+	ovni_ev_set_mcv(&ev, mcv);
+	ovni_ev_set_clock(&ev, clock);
+	ovni_payload_add(&ev, (const uint8_t *) p, sizeof(p));
+	ovni_ev_emit(&ev);
+}
+
+/* An event without payload (VAs, VAS). */
+static inline void
+emit_bare(uint64_t clock, const char *mcv)
+{
+	struct ovni_ev ev = { 0 };
+	ovni_ev_set_mcv(&ev, mcv);
+	ovni_ev_set_clock(&ev, clock);
+	ovni_ev_emit(&ev);
+}
+
+/*
+ * --spans: n tasks of 10 events each: VTx, then 3 times (VAs, OB., VAS),
+ * then VTe. Returns the bytes written.
+ */
+static uint64_t
+loop_spans(uint64_t n, int index)
+{
+	static _Thread_local uint32_t taskid;
+	for (uint64_t i = 0; i < n; i++) {
+		emit_task(ovni_clock_now(), "VTx", ++taskid + (uint32_t) index * 100000000u);
+		for (int k = 0; k < 3; k++) {
+			emit_bare(ovni_clock_now(), "VAs");
+			emit_ob(ovni_clock_now());
+			emit_bare(ovni_clock_now(), "VAS");
+		}
+		emit_task(ovni_clock_now(), "VTe", taskid + (uint32_t) index * 100000000u);
+	}
+	return n * (2 * 20 + 9 * 12);
+}
+
+/* Writes ~w->bytes of the mix (or spans), in chunks of 10000 events. */
 static void *
 writer_main(void *arg)
 {
@@ -242,7 +288,7 @@ writer_main(void *arg)
 	uint64_t done = 0;
 	thread_open(w->index, w->nthreads);
 	while (done < w->bytes)
-		done += loop_mix(10000, w->index);
+		done += w->spans ? loop_spans(1000, w->index) : loop_mix(10000, w->index);
 	thread_close();
 	return NULL;
 }
@@ -398,7 +444,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: bench_emit [--dir DIR] [--fixed N] [--mix N] [--threads 1,2] [--repeat R]\n"
 		"                  [--warmup W] [--keep]\n"
-		"       bench_emit --write-trace DIR [--bytes 1G] [--threads 4]\n");
+		"       bench_emit --write-trace DIR [--bytes 1G] [--threads 4] [--spans]\n");
 	exit(2);
 }
 
@@ -407,7 +453,7 @@ struct options {
 	const char *write_trace;
 	uint64_t fixed_n, mix_n, bytes;
 	int threads[8], nthreads_list;
-	int repeat, warmup, keep;
+	int repeat, warmup, keep, spans;
 };
 
 /* "1,2" -> thread counts to run each case with. */
@@ -439,6 +485,7 @@ parse_args(struct options *o, int argc, char **argv)
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--keep") == 0) { o->keep = 1; continue; }
+		if (strcmp(a, "--spans") == 0) { o->spans = 1; continue; }
 		if (v == NULL)
 			usage();
 		if (strcmp(a, "--dir") == 0) o->dir = v;
@@ -472,7 +519,7 @@ write_trace(const struct options *o)
 	loom_name(loom, sizeof(loom));
 	ovni_proc_init(1, loom, getpid());
 	for (int i = 0; i < n; i++)
-		ws[i] = (struct worker) { .index = i, .nthreads = n,
+		ws[i] = (struct worker) { .index = i, .nthreads = n, .spans = o->spans,
 					  .bytes = o->bytes / (uint64_t) n };
 	double t0 = now_ns();
 	run_threads(ws, n, writer_main);

@@ -4,7 +4,7 @@
 # through sudo when available). Used by scripts/demo.sh and scripts/test.sh.
 set -eu
 
-PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest"
+PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest protobuf-compiler"
 
 missing=""
 for p in $PACKAGES; do

@@ -95,6 +95,79 @@ int weft_event_fields(const weft_trace *trace, const weft_event *event,
 /* Element i of an array field (as a scalar field named like the array). */
 int weft_field_element(const weft_field *array, uint32_t i, weft_field *out);
 
+/* ---- What an event means to a viewer ------------------------------------- */
+
+/*
+ * The role of an event on a timeline, decided by its format's backend so
+ * that viewers and converters never look at formats:
+ *   - POINT: an instant (ovni point events, ROSS event records, Pallas
+ *     records other than Enter/Leave);
+ *   - INTERVAL: a complete span [time, end] (Heph events);
+ *   - ENTER / LEAVE: opens / closes a span; an ENTER is closed by the next
+ *     LEAVE with the same channel and pair key on the same stream
+ *     (ovni enter/leave pairs of the signature table, thread running
+ *     state, stack marks; Pallas Enter/Leave);
+ *   - COUNTER: sets the value of the counter named `name` (ovni single
+ *     marks), in `value`;
+ *   - SAMPLE: each numeric field is the value of a counter named after
+ *     the field (ROSS PE, KP, LP and model samples).
+ */
+typedef enum weft_event_role {
+	WEFT_ROLE_POINT = 0,
+	WEFT_ROLE_INTERVAL,
+	WEFT_ROLE_ENTER,
+	WEFT_ROLE_LEAVE,
+	WEFT_ROLE_COUNTER,
+	WEFT_ROLE_SAMPLE
+} weft_event_role;
+
+/* "point", "interval", "enter", "leave", "counter", "sample". */
+const char *weft_event_role_name(weft_event_role role);
+
+typedef struct weft_event_class {
+	weft_event_role role;
+	/*
+	 * The timeline of the stream the event belongs on: NULL for the
+	 * stream's own (one call tree: Heph, Pallas), else a name such as
+	 * "nosv VT" (ovni: model and category, whose enters and leaves nest
+	 * within one channel but not across channels), "running", a mark's
+	 * title. NUL-terminated, valid as long as the trace.
+	 */
+	const char *channel;
+	/* ENTER/LEAVE: equal for the events that close each other. */
+	uint64_t pair_key;
+	/* Display name (NUL-terminated, valid as long as the trace), or NULL
+	 * for the event's code. ENTER: the span's name; LEAVE: ignored. */
+	const char *name;
+	uint32_t name_len;      /* strlen(name), or 0: not given */
+	/* The group the name belongs to: ovni model ("nosv"), "mpi" for
+	 * Pallas MPI records, ...; NULL for none. NUL-terminated. */
+	const char *category;
+	/* COUNTER: the value. */
+	double value;
+	/* SAMPLE: the fields that identify the sample rather than measure
+	 * (ids, times): not counters. NULL-terminated list, or NULL. */
+	const char *const *sample_skip;
+	/* Formats with a virtual time (ROSS): the numeric field that holds
+	 * the event's virtual time, or NULL. */
+	const char *virtual_time_field;
+	/* Message ends (POINT events: MPI sends and receives): the n-th
+	 * WEFT_FLOW_OUT and the n-th WEFT_FLOW_IN of one flow key are the two
+	 * ends of one message (MPI's non-overtaking order). */
+	int flow;               /* enum weft_flow_end */
+	uint64_t flow_key;      /* sender, receiver, tag, communicator */
+} weft_event_class;
+
+enum weft_flow_end { WEFT_FLOW_NONE = 0, WEFT_FLOW_OUT = 1, WEFT_FLOW_IN = 2 };
+
+/*
+ * What `event` is on a timeline (see weft_event_role). Never fails: an
+ * event its format knows nothing about is a POINT named by its code.
+ * May decode the event's fields (as weft_event_fields() does).
+ */
+void weft_event_classify(const weft_trace *trace, const weft_event *event,
+			 weft_event_class *out);
+
 /* ---- Cursors -------------------------------------------------------------- */
 
 typedef struct weft_cursor weft_cursor;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/convert.h"
 #include "cli/outfile.h"
 #include "outputs/chrome.h"
 
@@ -28,7 +29,9 @@ enum convert_option_id {
 	OPT_STREAM,
 	OPT_EVENT,
 	OPT_FORCE,
-	OPT_HEPH_COMPAT
+	OPT_HEPH_COMPAT,
+	OPT_TIME,
+	OPT_VT_UNIT
 };
 
 static const cli_option convert_options[] = {
@@ -42,51 +45,53 @@ static const cli_option convert_options[] = {
 	{ "mcv", 0, 1, OPT_EVENT },
 	{ "force", 'f', 0, OPT_FORCE },
 	{ "heph-compat", 0, 0, OPT_HEPH_COMPAT },
+	{ "time", 0, 1, OPT_TIME },
+	{ "vt-unit", 0, 1, OPT_VT_UNIT },
 	{ NULL, 0, 0, 0 }
 };
 
-/* Output formats `--to` knows; the others come with later versions. */
-static const struct output_format {
-	const char *name;
-	int supported;
-} output_formats[] = {
-	{ "chrome", 1 },
-	{ "perfetto", 0 },
-	{ "paraver", 0 },
-	{ "pallas", 0 },
-	{ NULL, 0 }
-};
+/* Output formats `--to` knows. */
+static const char *const output_formats[] = { "perfetto", "chrome", "paraver", "pallas", NULL };
 
 /* Usage text of `weft convert --help`. */
 static void print_convert_help(void)
 {
-	printf("usage: weft convert [OPTIONS] TRACE --to FORMAT -o OUT\n"
+	printf("usage: weft convert [OPTIONS] TRACE [--to FORMAT] -o OUT\n"
 	       "\n"
-	       "Writes the events of TRACE in a viewer's format. FORMAT: chrome (Chrome's\n"
-	       "Trace Event JSON, for Perfetto UI, chrome://tracing, Speedscope). OUT is\n"
-	       "written to a temporary file next to it, then renamed; '-' is stdout.\n"
+	       "Writes the events of TRACE for a viewer or as a Pallas trace. FORMAT:\n"
+	       "  perfetto  Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev\n"
+	       "  chrome    Chrome's Trace Event JSON (default for OUT ending in .json)\n"
+	       "  paraver   Paraver's OUT.prv, OUT.pcf, OUT.row (default for OUT.prv)\n"
+	       "  pallas    a Pallas 0.20 trace in the directory OUT\n"
+	       "Outputs are written to temporary names next to OUT, then renamed; '-' is\n"
+	       "standard output (perfetto, chrome).\n"
 	       "\n"
 	       "options:\n"
-	       "  -o, --output OUT     the output file ('-': standard output)\n"
-	       "  --to FORMAT|T        an output format (chrome), or, when the value starts\n"
-	       "                       with a digit, the end of the time window (like --until)\n"
-	       "  --from T, --until T  only events with from <= start time <= until; T in ns\n"
-	       "                       or with a unit: 5us, 10ms, 2s, 1.5min, 1h\n"
+	       "  -o, --output OUT     the output file, base name or directory\n"
+	       "  --to FORMAT|T        an output format, or, when the value starts with a\n"
+	       "                       digit, the end of the time window (like --until)\n"
+	       "  --from T, --until T  the time window; T in ns or with a unit: 5us, 10ms,\n"
+	       "                       2s, 1.5min, 1h. Viewer formats cut spans at its\n"
+	       "                       edges (chrome: events that start in it)\n"
 	       "  --stream GLOB        only streams whose path matches the glob\n"
 	       "  --event GLOB         only events whose code (name) matches (alias: --mcv)\n"
 	       "  -f, --force          replace OUT when it exists\n"
-	       "  --heph-compat        the bytes Heph's converter (convert_trace) writes:\n"
-	       "                       integer microseconds with its same-start fix-up,\n"
-	       "                       no metadata events (see docs/convert.md)\n"
+	       "  --heph-compat        chrome: the bytes Heph's converter (convert_trace)\n"
+	       "                       writes (see docs/convert.md)\n"
+	       "  --time real|virtual  the time axis of the viewer formats: real (default)\n"
+	       "                       or ROSS's virtual time, one unit = --vt-unit\n"
+	       "  --vt-unit T          the length of one unit of virtual time (default 1us)\n"
 	       "  --format NAME        trace format: auto (default), ovni, heph, ross, pallas\n"
 	       "  --clock-offsets FILE ovnisync clock offsets (ovni)\n"
 	       "  -h, --help           this text\n"
 	       "\n"
-	       "exit status: 0 done (warnings, e.g. a truncated last packet, on stderr);\n"
-	       "1 done, but some data could not be read (listed on stderr; OUT is complete\n"
-	       "valid JSON without it); 2 bad usage, or the trace or OUT failed (no OUT).\n"
+	       "exit status: 0 done (warnings on stderr); 1 done, but some data could not\n"
+	       "be read (listed on stderr; OUT is complete without it); 2 bad usage, or\n"
+	       "the trace or OUT failed (no OUT).\n"
 	       "\n"
-	       "example:\n"
+	       "examples:\n"
+	       "  weft convert ovni/ -o run.pftrace\n"
+	       "  weft convert ovni/ --to paraver --from 1s --until 2s -o run\n"
 	       "  weft convert run.bin.log --to chrome -o run.json\n");
 }
 
@@ -98,16 +103,18 @@ typedef struct convert_settings {
 	const char *to_format;    /* output format name, NULL until given */
 	int force;
 	int heph_compat;
+	int virtual_time;         /* --time virtual */
+	uint64_t vt_unit;         /* --vt-unit: ns per unit of virtual time */
 } convert_settings;
 
 /* ---- Options ------------------------------------------------------------------ */
 
-/* The entry of an output format name, or NULL. */
-static const struct output_format *find_output_format(const char *name)
+/* The name of an output format as stored in the table, or NULL. */
+static const char *find_output_format(const char *name)
 {
-	for (const struct output_format *f = output_formats; f->name != NULL; f++)
-		if (strcmp(f->name, name) == 0)
-			return f;
+	for (const char *const *f = output_formats; *f != NULL; f++)
+		if (strcmp(*f, name) == 0)
+			return *f;
 	return NULL;
 }
 
@@ -129,18 +136,14 @@ static int apply_to_option(convert_settings *s, const char *value)
 {
 	if (value[0] >= '0' && value[0] <= '9')
 		return parse_time_option("--to", value, &s->filter.to);
-	const struct output_format *f = find_output_format(value);
+	const char *f = find_output_format(value);
 	if (f == NULL) {
-		cli_usage_error("convert", "unknown output format '%s' (chrome), and not a "
+		cli_usage_error("convert", "unknown output format '%s' (perfetto, chrome, "
+				"paraver, pallas), and not a "
 				"time (times start with a digit: 10ms)", value);
 		return -1;
 	}
-	if (!f->supported) {
-		cli_usage_error("convert", "output format '%s' is not supported yet "
-				"(supported: chrome)", value);
-		return -1;
-	}
-	s->to_format = f->name;
+	s->to_format = f;
 	return 0;
 }
 
@@ -169,6 +172,21 @@ static int apply_convert_option(convert_settings *s, int id, const char *value)
 	case OPT_HEPH_COMPAT:
 		s->heph_compat = 1;
 		return 0;
+	case OPT_TIME:
+		if (strcmp(value, "real") != 0 && strcmp(value, "virtual") != 0) {
+			cli_usage_error("convert", "--time takes real or virtual, not '%s'", value);
+			return -1;
+		}
+		s->virtual_time = strcmp(value, "virtual") == 0;
+		return 0;
+	case OPT_VT_UNIT:
+		if (parse_time_option("--vt-unit", value, &s->vt_unit) < 0)
+			return -1;
+		if (s->vt_unit == 0) {
+			cli_usage_error("convert", "--vt-unit must be at least 1ns");
+			return -1;
+		}
+		return 0;
 	default:
 		return cli_common_option(&s->common, "convert", id, value) == 1 ? 0 : -1;
 	}
@@ -182,18 +200,35 @@ static int ends_with(const char *path, const char *suffix)
 	return n >= m && strcmp(path + n - m, suffix) == 0;
 }
 
+/*
+ * The output format when --to gives none: by OUT's suffix, else Perfetto
+ * (the format that scales to large traces).
+ */
+static const char *default_format(const char *output)
+{
+	if (ends_with(output, ".json"))
+		return "chrome";
+	if (ends_with(output, ".prv"))
+		return "paraver";
+	if (ends_with(output, ".pallas") || ends_with(output, "/"))
+		return "pallas";
+	return "perfetto";
+}
+
 /* The checks that need every option: output, format, window. */
 static int check_convert_settings(convert_settings *s)
 {
 	if (s->output == NULL)
 		return cli_usage_error("convert", "missing the output: -o OUT ('-' for stdout)");
-	if (s->to_format == NULL) {
-		if (!ends_with(s->output, ".json"))
-			return cli_usage_error("convert", "missing the output format: --to chrome");
-		s->to_format = "chrome";
-	}
+	if (s->to_format == NULL)
+		s->to_format = default_format(s->output);
 	if (s->filter.to != 0 && s->filter.to < s->filter.from)
 		return cli_usage_error("convert", "--until is before --from");
+	if (s->heph_compat && strcmp(s->to_format, "chrome") != 0)
+		return cli_usage_error("convert", "--heph-compat is for --to chrome");
+	if (s->virtual_time && (s->heph_compat || strcmp(s->to_format, "pallas") == 0))
+		return cli_usage_error("convert", "--time virtual is for the viewer formats "
+				       "(perfetto, chrome, paraver)");
 	return -1;
 }
 
@@ -209,6 +244,7 @@ static int parse_convert_arguments(convert_settings *s, int argc, char **argv)
 
 	memset(s, 0, sizeof *s);
 	cli_common_init(&s->common);
+	s->vt_unit = 1000;
 	cli_parser_init(&parser, "convert", argc, argv, convert_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
@@ -281,12 +317,7 @@ static int convert_events(weft_cursor *cursor, weft__chrome_writer *writer)
 
 /* ---- Report -------------------------------------------------------------------------- */
 
-/*
- * The problems met on the way, on stderr. Returns 1 when some data could
- * not be read (an error diagnostic, fields that could not be decoded), 0
- * when there were only warnings or nothing.
- */
-static int report_problems(const weft_trace *trace, const weft__chrome_stats *st)
+int cli_convert_report_diags(const weft_trace *trace)
 {
 	size_t n = weft_trace_diag_count(trace);
 	int lost = 0;
@@ -297,6 +328,18 @@ static int report_problems(const weft_trace *trace, const weft__chrome_stats *st
 		cli_print_diag(stderr, d, weft_trace_path(trace));
 		lost |= d->severity == WEFT_SEV_ERROR;
 	}
+	return lost;
+}
+
+/*
+ * The problems met on the way, on stderr. Returns 1 when some data could
+ * not be read (an error diagnostic, fields that could not be decoded), 0
+ * when there were only warnings or nothing.
+ */
+static int report_problems(const weft_trace *trace, const weft__chrome_stats *st)
+{
+	int lost = cli_convert_report_diags(trace);
+
 	if (st->bad_fields > 0) {
 		fprintf(stderr, "weft convert: error: %llu event(s) with fields that could "
 			"not be decoded (written without them)\n",
@@ -324,7 +367,6 @@ static int write_document(const convert_settings *s, weft_trace *trace,
 			  weft__chrome_stats *stats)
 {
 	weft__chrome_options o = { .heph_compat = s->heph_compat,
-				   .stream_pattern = s->filter.stream_pattern,
 				   .background = 1,
 				   .write_behind = synced };
 	weft__chrome_writer *writer;
@@ -397,6 +439,36 @@ static int run_convert(const convert_settings *s)
 	return exit_code;
 }
 
+/*
+ * The formats written through the view layer (perfetto, paraver) or the
+ * Pallas writer: their own files (cli/convert_view.c, convert_pallas.c).
+ */
+static int run_other_convert(const convert_settings *s)
+{
+	cli_convert_job job = { NULL, s->filter, s->output, s->force,
+				s->virtual_time ? (double)s->vt_unit : 0 };
+	int exit_code;
+
+	if (strcmp(s->to_format, "pallas") == 0) {
+		/* Pallas threads are written in time order (Heph: parents
+		 * before their children). */
+		cli_common c = s->common;
+		c.open.stored_order = 0;
+		exit_code = cli_open_trace(&c, "convert", &job.trace);
+	} else {
+		exit_code = open_for_conversion(s, &job.trace);
+	}
+
+	if (exit_code != CLI_EXIT_OK)
+		return exit_code;
+	if (strcmp(s->to_format, "pallas") == 0)
+		exit_code = cli_convert_pallas(&job);
+	else
+		exit_code = cli_convert_view(&job, s->to_format);
+	weft_trace_free(job.trace);
+	return exit_code;
+}
+
 /* Entry of `weft convert`: options, then the conversion. */
 int cli_cmd_convert(int argc, char **argv)
 {
@@ -405,5 +477,7 @@ int cli_cmd_convert(int argc, char **argv)
 
 	if (done >= 0)
 		return done;
+	if (!settings.heph_compat)
+		return run_other_convert(&settings);
 	return run_convert(&settings);
 }

@@ -115,8 +115,8 @@ int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int 
 
 /* ---- Committing --------------------------------------------------------------- */
 
-/* Syncs the directory holding `path`, so that the rename is durable. */
-static void sync_parent(const char *path)
+/* Syncs the directory holding `path`, so that a rename in it is durable. */
+void cli_sync_parent(const char *path)
 {
 	char *dir = strdup(path);
 	if (dir == NULL)
@@ -176,7 +176,7 @@ int cli_outfile_commit(cli_outfile *o)
 		fprintf(stderr, "weft %s: cannot %s '%s': %s\n", o->command, step,
 			step[0] == 'r' ? o->path : o->tmp_path, strerror(errno));
 	else
-		sync_parent(o->path);
+		cli_sync_parent(o->path);
 	watch_temp_file(NULL);
 	if (!ok)
 		unlink(o->tmp_path);

@@ -32,5 +32,7 @@ int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int 
 int cli_outfile_commit(cli_outfile *o);
 /* Gives up: closes and removes the temporary file (nothing for stdout). */
 void cli_outfile_abort(cli_outfile *o);
+/* Syncs the directory holding `path`, so that a rename in it is durable. */
+void cli_sync_parent(const char *path);
 
 #endif /* WEFT_CLI_OUTFILE_H */

@@ -30,6 +30,32 @@ int weft_event_fields(const weft_trace *trace, const weft_event *event,
 	return trace->backend->event_fields(trace, event, out, cap);
 }
 
+const char *weft_event_role_name(weft_event_role role)
+{
+	static const char *const names[] = {
+		[WEFT_ROLE_POINT] = "point", [WEFT_ROLE_INTERVAL] = "interval",
+		[WEFT_ROLE_ENTER] = "enter", [WEFT_ROLE_LEAVE] = "leave",
+		[WEFT_ROLE_COUNTER] = "counter", [WEFT_ROLE_SAMPLE] = "sample",
+	};
+	if ((unsigned)role >= sizeof names / sizeof names[0])
+		return "?";
+	return names[role];
+}
+
+/*
+ * Starts every event as a point named by its code (interval events as
+ * intervals), then lets the backend say more.
+ */
+void weft_event_classify(const weft_trace *trace, const weft_event *event,
+			 weft_event_class *out)
+{
+	memset(out, 0, sizeof *out);
+	out->role = (event->flags & WEFT_EVENT_INTERVAL) ? WEFT_ROLE_INTERVAL
+							 : WEFT_ROLE_POINT;
+	if (trace->backend->event_classify != NULL)
+		trace->backend->event_classify(trace, event, out);
+}
+
 /* Width in bytes of a fixed-size type, 0 for STR/BYTES. */
 static size_t type_width(weft_type type)
 {

@@ -77,6 +77,10 @@ typedef struct weft_backend {
 	/* Typed fields of an event (see weft_event_fields()). */
 	int (*event_fields)(const weft_trace *trace, const weft_event *event,
 			    weft_field *out, size_t cap);
+	/* Optional: the event's role on a timeline (see weft_event_classify());
+	 * `out` arrives as a POINT named by the code. */
+	void (*event_classify)(const weft_trace *trace, const weft_event *event,
+			       weft_event_class *out);
 } weft_backend;
 
 extern const weft_backend weft__ovni_backend;

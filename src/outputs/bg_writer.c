@@ -13,6 +13,7 @@
 
 #include "core/internal.h"
 #include "outputs/bg_writer.h"
+#include "outputs/outputs.h"
 
 /* Write-behind: the bytes before the current job left in the page cache
  * (the disk catches up there while the thread goes on writing). */
@@ -251,4 +252,58 @@ int weft__bg_writer_finish(weft__bg_writer *w)
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
 	return w->error != 0 ? write_failed(w->error) : 0;
+}
+
+/* ---- A streamed output buffer written from the thread ---------------------------- */
+
+int weft__bg_output_start(weft__bg_output *o, int fd, int write_behind, size_t buffer_size)
+{
+	memset(o, 0, sizeof *o);
+	o->buffer_size = buffer_size;
+	o->spare = malloc(buffer_size);
+	if (o->spare == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "cannot allocate an output buffer of %zu bytes", buffer_size);
+	o->running = weft__bg_writer_start_positioned(&o->bg, fd, write_behind);
+	if (!o->running) {
+		free(o->spare);
+		o->spare = NULL;
+	}
+	return 0;
+}
+
+/*
+ * The thread gives back the buffer it wrote before (none the first time:
+ * then the spare one is used), so that two buffers are all there is.
+ */
+void weft__bg_output_hand_over(weft__bg_output *o, weft__outbuf *ob)
+{
+	char *buf = ob->buf;
+	size_t cap = ob->cap;
+
+	if (weft__bg_writer_submit(&o->bg, &buf, &cap, ob->len) < 0)
+		o->failed = 1;
+	if (buf == NULL) {
+		buf = o->spare;
+		cap = ob->cap;
+		o->spare = NULL;
+	}
+	ob->buf = buf;
+	ob->cap = cap;
+	ob->len = 0;
+}
+
+int weft__bg_output_stop(weft__bg_output *o)
+{
+	if (!o->running)
+		return 0;
+	o->running = 0;
+	return weft__bg_writer_finish(&o->bg);
+}
+
+void weft__bg_output_free(weft__bg_output *o)
+{
+	weft__bg_output_stop(o);
+	free(o->spare);
+	o->spare = NULL;
 }

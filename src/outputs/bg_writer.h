@@ -67,4 +67,35 @@ int weft__bg_writer_submit(weft__bg_writer *w, char **buf, size_t *cap, size_t l
 /* Waits for the last write, stops the thread; 0 or WEFT_EIO. */
 int weft__bg_writer_finish(weft__bg_writer *w);
 
+/* ---- A streamed output buffer written from the thread ------------------------ */
+
+struct weft__outbuf;
+
+/*
+ * What the streaming writers (Chrome JSON, Perfetto) keep to hand their
+ * output buffer (outputs.h's weft__outbuf) to a positioned writer thread
+ * each time it fills, formatting on in the second buffer meanwhile.
+ */
+typedef struct weft__bg_output {
+	weft__bg_writer bg;
+	int running;            /* 1 while the writer thread runs */
+	int failed;             /* a write of the thread failed */
+	char *spare;            /* the second buffer, until first handed over */
+	size_t buffer_size;
+} weft__bg_output;
+
+/*
+ * Starts the thread for fd (weft__bg_writer_start_positioned) with a
+ * spare buffer of `buffer_size` bytes; the caller's outbuf must have the
+ * same size. 0 (o->running tells whether it started: not for pipes,
+ * terminals, append mode), or WEFT_ENOMEM.
+ */
+int weft__bg_output_start(weft__bg_output *o, int fd, int write_behind, size_t buffer_size);
+/* Hands the full buffer of `ob` to the thread and gives `ob` an empty one. */
+void weft__bg_output_hand_over(weft__bg_output *o, struct weft__outbuf *ob);
+/* Waits for the thread's last write and stops it; 0 or WEFT_EIO. */
+int weft__bg_output_stop(weft__bg_output *o);
+/* Stops the thread if it runs and frees the spare buffer. */
+void weft__bg_output_free(weft__bg_output *o);
+
 #endif /* WEFT_OUTPUTS_BG_WRITER_H */

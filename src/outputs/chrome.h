@@ -1,29 +1,25 @@
 /*
  * outputs/chrome.h - events of any trace as Chrome's Trace Event format
- * (JSON object form), written as a stream: header, then one event per
- * weft_event as it comes, then the footer. Memory does not grow with the
- * trace, except for the same-start fix-up of the Heph-compatible mode.
- *
- * The writer sees only the unified model (nodes, streams, weft_event,
- * weft_event_fields()); it never knows which format the events came from:
- *   - pid: the number of the stream's top-level node (its node id when it
- *     has no number), tid: the number of the stream's node (the stream
- *     index when none); for Heph: stream id and substream id;
- *   - interval events (WEFT_EVENT_INTERVAL): complete events "X" with
- *     ts and dur; point events: instant events "i" with scope "t";
- *   - name: the event code; args: the typed fields (arrays as arrays).
+ * (JSON object form), written as a stream: header, events, footer.
  *
  * Two modes:
- *   - default: every string escaped, times in microseconds with the
+ *   - default (view mode): a sink of the view layer (outputs/view.h),
+ *     which never knows the events' format: process and thread names as
+ *     metadata events ("M") when a track is first used, spans as "B"/"E"
+ *     (their channels on tids of their own, above 2^50, named "<thread>
+ *     <channel>"), complete spans as "X" with "dur", instants as "i" with
+ *     scope "t", counters as "C" named "<thread> <counter>" with
+ *     {"value": V}; every string escaped, times in microseconds with the
  *     nanoseconds as decimals (1610113734119010.05), floats as the
- *     shortest JSON number, NaN and infinities as strings, and metadata
- *     events ("M": process_name, thread_name) naming every process and
- *     thread from the node kinds and numbers ("stream 1", "substream 0");
+ *     shortest JSON number, NaN and infinities as strings; cut or never
+ *     closed spans carry "clipped" / "unclosed": true in their args;
  *   - heph_compat: byte for byte what Heph's converter `convert_trace`
- *     writes (layout, integer microseconds, its same-start fix-up, floats
- *     as Rust prints them), except that strings are escaped where its
- *     output would not be JSON, arrays are written as JSON arrays, and
- *     NaN and infinities are strings (see docs/convert.md).
+ *     writes from the events as read (layout, integer microseconds, its
+ *     same-start fix-up, floats as Rust prints them), except that strings
+ *     are escaped where its output would not be JSON, arrays are written
+ *     as JSON arrays, and NaN and infinities are strings (docs/convert.md).
+ *     pid: the stream's top-level node number, tid: the stream's node
+ *     number (Heph: stream id and substream id).
  *
  * Internal to libweft (weft__ prefix).
  */
@@ -33,14 +29,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outputs/view.h"
 #include "weft/weft.h"
 
 typedef struct weft__chrome_options {
 	int heph_compat;            /* 1: Heph's converter's bytes */
-	/* Default mode: name only the streams whose path matches this
-	 * fnmatch() glob in the metadata events (NULL = every stream), like
-	 * the cursor's stream filter. */
-	const char *stream_pattern;
 	/* 1: when the output is a regular file, write it from a second
 	 * thread (outputs/bg_writer.c), so that formatting and the kernel's
 	 * copy into the page cache overlap. */
@@ -71,10 +64,12 @@ typedef struct weft__chrome_writer weft__chrome_writer;
 int weft__chrome_writer_create(const weft_trace *trace, int fd,
 			       const weft__chrome_options *options,
 			       weft__chrome_writer **out);
-/* The header, and in the default mode the metadata events. */
+/* The header of the document. */
 void weft__chrome_writer_begin(weft__chrome_writer *w);
-/* One event; failures of the output are reported by _finish(). */
+/* Compat mode: one event; failures of the output are reported by _finish(). */
 void weft__chrome_writer_event(weft__chrome_writer *w, const weft_event *event);
+/* Default mode: the writer as a sink of the view layer (after _begin()). */
+const weft__view_sink *weft__chrome_writer_sink(weft__chrome_writer *w);
 /*
  * The footer, then everything is flushed. Returns 0, WEFT_EIO when the
  * output failed, or WEFT_ENOMEM when the fix-up ran out of memory (the

@@ -6,7 +6,6 @@
  * the output buffer, so that an event costs no printf and, in the common
  * case, a few reservations of the buffer.
  */
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "outputs/chrome.h"
 #include "outputs/float_format.h"
 #include "outputs/outputs.h"
+#include "outputs/view.h"
 
 /* Strings up to this length are copied in one reservation when plain. */
 #define SHORT_STRING_MAX 256
@@ -45,11 +45,18 @@ typedef struct chrome_stream {
 	weft__clock_cache ts;    /* the digits of ts above the last four */
 } chrome_stream;
 
+/* View mode: what the writer keeps of one view track. */
+typedef struct chrome_track {
+	char prefix[PREFIX_MAX]; /* '"pid":P,"tid":T,"ts":' */
+	size_t prefix_len;
+	char *label;             /* counters: "<thread> <counter>" */
+	weft__clock_cache ts;
+} chrome_track;
+
 struct weft__chrome_writer {
 	weft__outbuf out;
 	const weft_trace *trace;
 	int compat;
-	char *stream_pattern;
 	chrome_stream *streams;
 	size_t stream_count;
 	weft__fixup *fixup;      /* compat: the same-start fix-up */
@@ -59,10 +66,10 @@ struct weft__chrome_writer {
 	int need_separator;      /* an event was written: the next needs ",\n" */
 	int error;               /* WEFT_ENOMEM of the fix-up, else 0 */
 	weft__chrome_stats stats;
-	weft__bg_writer bg;      /* the writer thread, when `background` */
-	int background;          /* 1 while the writer thread runs */
-	int bg_failed;           /* a write of the thread failed */
-	char *spare;             /* background: the second buffer, until used */
+	weft__bg_output bg;      /* the writer thread, when asked for */
+	chrome_track *tracks;    /* view mode: by view track id - 1 */
+	uint32_t track_cap;
+	weft__view_sink sink;    /* view mode: the callbacks */
 };
 
 /* Appends a constant string. */
@@ -81,63 +88,11 @@ static inline void put_small(weft__outbuf *ob, const char *s, size_t n)
 
 /* ---- Background writes ------------------------------------------------------------ */
 
-/*
- * Background mode: the full buffer goes to the writer thread and the
- * formatting goes on in the buffer the thread gives back (the spare one
- * the first time).
- */
-static void hand_over(weft__chrome_writer *w)
-{
-	char *buf = w->out.buf;
-	size_t cap = w->out.cap;
-
-	if (weft__bg_writer_submit(&w->bg, &buf, &cap, w->out.len) < 0)
-		w->bg_failed = 1;
-	if (buf == NULL) {
-		buf = w->spare;
-		cap = w->out.cap;
-		w->spare = NULL;
-	}
-	w->out.buf = buf;
-	w->out.cap = cap;
-	w->out.len = 0;
-}
-
-/* After each event: hands the buffer over once it holds a chunk. */
+/* After each event: hands the buffer to the writer thread once it holds a chunk. */
 static inline void maybe_hand_over(weft__chrome_writer *w)
 {
-	if (w->background && w->out.len >= CHUNK)
-		hand_over(w);
-}
-
-/*
- * Starts the writer thread when asked and the output is a regular file,
- * with the spare buffer; 0 (no thread when it cannot), or WEFT_ENOMEM.
- */
-static int background_start(weft__chrome_writer *w, int fd, const weft__chrome_options *o)
-{
-	if (!o->background)
-		return 0;
-	w->spare = malloc(CHUNK + CHUNK_SLACK);
-	if (w->spare == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-				   "cannot allocate an output buffer of %u bytes",
-				   CHUNK + CHUNK_SLACK);
-	w->background = weft__bg_writer_start_positioned(&w->bg, fd, o->write_behind);
-	if (!w->background) {
-		free(w->spare);
-		w->spare = NULL;
-	}
-	return 0;
-}
-
-/* Waits for the thread's last write and stops it; 0 or WEFT_EIO. */
-static int background_stop(weft__chrome_writer *w)
-{
-	if (!w->background)
-		return 0;
-	w->background = 0;
-	return weft__bg_writer_finish(&w->bg);
+	if (w->bg.running && w->out.len >= CHUNK)
+		weft__bg_output_hand_over(&w->bg, &w->out);
 }
 
 /* ---- The same-start fix-up (compat mode) ------------------------------------------ */
@@ -187,11 +142,11 @@ static void stream_setup(weft__chrome_writer *w, size_t index)
 	weft__clock_cache_init(&s->ts, 0);
 	s->pid = node_number(top, top->id);
 	s->tid = node_number(node, index);
-	p = w->compat ? COPY_LITERAL(p, "\t\t{\"pid\": ") : COPY_LITERAL(p, "\"pid\":");
+	p = COPY_LITERAL(p, "\t\t{\"pid\": ");
 	p = weft__fmt_u64(p, s->pid);
-	p = w->compat ? COPY_LITERAL(p, ", \"tid\": ") : COPY_LITERAL(p, ",\"tid\":");
+	p = COPY_LITERAL(p, ", \"tid\": ");
 	p = weft__fmt_u64(p, s->tid);
-	p = w->compat ? COPY_LITERAL(p, ", \"ts\": ") : COPY_LITERAL(p, ",\"ts\":");
+	p = COPY_LITERAL(p, ", \"ts\": ");
 	s->prefix_len = (size_t)(p - s->prefix);
 }
 
@@ -508,51 +463,21 @@ static int decode_fields(weft__chrome_writer *w, const weft_event *ev)
 }
 
 /*
- * Default mode, for events the library cannot decode: their stored bytes
- * in hex, or the reason the decoding failed.
+ * Compat mode: ,"args": {...} of the event; nothing when it has no fields
+ * (as Heph).
  */
-static void put_undecoded_args(weft__chrome_writer *w, const weft_event *ev, int n)
-{
-	weft__outbuf *ob = &w->out;
-
-	if (n < 0) {
-		const char *msg = weft_last_error();
-		PUT_LITERAL(ob, ",\"args\":{\"decode_error\":");
-		weft__put_json_string(ob, msg, strlen(msg));
-		PUT_LITERAL(ob, "}");
-		return;
-	}
-	if (ev->payload_size == 0 && ev->data_size == 0)
-		return;
-	PUT_LITERAL(ob, ",\"args\":{\"payload\":\"");
-	weft__put_hex_plain(ob, ev->payload, ev->payload_size);
-	weft__put_hex_plain(ob, ev->data, (size_t)ev->data_size);
-	PUT_LITERAL(ob, "\"}");
-}
-
-/* ,"args":{...} of the event; nothing when it has no fields (as Heph). */
 static void put_args(weft__chrome_writer *w, const weft_event *ev)
 {
 	int n = decode_fields(w, ev);
 
 	if (n < 0)
 		w->stats.bad_fields++;
-	if (n <= 0) {
-		if (!w->compat)
-			put_undecoded_args(w, ev, n);
+	if (n <= 0)
 		return;
-	}
-	if (w->compat)
-		PUT_LITERAL(&w->out, ", \"args\": {");
-	else
-		PUT_LITERAL(&w->out, ",\"args\":{");
+	PUT_LITERAL(&w->out, ", \"args\": {");
 	for (int i = 0; i < n; i++) {
-		if (i > 0) {
-			if (w->compat)
-				PUT_LITERAL(&w->out, ", ");
-			else
-				PUT_LITERAL(&w->out, ",");
-		}
+		if (i > 0)
+			PUT_LITERAL(&w->out, ", ");
 		put_member(w, &w->fields[i]);
 	}
 	PUT_LITERAL(&w->out, "}");
@@ -570,35 +495,6 @@ static inline char *put_separator(weft__chrome_writer *w, char *p)
 	}
 	w->need_separator = 1;
 	return p;
-}
-
-/*
- * Default mode: {"ph":"X","pid":P,"tid":T,"ts":TS,"dur":D,"name":N,
- * "args":{..}} with exact fractional microseconds; point events are
- * instant events {"ph":"i","s":"t",...} without dur.
- */
-static void write_default_event(weft__chrome_writer *w, const weft_event *ev)
-{
-	chrome_stream *s = &w->streams[ev->stream];
-	int interval = (ev->flags & WEFT_EVENT_INTERVAL) != 0;
-	char *p = weft__outbuf_reserve(&w->out, HEAD_ROOM);
-
-	p = put_separator(w, p);
-	if (WEFT__OUT_LIKELY(interval))
-		p = COPY_LITERAL(p, "{\"ph\":\"X\",");
-	else
-		p = COPY_LITERAL(p, "{\"ph\":\"i\",\"s\":\"t\",");
-	memcpy(p, s->prefix, s->prefix_len);
-	p = put_start_micros(&s->ts, p + s->prefix_len, ev->time);
-	if (WEFT__OUT_LIKELY(interval)) {
-		p = COPY_LITERAL(p, ",\"dur\":");
-		p = put_micros(p, ev->end - ev->time);
-	}
-	p = COPY_LITERAL(p, ",\"name\":");
-	weft__outbuf_commit(&w->out, p);
-	put_string(w, ev->code, ev->code_len);
-	put_args(w, ev);
-	PUT_LITERAL(&w->out, "}");
 }
 
 /*
@@ -632,101 +528,295 @@ static void write_compat_event(weft__chrome_writer *w, const weft_event *ev)
 		PUT_LITERAL(&w->out, ", \"ph\": \"i\", \"s\": \"t\", \"cat\": \"\"}");
 }
 
-/* One event in the writer's mode; counted for the report. */
+/* One event (compat mode); counted for the report. */
 void weft__chrome_writer_event(weft__chrome_writer *w, const weft_event *event)
 {
-	if (w->compat)
-		write_compat_event(w, event);
-	else
-		write_default_event(w, event);
+	write_compat_event(w, event);
 	w->stats.events++;
 	maybe_hand_over(w);
 }
 
-/* ---- Metadata events (default mode) --------------------------------------------------- */
+/* ---- View mode (outputs/view.h) ----------------------------------------------------- */
 
-/* "<kind> <number>" of a node ("stream 1", "substream 0"), or its name. */
-static void put_node_label(weft__chrome_writer *w, const weft_node *node)
+/*
+ * Chrome keeps one begin/end stack per (pid, tid): the channels of a
+ * stream (ovni "nosv VT", "running") get tids of their own above every
+ * real one, named "<thread> <channel>" by their metadata event.
+ */
+#define CHANNEL_TID_BASE (1ull << 50)
+
+/* The writer's record of view track `id`, the table grown as needed. */
+static chrome_track *view_track(weft__chrome_writer *w, uint32_t id)
 {
-	size_t len = strlen(node->kind) + 24;
-	char *label = malloc(len);
-
-	if (label == NULL || node->number == -1) {
-		put_string(w, node->name, strlen(node->name));
-		free(label);
-		return;
+	if (id > w->track_cap) {
+		uint32_t cap = w->track_cap ? w->track_cap : 64;
+		while (cap < id)
+			cap *= 2;
+		chrome_track *t = realloc(w->tracks, cap * sizeof *t);
+		if (t == NULL)
+			return NULL;
+		memset(t + w->track_cap, 0, (cap - w->track_cap) * sizeof *t);
+		w->tracks = t;
+		w->track_cap = cap;
 	}
-	snprintf(label, len, "%s %llu", node->kind, (unsigned long long)node->number);
-	put_string(w, label, strlen(label));
-	free(label);
+	return &w->tracks[id - 1];
 }
 
-/* {"ph":"M","pid":P[,"tid":T],"name":"<what>","args":{"name":<label>}} */
-static void put_metadata_event(weft__chrome_writer *w, const chrome_stream *s,
-			       int thread, const weft_node *node)
+/* {"ph":"M","pid":P[,"tid":T],"name":"<what>_name","args":{"name":<name>}} */
+static void put_name_event(weft__chrome_writer *w, const chrome_track *t, int thread,
+			   const char *name)
 {
 	char *p = put_separator(w, weft__outbuf_reserve(&w->out, HEAD_ROOM));
 
-	p = COPY_LITERAL(p, "{\"ph\":\"M\",\"pid\":");
-	p = weft__fmt_u64(p, s->pid);
-	if (thread) {
-		p = COPY_LITERAL(p, ",\"tid\":");
-		p = weft__fmt_u64(p, s->tid);
+	p = COPY_LITERAL(p, "{\"ph\":\"M\",");
+	memcpy(p, t->prefix, t->prefix_len - 6); /* without ,"ts": */
+	p += t->prefix_len - 6;
+	if (thread)
 		p = COPY_LITERAL(p, ",\"name\":\"thread_name\",\"args\":{\"name\":");
-	} else {
+	else
 		p = COPY_LITERAL(p, ",\"name\":\"process_name\",\"args\":{\"name\":");
-	}
 	weft__outbuf_commit(&w->out, p);
-	put_node_label(w, node);
+	put_string(w, name, strlen(name));
 	PUT_LITERAL(&w->out, "}}");
 }
 
-/*
- * A process_name event for the top-level node of every selected stream
- * (once each) and a thread_name event for every selected stream.
- */
-static int write_metadata(weft__chrome_writer *w)
+/* "<thread name> <channel>" of a track under a thread; NULL without memory. */
+static char *child_label(weft__chrome_writer *w, const weft__view_track *t)
 {
-	size_t nodes = weft_trace_node_count(w->trace);
-	unsigned char *named = calloc(nodes ? nodes : 1, 1);
+	const chrome_track *parent = t->parent ? view_track(w, t->parent) : NULL;
+	const char *thread = parent && parent->label ? parent->label : "";
+	char *label = malloc(strlen(thread) + strlen(t->name) + 2);
 
-	if (named == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	for (size_t i = 0; i < w->stream_count; i++) {
-		const weft_stream_info *si = weft_trace_stream(w->trace, i);
-		if (w->stream_pattern != NULL && fnmatch(w->stream_pattern, si->path, 0) != 0)
-			continue;
-		const weft_node *node = weft_trace_node(w->trace, si->node);
-		const weft_node *top = top_node(w->trace, node);
-		if (!named[top->id]) {
-			named[top->id] = 1;
-			put_metadata_event(w, &w->streams[i], 0, top);
-		}
-		put_metadata_event(w, &w->streams[i], 1, node);
-		maybe_hand_over(w);
+	if (label != NULL)
+		sprintf(label, "%s%s%s", thread, *thread ? " " : "", t->name);
+	return label;
+}
+
+/* A new track: its prefix, and its metadata event (counters have none). */
+static void on_view_track(void *ctx, const weft__view_track *t)
+{
+	weft__chrome_writer *w = ctx;
+	chrome_track *c = view_track(w, t->id);
+	uint64_t tid = t->kind == WEFT__TRACK_CHANNEL || t->kind == WEFT__TRACK_STATE
+		       ? CHANNEL_TID_BASE + t->id : (uint64_t)t->tid;
+	char *p;
+
+	if (c == NULL) {
+		w->error = WEFT_ENOMEM;
+		return;
 	}
-	free(named);
-	return 0;
+	weft__clock_cache_init(&c->ts, 0);
+	p = COPY_LITERAL(c->prefix, "\"pid\":");
+	p = weft__fmt_i64(p, t->pid);
+	p = COPY_LITERAL(p, ",\"tid\":");
+	p = weft__fmt_u64(p, tid);
+	p = COPY_LITERAL(p, ",\"ts\":");
+	c->prefix_len = (size_t)(p - c->prefix);
+	c->label = t->kind == WEFT__TRACK_THREAD ? strdup(t->name)
+		   : t->kind == WEFT__TRACK_PROCESS ? NULL : child_label(w, t);
+	if (t->kind == WEFT__TRACK_PROCESS)
+		put_name_event(w, c, 0, t->name);
+	else if (t->kind != WEFT__TRACK_COUNTER)
+		put_name_event(w, c, 1, c->label ? c->label : t->name);
+	maybe_hand_over(w);
+}
+
+/* 0 when the track could not be recorded (out of memory): its events are lost. */
+static int known_track(const weft__chrome_writer *w, const weft__view_track *t)
+{
+	return t->id <= w->track_cap && w->tracks[t->id - 1].prefix_len > 0;
+}
+
+/* {"ph":"<ph>",<prefix><ts> of an event on a track (reserved and committed). */
+static void put_view_head(weft__chrome_writer *w, const char *ph, const weft__view_track *t,
+			  uint64_t time)
+{
+	chrome_track *c = &w->tracks[t->id - 1];
+	char *p = put_separator(w, weft__outbuf_reserve(&w->out, HEAD_ROOM));
+
+	p = COPY_LITERAL(p, "{\"ph\":\"");
+	while (*ph)
+		*p++ = *ph++;
+	p = COPY_LITERAL(p, "\",");
+	memcpy(p, c->prefix, c->prefix_len);
+	p = put_start_micros(&c->ts, p + c->prefix_len, time);
+	weft__outbuf_commit(&w->out, p);
+}
+
+/* 1 when an event without decoded fields has bytes to show in hex. */
+static int has_raw_bytes(const weft__view_item *it)
+{
+	return it->arg_count == 0 && it->event != NULL &&
+	       (it->event->payload_size > 0 || it->event->data_size > 0);
+}
+
+/*
+ * ,"args":{fields..., "clipped":true, "unclosed":true} when any; an event
+ * the library cannot decode shows its stored bytes: "payload":"<hex>".
+ */
+static void put_view_args(weft__chrome_writer *w, const weft__view_item *it)
+{
+	int first = 1;
+
+	if (it->arg_count == 0 && it->flags == 0 && !has_raw_bytes(it))
+		return;
+	PUT_LITERAL(&w->out, ",\"args\":{");
+	if (has_raw_bytes(it)) {
+		PUT_LITERAL(&w->out, "\"payload\":\"");
+		weft__put_hex_plain(&w->out, it->event->payload, it->event->payload_size);
+		weft__put_hex_plain(&w->out, it->event->data, (size_t)it->event->data_size);
+		PUT_LITERAL(&w->out, "\"");
+		first = 0;
+	}
+	for (int i = 0; i < it->arg_count; i++, first = 0) {
+		if (!first)
+			PUT_LITERAL(&w->out, ",");
+		put_member(w, &it->args[i]);
+	}
+	if (it->flags & WEFT__VIEW_CLIPPED) {
+		weft__outbuf_puts(&w->out, first ? "\"clipped\":true" : ",\"clipped\":true");
+		first = 0;
+	}
+	if (it->flags & WEFT__VIEW_UNCLOSED)
+		weft__outbuf_puts(&w->out, first ? "\"unclosed\":true" : ",\"unclosed\":true");
+	PUT_LITERAL(&w->out, "}");
+}
+
+/* ,"name":N[,"cat":C] then the args and the closing brace. */
+static void put_view_tail(weft__chrome_writer *w, const weft__view_item *it)
+{
+	PUT_LITERAL(&w->out, ",\"name\":");
+	put_string(w, it->name, it->name_len);
+	if (it->category != NULL) {
+		PUT_LITERAL(&w->out, ",\"cat\":");
+		put_string(w, it->category, strlen(it->category));
+	}
+	put_view_args(w, it);
+	PUT_LITERAL(&w->out, "}");
+	w->stats.events++;
+	maybe_hand_over(w);
+}
+
+static void on_view_begin(void *ctx, const weft__view_track *t, uint64_t time,
+			  const weft__view_item *it)
+{
+	if (!known_track(ctx, t))
+		return;
+	put_view_head(ctx, "B", t, time);
+	put_view_tail(ctx, it);
+}
+
+/* An end needs no name (it closes the innermost span); flags as args. */
+static void on_view_end(void *ctx, const weft__view_track *t, uint64_t time,
+			const weft__view_item *it)
+{
+	weft__chrome_writer *w = ctx;
+	weft__view_item flags_only = { .flags = it->flags };
+
+	if (!known_track(w, t))
+		return;
+	put_view_head(w, "E", t, time);
+	put_view_args(w, &flags_only);
+	PUT_LITERAL(&w->out, "}");
+	w->stats.events++;
+	maybe_hand_over(w);
+}
+
+static void on_view_complete(void *ctx, const weft__view_track *t, uint64_t time,
+			     uint64_t end, const weft__view_item *it)
+{
+	weft__chrome_writer *w = ctx;
+	char *p;
+
+	if (!known_track(w, t))
+		return;
+	put_view_head(w, "X", t, time);
+	p = weft__outbuf_reserve(&w->out, 40);
+	p = COPY_LITERAL(p, ",\"dur\":");
+	weft__outbuf_commit(&w->out, put_micros(p, end - time));
+	put_view_tail(w, it);
+}
+
+/*
+ * A message end also gets a flow event at the same place: "s" (start)
+ * at the send, "f" (finish, bound to the enclosing slice) at the receive,
+ * with the id both ends share.
+ */
+static void put_flow_event(weft__chrome_writer *w, const weft__view_track *t, uint64_t time,
+			   const weft__view_item *it)
+{
+	char *p;
+
+	put_view_head(w, it->flow_end == WEFT_FLOW_IN ? "f" : "s", t, time);
+	p = weft__outbuf_reserve(&w->out, 80);
+	p = COPY_LITERAL(p, ",\"id\":\"0x");
+	for (int shift = 60; shift >= 0; shift -= 4)
+		*p++ = "0123456789abcdef"[(it->flow_id >> shift) & 15];
+	p = COPY_LITERAL(p, "\",\"name\":\"message\",\"cat\":\"flow\"");
+	if (it->flow_end == WEFT_FLOW_IN)
+		p = COPY_LITERAL(p, ",\"bp\":\"e\"");
+	p = COPY_LITERAL(p, "}");
+	weft__outbuf_commit(&w->out, p);
+}
+
+static void on_view_instant(void *ctx, const weft__view_track *t, uint64_t time,
+			    const weft__view_item *it)
+{
+	weft__chrome_writer *w = ctx;
+
+	if (!known_track(w, t))
+		return;
+	put_view_head(w, "i", t, time);
+	PUT_LITERAL(&w->out, ",\"s\":\"t\"");
+	put_view_tail(w, it);
+	if (it->flow_id != 0)
+		put_flow_event(w, t, time, it);
+}
+
+/* {"ph":"C",...,"name":"<thread> <counter>","args":{"value":V}} */
+static void on_view_counter(void *ctx, const weft__view_track *t, uint64_t time,
+			    double value)
+{
+	weft__chrome_writer *w = ctx;
+
+	if (!known_track(w, t))
+		return;
+	const char *label = w->tracks[t->id - 1].label;
+	put_view_head(w, "C", t, time);
+	PUT_LITERAL(&w->out, ",\"name\":");
+	put_string(w, label ? label : t->name, strlen(label ? label : t->name));
+	PUT_LITERAL(&w->out, ",\"args\":{\"value\":");
+	put_float(w, value, 0);
+	PUT_LITERAL(&w->out, "}}");
+	w->stats.events++;
+	maybe_hand_over(w);
+}
+
+const weft__view_sink *weft__chrome_writer_sink(weft__chrome_writer *w)
+{
+	w->sink = (weft__view_sink){ w, on_view_track, on_view_begin, on_view_end,
+				     on_view_complete, on_view_instant, on_view_counter };
+	return &w->sink;
 }
 
 /* ---- Entry points ------------------------------------------------------------------------ */
 
-/* Streams, tracks and the field array; the buffer is set up by the caller. */
-static int writer_setup(weft__chrome_writer *w, const weft__chrome_options *o)
+/*
+ * Compat mode: streams, tracks and the field array; the buffer is set up
+ * by the caller. (The default mode gets its tracks from the view.)
+ */
+static int writer_setup(weft__chrome_writer *w)
 {
 	w->stream_count = weft_trace_stream_count(w->trace);
 	w->streams = calloc(w->stream_count ? w->stream_count : 1, sizeof *w->streams);
 	w->field_cap = INITIAL_FIELD_CAP;
 	w->fields = calloc(w->field_cap, sizeof *w->fields);
-	if (o->stream_pattern != NULL)
-		w->stream_pattern = strdup(o->stream_pattern);
-	if (w->streams == NULL || w->fields == NULL ||
-	    (o->stream_pattern != NULL && w->stream_pattern == NULL))
+	if (w->streams == NULL || w->fields == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
 				   "out of memory for the Chrome writer");
 	for (size_t i = 0; i < w->stream_count; i++)
 		stream_setup(w, i);
-	return w->compat ? assign_tracks(w) : 0;
+	return assign_tracks(w);
 }
 
 /*
@@ -747,12 +837,13 @@ int weft__chrome_writer_create(const weft_trace *trace, int fd,
 		options = &none;
 	w->trace = trace;
 	w->compat = options->heph_compat;
-	int rc = background_start(w, fd, options);
+	int rc = options->background ? weft__bg_output_start(&w->bg, fd, options->write_behind,
+							      CHUNK + CHUNK_SLACK) : 0;
 	if (rc == 0)
-		rc = weft__outbuf_init(&w->out, fd, w->background ? CHUNK + CHUNK_SLACK :
+		rc = weft__outbuf_init(&w->out, fd, w->bg.running ? CHUNK + CHUNK_SLACK :
 				       WEFT__OUTBUF_DEFAULT_SIZE);
-	if (rc == 0)
-		rc = writer_setup(w, options);
+	if (rc == 0 && w->compat)
+		rc = writer_setup(w);
 	if (rc < 0) {
 		weft__chrome_writer_free(w);
 		return rc;
@@ -769,8 +860,6 @@ void weft__chrome_writer_begin(weft__chrome_writer *w)
 		return;
 	}
 	PUT_LITERAL(&w->out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-	if (write_metadata(w) < 0 && w->error == 0)
-		w->error = WEFT_ENOMEM;
 }
 
 /*
@@ -783,7 +872,7 @@ int weft__chrome_writer_finish(weft__chrome_writer *w)
 		PUT_LITERAL(&w->out, "\n\t]\n}");
 	else
 		PUT_LITERAL(&w->out, "\n]}\n");
-	int rc = background_stop(w);
+	int rc = weft__bg_output_stop(&w->bg);
 	if (rc < 0)
 		return rc;
 	rc = weft__outbuf_flush(&w->out);
@@ -799,7 +888,7 @@ int weft__chrome_writer_finish(weft__chrome_writer *w)
 /* 1 once a write of the output buffer or of the writer thread has failed. */
 int weft__chrome_writer_failed(const weft__chrome_writer *w)
 {
-	return w->out.error != 0 || w->bg_failed;
+	return w->out.error != 0 || w->bg.failed;
 }
 
 /* The counts of the writer, with those of the fix-up tables. */
@@ -820,12 +909,13 @@ void weft__chrome_writer_free(weft__chrome_writer *w)
 {
 	if (w == NULL)
 		return;
-	background_stop(w);
-	free(w->spare);
+	weft__bg_output_free(&w->bg);
 	weft__fixup_free(w->fixup);
 	free(w->streams);
 	free(w->fields);
-	free(w->stream_pattern);
+	for (uint32_t i = 0; w->tracks != NULL && i < w->track_cap; i++)
+		free(w->tracks[i].label);
+	free(w->tracks);
 	weft__outbuf_destroy(&w->out);
 	free(w);
 }

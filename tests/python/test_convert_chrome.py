@@ -327,14 +327,19 @@ def test_default_names_processes_and_threads(tmp_path):
     processes = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta
                if e["name"] == "thread_name"}
-    assert processes == {0: "stream 0", 1: "stream 1", 2: "stream 2"}
-    assert threads == {(0, 0): "substream 0", (1, 0): "substream 0",
-                       (1, 94355107131408): "substream 94355107131408",
-                       (1, 94355107131632): "substream 94355107131632",
-                       (2, 0): "substream 0", (2, 7): "substream 7"}
-    # metadata first, then the events
-    phases = [e["ph"] for e in doc["traceEvents"]]
-    assert phases == ["M"] * len(meta) + ["X"] * 21
+    assert processes == {0: "stream.0", 1: "stream.1", 2: "stream.2"}
+    assert threads == {(0, 0): "substream.0", (1, 0): "substream.0",
+                       (1, 94355107131408): "substream.94355107131408",
+                       (1, 94355107131632): "substream.94355107131632",
+                       (2, 0): "substream.0", (2, 7): "substream.7"}
+    # each track is named before its first event
+    named = set()
+    for e in doc["traceEvents"]:
+        if e["ph"] == "M":
+            named.add((e["pid"], e.get("tid") if e["name"] == "thread_name" else None))
+        else:
+            assert (e["pid"], None) in named and (e["pid"], e["tid"]) in named, e
+    assert sum(e["ph"] == "X" for e in doc["traceEvents"]) == 21
 
 
 def test_fractional_microseconds(tmp_path):
@@ -367,20 +372,55 @@ def test_strings_are_escaped(tmp_path):
     assert b"bell \\u0007" in compat and b"bell \\u0007" in default
 
 
-def test_point_events_of_other_formats_are_instants(tmp_path):
+def test_ovni_spans_and_instants(tmp_path):
     trace = OVNI_DATA / "v3" / "nosv-parallel-tasks" / "ovni"
     out = tmp_path / "ovni.json"
     convert(trace, out)
     doc, _ = load(out)
-    events = doc["traceEvents"]
-    instants = [e for e in events if e["ph"] == "i"]
-    lines = run_weft("dump", trace, expect=0).stdout.splitlines()
-    assert len(instants) == len(lines)
-    assert all(e["s"] == "t" and "dur" not in e for e in instants)
-    # time order, exact ns
-    assert [e["ts"] for e in instants] == sorted(e["ts"] for e in instants)
-    assert instants[0]["ts"] == Decimal(lines[0].split()[0]) / 1000
-    assert any(e["ph"] == "M" and e["name"] == "thread_name" for e in events)
+    events = [e for e in doc["traceEvents"] if e["ph"] != "M"]
+    dump = [json.loads(line) for line in
+            run_weft("dump", "--json", trace, expect=0).stdout.splitlines()]
+    # every event is one record: enters "B", leaves "E", the others "i"
+    assert len(events) == len(dump)
+    assert [e["ts"] for e in events] == [Decimal(d["time"]) / 1000 for d in dump]
+    kinds = {"B": 0, "E": 0, "i": 0}
+    for e in events:
+        kinds[e["ph"]] += 1
+    assert kinds["B"] == kinds["E"] == 201 and kinds["i"] == 2
+    # B/E nest per (pid, tid); the task body is a span with its ids
+    stacks = {}
+    for e in events:
+        key = (e["pid"], e["tid"])
+        if e["ph"] == "B":
+            stacks.setdefault(key, []).append(e)
+        elif e["ph"] == "E":
+            assert stacks[key].pop()["ts"] <= e["ts"]
+    assert all(not s for s in stacks.values())
+    tasks = [e for e in events if e["ph"] == "B" and e["name"] == "nosv task"]
+    assert len(tasks) == 100 and all(e["args"]["taskid"] == 200 for e in tasks)
+    names = {e["args"]["name"] for e in doc["traceEvents"]
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    assert {"thread.2184", "thread.2184 running", "thread.2184 nosv VA",
+            "thread.2184 nosv VT"} <= names
+    assert all(e["s"] == "t" for e in events if e["ph"] == "i")
+
+
+def test_window_cuts_spans(tmp_path):
+    trace = OVNI_DATA / "v3" / "nosv-parallel-tasks" / "ovni"
+    full, part = tmp_path / "full.json", tmp_path / "part.json"
+    convert(trace, full)
+    events = [e for e in load(full)[0]["traceEvents"] if e["ph"] != "M"]
+    lo, hi = events[0]["ts"], events[-1]["ts"]
+    start, end = lo + (hi - lo) / 3, lo + 2 * (hi - lo) / 3
+    start_ns, end_ns = int(start * 1000), int(end * 1000)
+    convert(trace, part, "--from", str(start_ns), "--until", str(end_ns))
+    cut = [e for e in load(part)[0]["traceEvents"] if e["ph"] != "M"]
+    assert cut and all(start_ns <= e["ts"] * 1000 <= end_ns for e in cut)
+    # the running span of the thread covers the whole window, cut at both ends
+    running = [e for e in cut if e.get("name") == "running"]
+    assert running and running[0]["ts"] * 1000 == start_ns
+    assert running[0]["args"]["clipped"] is True
+    assert sum(e["ph"] == "B" for e in cut) == sum(e["ph"] == "E" for e in cut)
 
 
 # ---- Broken inputs ----------------------------------------------------------------
@@ -487,8 +527,7 @@ def test_stdout_output(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["--to", "chrome"], "missing the output"),
-    (["-o", "x.out"], "missing the output format: --to chrome"),
-    (["--to", "perfetto", "-o", "x.pb"], "output format 'perfetto' is not supported yet"),
+    (["--to", "perfetto", "--heph-compat", "-o", "x.pb"], "--heph-compat is for --to chrome"),
     (["--to", "svg", "-o", "x.svg"], "unknown output format 'svg'"),
     (["--to", "10parsecs", "-o", "x.json"], "invalid time '10parsecs' for --to"),
     (["--from", "2s", "--until", "1s", "-o", "x.json"], "--until is before --from"),

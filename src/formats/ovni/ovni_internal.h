@@ -31,6 +31,20 @@ typedef struct ovni_stream_meta {
 	char *abs_file;       /* path of the binary stream */
 } ovni_stream_meta;
 
+/* A mark type of the metadata ("ovni.mark"), for weft_event_classify(). */
+typedef struct ovni_mark_label {
+	int64_t value;
+	const char *label;     /* owned by the trace */
+} ovni_mark_label;
+
+typedef struct ovni_mark {
+	int64_t type;
+	const char *title;     /* owned by the trace */
+	int stack;             /* 1: "stack" (OM[ / OM]), 0: "single" (OM=) */
+	ovni_mark_label *labels;
+	size_t label_count;
+} ovni_mark;
+
 typedef struct ovni_data {
 	char *root;                 /* directory the stream paths start from */
 	ovni_stream_meta *streams;  /* one per weft stream */
@@ -38,6 +52,8 @@ typedef struct ovni_data {
 	uint64_t lookback;          /* unordered-region look-back, bytes */
 	uint64_t max_region_events; /* unordered-region size bound */
 	int stored_order;
+	ovni_mark *marks;           /* mark types of the metadata */
+	size_t mark_count;
 } ovni_data;
 
 /* Reads the stream header of `mf`: sets *big_endian, or fails. */
@@ -55,6 +71,16 @@ int weft__ovni_event_size(const unsigned char *p, uint64_t avail,
 /* Decodes typed fields (weft_event_fields for ovni traces). */
 int weft__ovni_event_fields(const weft_trace *trace, const weft_event *event,
 			    weft_field *out, size_t cap);
+
+/* Index of the signature of a 3-character MCV, or -1. */
+int weft__ovni_signature_index(const unsigned char *mcv);
+
+/* weft_event_classify() for ovni traces (ovni_classify.c). */
+void weft__ovni_event_classify(const weft_trace *trace, const weft_event *event,
+			       weft_event_class *out);
+/* Reads the mark types of the metadata into d (at open); frees them. */
+int weft__ovni_marks_load(weft_trace *trace, ovni_data *d);
+void weft__ovni_marks_free(ovni_data *d);
 
 /* Stream reader entry points for the backend table. */
 int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state);

@@ -700,6 +700,8 @@ static int ovni_open(weft_trace *t, const char *path, const weft_open_options *o
 		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
 				 "streams of several layout versions in one trace");
 	set_bounds(d, o, t->stream_count);
+	if (rc == 0)
+		rc = weft__ovni_marks_load(t, d);
 	for (size_t i = 0; i < ctx.meta_cap; i++)
 		json_decref(ctx.meta[i]);
 	free(ctx.meta);
@@ -717,6 +719,7 @@ static void ovni_close(weft_trace *t)
 			free(d->streams[i].abs_file);
 	free(d->streams);
 	free(d->root);
+	weft__ovni_marks_free(d);
 	free(d);
 	t->backend_data = NULL;
 }
@@ -732,4 +735,5 @@ const weft_backend weft__ovni_backend = {
 	.stream_next_batch = weft__ovni_stream_next_batch,
 	.stream_close = weft__ovni_stream_close,
 	.event_fields = weft__ovni_event_fields,
+	.event_classify = weft__ovni_event_classify,
 };

@@ -4,6 +4,7 @@
  * the decoding of payloads into typed, named fields.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "formats/ovni/ovni_internal.h"
@@ -113,12 +114,23 @@ static void table_build(void)
 	}
 }
 
+/* Set once the table is built: later lookups skip pthread_once. */
+static _Atomic int table_ready;
+
 /* Index of the signature of a 3-byte MCV, or -1. */
 static inline int signature_index(const unsigned char *mcv)
 {
-	pthread_once(&table_once, table_build);
+	if (!atomic_load_explicit(&table_ready, memory_order_acquire)) {
+		pthread_once(&table_once, table_build);
+		atomic_store_explicit(&table_ready, 1, memory_order_release);
+	}
 	int32_t key = mcv_key(mcv);
 	return key < 0 ? -1 : (int)table[key] - 1;
+}
+
+int weft__ovni_signature_index(const unsigned char *mcv)
+{
+	return signature_index(mcv);
 }
 
 size_t weft_ovni_signature_count(void)

@@ -280,5 +280,8 @@ int weft__pallas_stream_next_batch(void *state, weft_event *events, size_t cap);
 void weft__pallas_stream_close(void *state);
 int weft__pallas_event_fields(const weft_trace *trace, const weft_event *event,
 			      weft_field *out, size_t cap);
+/* weft_event_classify() for Pallas traces (pallas_records.c). */
+void weft__pallas_event_classify(const weft_trace *trace, const weft_event *event,
+				 weft_event_class *out);
 
 #endif /* WEFT_PALLAS_INTERNAL_H */

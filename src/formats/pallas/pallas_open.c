@@ -439,4 +439,5 @@ const weft_backend weft__pallas_backend = {
 	.stream_next_batch = weft__pallas_stream_next_batch,
 	.stream_close = weft__pallas_stream_close,
 	.event_fields = weft__pallas_event_fields,
+	.event_classify = weft__pallas_event_classify,
 };

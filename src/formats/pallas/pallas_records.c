@@ -298,3 +298,64 @@ int weft__pallas_event_fields(const weft_trace *trace, const weft_event *event,
 	}
 	return add_attributes(pt, a, event, out, cap, n);
 }
+
+/* A 64-bit mix of the four numbers that name a message channel. */
+static uint64_t message_key(uint32_t from, uint32_t to, uint32_t tag, uint32_t comm)
+{
+	uint64_t h = ((uint64_t)from << 32 | to) * 0x9E3779B97F4A7C15ull;
+	h ^= ((uint64_t)tag << 32 | comm) + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+	return h * 0xC2B2AE3D27D4EB4Full;
+}
+
+/*
+ * MPI point-to-point sends and receives are message ends: the sender's
+ * rank is its archive's location group id (EZTrace writes one location
+ * group per MPI rank), the peer as recorded; the n-th send from A to B
+ * with a tag on a communicator meets the n-th receive of B from A with
+ * that tag on it. 1 when the event is one.
+ */
+static int classify_message(const pallas_trace *pt, const weft_event *event,
+			    int32_t record, weft_event_class *out)
+{
+	int send = record == WEFT_PALLAS_REC_MPI_SEND || record == WEFT_PALLAS_REC_MPI_ISEND;
+	int recv = record == WEFT_PALLAS_REC_MPI_RECV || record == WEFT_PALLAS_REC_MPI_IRECV;
+
+	if ((!send && !recv) || event->payload_size < 12)
+		return 0;
+	uint32_t self = pt->archives[pt->streams[event->stream].archive].id;
+	uint32_t peer = weft__pallas_le32(event->payload);
+	uint32_t comm = weft__pallas_le32(event->payload + 4);
+	uint32_t tag = weft__pallas_le32(event->payload + 8);
+	out->flow = send ? WEFT_FLOW_OUT : WEFT_FLOW_IN;
+	out->flow_key = send ? message_key(self, peer, tag, comm)
+			     : message_key(peer, self, tag, comm);
+	return 1;
+}
+
+/*
+ * weft_event_classify() for Pallas: Enter and Leave open and close the
+ * span of their region on the thread's own timeline (one call tree per
+ * thread), named after the region; MPI records are points of the "mpi"
+ * category, the others points of "pallas".
+ */
+void weft__pallas_event_classify(const weft_trace *trace, const weft_event *event,
+				 weft_event_class *out)
+{
+	const pallas_trace *pt = trace->backend_data;
+	int32_t record = record_of(event);
+
+	out->category = event->code_len > 4 && memcmp(event->code, "MPI_", 4) == 0
+			? "mpi" : "pallas";
+	if (event->stream < pt->stream_count && classify_message(pt, event, record, out))
+		return;
+	if ((record != WEFT_PALLAS_REC_ENTER && record != WEFT_PALLAS_REC_LEAVE) ||
+	    event->payload_size != 4 || event->stream >= pt->stream_count)
+		return;
+	uint32_t ref = weft__pallas_le32(event->payload);
+	out->role = record == WEFT_PALLAS_REC_ENTER ? WEFT_ROLE_ENTER : WEFT_ROLE_LEAVE;
+	out->pair_key = ref;
+	const pallas_archive *a = &pt->archives[pt->streams[event->stream].archive];
+	const pallas_region *r = find_region(pt, a, ref);
+	const pallas_string *s = r ? weft__pallas_string(pt, a, r->name) : NULL;
+	out->name = s != NULL ? s->text : NULL;
+}

@@ -1036,6 +1036,32 @@ static int ross_open(weft_trace *trace, const char *path, const weft_open_option
 	return 0;
 }
 
+/* Fields of ROSS records that identify a sample or give its times. */
+static const char *const ross_sample_skip[] = {
+	"virtual_time", "real_time", "pe_id", "kp_id", "lp_id", "stats_type",
+	"model_size", "model_data_size", NULL
+};
+
+/*
+ * weft_event_classify() for ROSS: event-trace records are points (at
+ * their virtual receive time, in virtual time); every other record (PE,
+ * KP, LP, model samples) is a sample whose measuring fields are counters
+ * of its entity.
+ */
+static void ross_event_classify(const weft_trace *trace, const weft_event *event,
+				weft_event_class *out)
+{
+	(void)trace;
+	out->category = "ross";
+	if (event->code_len == 5 && memcmp(event->code, "EVENT", 5) == 0) {
+		out->virtual_time_field = "virtual_recv_time";
+		return;
+	}
+	out->role = WEFT_ROLE_SAMPLE;
+	out->sample_skip = ross_sample_skip;
+	out->virtual_time_field = "virtual_time";
+}
+
 const weft_backend weft__ross_backend = {
 	.format = WEFT_FORMAT_ROSS,
 	.name = "ross",
@@ -1050,4 +1076,5 @@ const weft_backend weft__ross_backend = {
 	.stream_next_batch = weft__ross_stream_next_batch,
 	.stream_close = weft__ross_stream_close,
 	.event_fields = weft__ross_event_fields,
+	.event_classify = ross_event_classify,
 };

@@ -1,0 +1,176 @@
+/*
+ * outputs/view.h - the events of any trace as what a timeline viewer
+ * shows: tracks (processes, threads, sub-timelines, counters) and, on
+ * them, spans that open and close, complete spans, instants and counter
+ * values. The viewer writers (Perfetto, Chrome JSON, Paraver) and the
+ * Pallas converter are sinks of this layer; none of them knows which
+ * format the events came from.
+ *
+ * The view reads a cursor and uses weft_event_classify() (decided by each
+ * format's backend) to turn events into:
+ *   - spans: an ENTER opens a span on the timeline of its (stream,
+ *     channel), the next LEAVE with the same pair key closes it. Spans of
+ *     one timeline nest. A LEAVE that matches no open span is counted and
+ *     skipped; a span still open at the end is closed at the last time
+ *     seen on its stream, flagged WEFT__VIEW_UNCLOSED;
+ *   - complete spans (INTERVAL events, e.g. Heph): [time, end] at once;
+ *   - instants (POINT events); message ends (sends and receives that the
+ *     backend gives a flow key) carry a flow id: the n-th send and the
+ *     n-th receive of one key share it;
+ *   - counter values (COUNTER events: one counter; SAMPLE events: one
+ *     counter per numeric field, named after the field).
+ *
+ * Tracks: a process track per parent node of the streams (ovni process,
+ * Heph stream, ROSS PE, Pallas archive; a stream without a parent gets
+ * its own), a thread track per stream, a child track per (stream,
+ * channel) other than the stream's own, a counter track per (stream,
+ * counter name). Each track is declared to the sink once, before its
+ * first use, parents first. pid and tid are the nodes' numbers when they
+ * are unique (pids in the output, tids in their process), else fresh
+ * numbers above every node number.
+ *
+ * Time window: with from/to set, events are still read from the start
+ * (so that spans opened earlier are known) but only what happens in
+ * [from, to] reaches the sink: spans open at `from` begin at `from`
+ * (flagged WEFT__VIEW_CLIPPED), spans open at `to` end at `to` (flagged),
+ * complete spans are cut to the window; counters show their last value
+ * at `from`. The cursor must be created without a time window.
+ *
+ * Memory: a stack per timeline (bounded by WEFT__VIEW_MAX_DEPTH spans;
+ * deeper enters are counted and dropped with their leaves) and a record
+ * per track; nothing per event.
+ *
+ * Internal to libweft (weft__ prefix).
+ */
+#ifndef WEFT_OUTPUTS_VIEW_H
+#define WEFT_OUTPUTS_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+#define WEFT__VIEW_MAX_DEPTH 1024
+
+typedef enum weft__view_track_kind {
+	WEFT__TRACK_PROCESS = 1, /* a process: groups thread tracks */
+	WEFT__TRACK_THREAD,      /* a stream's own timeline */
+	WEFT__TRACK_CHANNEL,     /* a sub-timeline of a stream (ovni "nosv VT") */
+	WEFT__TRACK_STATE,       /* a stream's running state (channel "running") */
+	WEFT__TRACK_COUNTER      /* values of one counter of a stream */
+} weft__view_track_kind;
+
+typedef struct weft__view_track {
+	uint32_t id;             /* 1, 2, ... in declaration order */
+	uint32_t parent;         /* the enclosing track's id; 0 for processes */
+	weft__view_track_kind kind;
+	int64_t pid;             /* process number (unique in the output) */
+	int64_t tid;             /* thread number (unique); processes: 0 */
+	int32_t stream;          /* stream index; -1 for processes */
+	/* Display name, NUL-terminated: the process node's path, the stream
+	 * node's name ("thread.2184"), the channel ("nosv VT"), the counter
+	 * name ("events_processed"). */
+	const char *name;
+	/* CHANNEL, STATE, COUNTER: the channel or counter name (= name). */
+	const char *channel;
+} weft__view_track;
+
+enum weft__view_flags {
+	WEFT__VIEW_CLIPPED = 1u << 0,  /* cut by the time window */
+	WEFT__VIEW_UNCLOSED = 1u << 1  /* never closed in the trace */
+};
+
+/* What an event shows: name, category and its decoded fields. */
+typedef struct weft__view_item {
+	const char *name;        /* NOT NUL-terminated: name_len */
+	uint32_t name_len;
+	const char *category;    /* NUL-terminated, or NULL */
+	const weft_field *args;  /* the event's decoded fields */
+	int arg_count;
+	const weft_event *event; /* the source event (NULL for synthetic
+	                            ends: unclosed or clipped spans) */
+	unsigned flags;          /* enum weft__view_flags */
+	/* Instants that are message ends: the id both ends share (nonzero),
+	 * and which end this is (WEFT_FLOW_OUT or WEFT_FLOW_IN; 0: none). */
+	uint64_t flow_id;
+	int flow_end;
+} weft__view_item;
+
+/*
+ * The receiver of a view. Every callback is required. Calls come in the
+ * cursor's order (time order for merged cursors; file order for Heph),
+ * except the ends of complete spans, which come with their begins, and
+ * the closing of unclosed spans, which comes at the end. The track and
+ * item pointers are valid during the call only (keep the track's id).
+ */
+typedef struct weft__view_sink {
+	void *ctx;
+	/* A new track (once, before its first use, after its parent). */
+	void (*track)(void *ctx, const weft__view_track *track);
+	/* A span opens at `time` on `track` (THREAD, CHANNEL or STATE). */
+	void (*begin)(void *ctx, const weft__view_track *track, uint64_t time,
+		      const weft__view_item *item);
+	/* The innermost open span of `track` closes at `time`. `item` is
+	 * the LEAVE event (its fields as args), or a synthetic item with
+	 * event NULL and the flags. */
+	void (*end)(void *ctx, const weft__view_track *track, uint64_t time,
+		    const weft__view_item *item);
+	/* A span [time, end] (end >= time), nested like the source's. */
+	void (*complete)(void *ctx, const weft__view_track *track, uint64_t time,
+			 uint64_t end, const weft__view_item *item);
+	/* An instant at `time`. */
+	void (*instant)(void *ctx, const weft__view_track *track, uint64_t time,
+			const weft__view_item *item);
+	/* A COUNTER track takes `value` at `time`. */
+	void (*counter)(void *ctx, const weft__view_track *track, uint64_t time,
+			double value);
+} weft__view_sink;
+
+typedef struct weft__view_options {
+	uint64_t from;           /* window start (ns), inclusive */
+	uint64_t to;             /* window end (ns), inclusive; 0 = none */
+	/* 1 when the cursor delivers events in time order (merged cursors):
+	 * reading stops at the first event after `to`. */
+	int time_ordered;
+	/* > 0: virtual time instead of real time (ROSS): an event's time is
+	 * its virtual time (the field weft_event_classify() names) times
+	 * this many ns; events without one are skipped (counted). */
+	double virtual_unit;
+} weft__view_options;
+
+/* What the view did, for the command's report. */
+typedef struct weft__view_stats {
+	uint64_t events;            /* events read */
+	uint64_t spans;             /* spans begun (complete ones included) */
+	uint64_t instants;
+	uint64_t flow_ends;         /* instants that are message ends */
+	uint64_t counter_values;
+	uint64_t unmatched_leaves;  /* LEAVEs that closed nothing (skipped) */
+	uint64_t unclosed_spans;    /* spans closed at the end of their stream */
+	uint64_t too_deep;          /* ENTERs past WEFT__VIEW_MAX_DEPTH (dropped) */
+	uint64_t bad_fields;        /* events whose fields could not be decoded */
+	uint64_t no_virtual_time;   /* virtual time: events without one (skipped) */
+	uint64_t tracks;
+} weft__view_stats;
+
+typedef struct weft__view weft__view;
+
+/* A view of `trace` into `sink`. WEFT_ENOMEM (message set) on failure. */
+int weft__view_create(const weft_trace *trace, const weft__view_options *options,
+		      const weft__view_sink *sink, weft__view **out);
+/*
+ * Reads the cursor to its end, feeding the sink, then closes what is
+ * still open. Returns what weft_cursor_next() returned last (0, or a
+ * negative WEFT_E* code: what was read before is delivered and closed).
+ */
+int weft__view_run(weft__view *view, weft_cursor *cursor);
+/* One event (for callers that read the cursor themselves). */
+void weft__view_event(weft__view *view, const weft_event *event);
+/* Closes every open span (at the window's end or its stream's last time). */
+void weft__view_finish(weft__view *view);
+/* The track of a stream / of a track id (NULL when unknown). */
+const weft__view_track *weft__view_track_get(const weft__view *view, uint32_t id);
+void weft__view_stats_get(const weft__view *view, weft__view_stats *out);
+void weft__view_free(weft__view *view);
+
+#endif /* WEFT_OUTPUTS_VIEW_H */

@@ -1,0 +1,131 @@
+"""The view layer's mapping through `weft convert --to chrome` (the JSON
+output is the easiest to inspect), for the formats the other tests do not
+cover there: ROSS samples as counters (ids and times left out), ROSS
+virtual time, Pallas regions as spans, ovni marks."""
+
+import json
+import os
+import shutil
+import subprocess
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from weftlib import DATA_DIR, OVNI_DATA, WEFT, run_weft
+
+ROSS = DATA_DIR / "ross"
+PALLAS = DATA_DIR / "pallas"
+
+
+def chrome(trace, tmp_path, *args, name="out.json"):
+    out = tmp_path / name
+    run_weft("convert", trace, "--to", "chrome", "-o", out, "--force", *args, expect=0)
+    return json.loads(out.read_text(), parse_float=Decimal)["traceEvents"]
+
+
+def dump(trace, *args):
+    out = run_weft("dump", "--json", *args, trace, expect=0).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def only(path_glob):
+    found = sorted(path_glob)
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_ross_samples_are_counters_without_ids(tmp_path):
+    trace = only((ROSS / "phold-rt-pekplp").glob("*/*.bin"))
+    events = chrome(trace, tmp_path)
+    counters = [e for e in events if e["ph"] == "C"]
+    names = {e["name"].split(" ")[-1] for e in counters}
+    assert {"events_processed", "efficiency", "network_sends"} <= names
+    assert not names & {"pe_id", "kp_id", "lp_id", "virtual_time", "real_time"}
+    # one value per sample and measuring field, at the sample's time
+    samples = dump(trace)
+    expected = sum(1 for s in samples for k, v in s["fields"].items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and k not in {"pe_id", "kp_id", "lp_id", "virtual_time", "real_time",
+                                 "stats_type", "model_size", "model_data_size"})
+    assert len(counters) == expected
+    assert {e["ts"] * 1000 for e in counters} <= {Decimal(s["time"]) for s in samples}
+
+
+def test_ross_virtual_time(tmp_path):
+    trace = only((ROSS / "phold-seq-evtrace").glob("*/*.bin"))
+    events = [e for e in chrome(trace, tmp_path, "--time", "virtual", "--vt-unit", "1ms")
+              if e["ph"] == "i"]
+    records = dump(trace)
+    assert len(events) == len(records)
+    # ts in us = virtual receive time x 1 ms
+    want = sorted(Decimal(str(r["fields"]["virtual_recv_time"])) * 1000 for r in records)
+    assert sorted(e["ts"] for e in events) == want
+
+
+def test_virtual_time_is_refused_for_pallas_output(tmp_path):
+    trace = only((ROSS / "phold-seq-evtrace").glob("*/*.bin"))
+    proc = run_weft("convert", trace, "--to", "pallas", "--time", "virtual",
+                    "-o", tmp_path / "p", expect=2)
+    assert "--time virtual is for the viewer formats" in proc.stderr
+
+
+def test_pallas_regions_are_spans(tmp_path):
+    trace = PALLAS / "wb_enterleave_f3_n1000_t2_logical" / "trace"
+    events = chrome(trace, tmp_path)
+    begins = [e for e in events if e["ph"] == "B"]
+    ends = [e for e in events if e["ph"] == "E"]
+    records = dump(trace)
+    enters = [r for r in records if r["code"] == "Enter"]
+    assert len(begins) == len(ends) == len(enters)
+    assert sorted(e["name"] for e in begins) == sorted(r["fields"]["region"] for r in enters)
+    assert all(e["tid"] < 2 ** 50 for e in begins)  # on the thread's own track
+
+
+def test_ovni_marks(tmp_path):
+    trace = OVNI_DATA / "v3" / "ovni-mark-4procs" / "ovni"
+    events = chrome(trace, tmp_path)
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    colors = [e for e in events if e["ph"] == "B"
+              and threads[(e["pid"], e["tid"])].endswith(" Colors")]
+    assert colors and {e["name"] for e in colors} <= {"Blue", "Gray", "Red"}
+    progress = [e for e in events if e["ph"] == "C" and e["name"].endswith(" Progress")]
+    marks = [r for r in dump(trace) if r["code"] == "OM="]
+    assert len(progress) == len(marks) > 0
+    assert sorted(e["args"]["value"] for e in progress) == \
+        sorted(r["fields"]["value"] for r in marks)
+
+
+def ring_trace(tmp_path, ranks=4, rounds=10):
+    """A Pallas MPI ring written by examples/pallas_mpi_ring."""
+    build = Path(os.environ.get("WEFT_BUILD_DIR", Path(WEFT).parent))
+    program = build / "examples" / "pallas_mpi_ring"
+    if not program.exists():
+        pytest.skip("examples/pallas_mpi_ring is not built")
+    out = tmp_path / "ring"
+    subprocess.run([program, out, str(ranks), str(rounds)], check=True, capture_output=True)
+    return out
+
+
+def test_mpi_messages_are_flows(tmp_path):
+    trace = ring_trace(tmp_path)
+    events = chrome(trace, tmp_path)
+    names = {e["pid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    starts = {e["id"]: e for e in events if e["ph"] == "s"}
+    ends = {e["id"]: e for e in events if e["ph"] == "f"}
+    assert len(starts) == len(ends) == 40 and starts.keys() == ends.keys()
+    for fid, s in starts.items():
+        f = ends[fid]
+        assert f["bp"] == "e" and f["ts"] > s["ts"]
+        sender = int(names[s["pid"]].split("_")[-1])
+        receiver = int(names[f["pid"]].split("_")[-1])
+        assert receiver == (sender + 1) % 4
+    if shutil.which("protoc") is None:
+        return
+    out = tmp_path / "ring.pftrace"
+    run_weft("convert", trace, "-o", out, expect=0)
+    text = subprocess.run(["protoc", "--decode_raw"], stdin=out.open("rb"),
+                          capture_output=True, text=True, check=True).stdout
+    assert text.count("\n    47: ") == 40 and text.count("\n    48: ") == 40
