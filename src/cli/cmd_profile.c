@@ -159,10 +159,23 @@ static void region_field(const weft_trace *trace, const weft_event *ev,
 		}
 }
 
+/* Closes the innermost open call at `time` and counts it. */
+static int close_call(profile *p, open_call *stack, size_t *depth, uint64_t time)
+{
+	open_call *c = &stack[--*depth];
+	uint64_t d = time - c->start;
+	if (*depth > 0)
+		stack[*depth - 1].children += d;
+	return add_calls(p, c->name, 1, d, d, d, d - c->children);
+}
+
 /*
  * The calls of one stream from its Enter/Leave events: a stack of open
  * calls; a Leave closes the innermost call (its duration goes to the
- * parent's children time, for the parent's exclusive time).
+ * parent's children time, for the parent's exclusive time). Calls still
+ * open at the end close at the stream's last timestamp, as the writer
+ * closes them in the grammar, so that the replay counts what the
+ * durations count.
  */
 static int profile_replay(weft_trace *trace, uint32_t stream, profile *p)
 {
@@ -173,8 +186,10 @@ static int profile_replay(weft_trace *trace, uint32_t stream, profile *p)
 	open_call *stack = NULL;
 	size_t depth = 0, cap = 0;
 	const weft_event *ev;
+	uint64_t last = 0;
 	while (rc == 0 && (rc = weft_cursor_next(cur, &ev)) == 1) {
 		rc = 0;
+		last = ev->time;
 		if (ev->code_len == 5 && memcmp(ev->code, "Enter", 5) == 0) {
 			if (depth == cap) {
 				size_t ncap = cap ? 2 * cap : 64;
@@ -190,13 +205,11 @@ static int profile_replay(weft_trace *trace, uint32_t stream, profile *p)
 			stack[depth].start = ev->time;
 			stack[depth++].children = 0;
 		} else if (ev->code_len == 5 && memcmp(ev->code, "Leave", 5) == 0 && depth > 0) {
-			open_call *c = &stack[--depth];
-			uint64_t d = ev->time - c->start;
-			if (depth > 0)
-				stack[depth - 1].children += d;
-			rc = add_calls(p, c->name, 1, d, d, d, d - c->children);
+			rc = close_call(p, stack, &depth, ev->time);
 		}
 	}
+	while (rc == 0 && depth > 0)
+		rc = close_call(p, stack, &depth, last);
 	free(stack);
 	weft_cursor_free(cur);
 	return rc < 0 ? cli_library_error("profile", "cannot read events", rc) : 0;

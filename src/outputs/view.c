@@ -650,9 +650,11 @@ static int virtual_event(weft__view *v, const weft_event *ev, const weft_event_c
 	size_t len = strlen(c->virtual_time_field);
 	for (int i = 0; i < n; i++) {
 		double vt;
+		/* Negative, NaN or past 2^64 ns: no place on the axis. */
 		if (v->args[i].name_len != len ||
 		    memcmp(v->args[i].name, c->virtual_time_field, len) != 0 ||
-		    !field_number(&v->args[i], &vt) || !(vt >= 0) || vt * v->options.virtual_unit > 1.8e19)
+		    !field_number(&v->args[i], &vt) || !(vt >= 0) ||
+		    vt * v->options.virtual_unit >= 1.8e19)
 			continue;
 		*copy = *ev;
 		copy->time = copy->end = (uint64_t)(vt * v->options.virtual_unit + 0.5);

@@ -460,3 +460,16 @@ def test_trailing_slash_and_copy(tmp_path):
     convert(NOSV, str(out) + "/")
     shutil.move(str(out), str(tmp_path / "moved"))
     assert len(dump_json(tmp_path / "moved")) == len(dump_json(NOSV))
+
+
+def test_profile_and_replay_agree_on_unclosed_spans(tmp_path):
+    """bench-mix-small ends with its threads' running spans open (OHx
+    without OHp): the writer closes their blocks at the last timestamp, and
+    the replay of `weft profile` closes the open calls there too."""
+    src = DATA_DIR / "ovni" / "v3" / "bench-mix-small" / "ovni"
+    out = tmp_path / "mix.pallas"
+    convert(src, out)
+    durations = json.loads(run_weft("profile", "--json", out, expect=0).stdout)
+    replay = json.loads(run_weft("profile", "--replay", "--json", out, expect=0).stdout)
+    assert durations["source"] == "durations" and replay["source"] == "replay"
+    assert durations["regions"] and durations["regions"] == replay["regions"]

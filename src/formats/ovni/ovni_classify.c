@@ -34,6 +34,7 @@ typedef struct signature_names {
 	 * timeline of a leave by address, like its enter's. */
 	const char *channel_ref;
 	char name[NAME_MAX_LEN];    /* "nosv VTx" */
+	const char *model;          /* "nosv" */
 	uint32_t name_len;
 	weft_event_role role;       /* ENTER/LEAVE when the pair is known */
 	uint64_t pair_key;          /* the enter's MCV */
@@ -69,6 +70,7 @@ static void names_build(void)
 		snprintf(m->channel, NAME_MAX_LEN, "%s %.2s", s->model, s->mcv);
 		snprintf(m->name, NAME_MAX_LEN, "%s %s", s->model, s->mcv);
 		m->name_len = (uint32_t)strlen(m->name);
+		m->model = s->model;
 		m->channel_ref = m->channel;
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(names[j].channel, m->channel) == 0) {
@@ -281,7 +283,7 @@ static int classify_task(const weft_trace *t, const weft_event *ev, int index,
 		out->role = WEFT_ROLE_POINT;
 		return 0;
 	}
-	out->category = weft_ovni_signature_at((size_t)index)->model;
+	out->category = names[index].model;
 	out->channel = names[index].channel_ref;
 	out->name = task_name[mcv[0] == '6'];
 	out->name_len = (uint32_t)strlen(out->name);
@@ -294,7 +296,7 @@ static void classify_signature(int index, weft_event_class *out)
 {
 	const signature_names *m = &names[index];
 
-	out->category = weft_ovni_signature_at((size_t)index)->model;
+	out->category = m->model;
 	out->name = m->name;
 	out->name_len = m->name_len;
 	if (m->role == WEFT_ROLE_POINT)
