@@ -29,8 +29,13 @@
  *                    real clock, zstd 5, default options
  *   block120-single  the same with compress_threads = 0
  *   block120-window  the same with long_patterns off (Pallas's window)
+ *   real-zstd5-attrs the 3-function loop, real clock, zstd 5, defaults,
+ *                    with an attribute list of two u32 values (a counter
+ *                    and a value that changes) on every Enter
+ *   real-zstd5-attrs-compact  the same, compact layout
  *
- * Default: every case but real-zstd5-helper and block120-window. Per
+ * Default: every case but real-zstd5-helper, block120-window and the
+ * two -attrs ones. Per
  * run: the recording loop's ns per event, the close and stores in ms,
  * the total ns per event, the bytes per event on disk and the child's
  * peak RSS. Per case one machine-readable line (medians; best in
@@ -71,20 +76,23 @@ typedef struct bench_case {
 	int window;
 	uint32_t blocks;       /* functions in the loop body */
 	int default_on;
+	int attrs;             /* two u32 attributes on every Enter */
 } bench_case;
 
 static const bench_case CASES[] = {
-	{ "real-zstd5", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 3, 1 },
-	{ "real-zstd5-single", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 3, 1 },
-	{ "real-zstd5-helper", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 1, 0, 3, 0 },
-	{ "logical-zstd5", 0, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 3, 1 },
-	{ "real-none", 1, WEFT_PALLAS_WRITE_RAW, 0, 0, D, 0, 3, 1 },
-	{ "logical-none", 0, WEFT_PALLAS_WRITE_RAW, 0, 0, D, 0, 3, 1 },
-	{ "real-zstd5-delta", 1, WEFT_PALLAS_WRITE_ZSTD, 1, 0, D, 0, 3, 1 },
-	{ "real-zstd5-compact", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 1, D, 0, 3, 1 },
-	{ "block120-real", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 120, 1 },
-	{ "block120-single", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 120, 1 },
-	{ "block120-window", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 1, 120, 0 },
+	{ "real-zstd5", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 3, 1, 0 },
+	{ "real-zstd5-single", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 3, 1, 0 },
+	{ "real-zstd5-helper", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 1, 0, 3, 0, 0 },
+	{ "logical-zstd5", 0, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 3, 1, 0 },
+	{ "real-none", 1, WEFT_PALLAS_WRITE_RAW, 0, 0, D, 0, 3, 1, 0 },
+	{ "logical-none", 0, WEFT_PALLAS_WRITE_RAW, 0, 0, D, 0, 3, 1, 0 },
+	{ "real-zstd5-delta", 1, WEFT_PALLAS_WRITE_ZSTD, 1, 0, D, 0, 3, 1, 0 },
+	{ "real-zstd5-compact", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 1, D, 0, 3, 1, 0 },
+	{ "block120-real", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 120, 1, 0 },
+	{ "block120-single", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, 0, 0, 120, 1, 0 },
+	{ "block120-window", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 1, 120, 0, 0 },
+	{ "real-zstd5-attrs", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 0, D, 0, 3, 0, 1 },
+	{ "real-zstd5-attrs-compact", 1, WEFT_PALLAS_WRITE_ZSTD, 0, 1, D, 0, 3, 0, 1 },
 };
 #undef D
 #define NCASES (sizeof CASES / sizeof CASES[0])
@@ -151,6 +159,10 @@ static int open_trace(const char *dir, const bench_case *c, weft_pallas_global *
 		weft_pallas_add_region(d, f, f);
 	}
 	weft_pallas_add_string(d, c->blocks + 1, "thread_0");
+	weft_pallas_add_string(d, c->blocks + 2, "iteration");
+	weft_pallas_add_string(d, c->blocks + 3, "value");
+	weft_pallas_add_attribute(d, 1, c->blocks + 2, c->blocks + 2, WEFT_PALLAS_TYPE_UINT32);
+	weft_pallas_add_attribute(d, 2, c->blocks + 3, c->blocks + 3, WEFT_PALLAS_TYPE_UINT32);
 	weft_pallas_add_location_group(d, 0, 0, WEFT_PALLAS_NO_PARENT);
 	if (weft_pallas_archive_create(*g, 0, a) < 0)
 		return -1;
@@ -158,15 +170,32 @@ static int open_trace(const char *dir, const bench_case *c, weft_pallas_global *
 	return weft_pallas_thread_create(*a, 0, t);
 }
 
+/*
+ * The attribute list of the Enter of iteration `it` of function `f`: two
+ * u32 values, the iteration and a value that varies (as decoded fields
+ * of a converted trace do), so that the lists do not compress to nothing.
+ */
+static const weft_pallas_attrs *enter_attrs(const bench_case *c, weft_pallas_attrs *l,
+					    uint64_t it, uint32_t f)
+{
+	if (!c->attrs)
+		return NULL;
+	weft_pallas_attrs_init(l);
+	weft_pallas_attrs_add_u32(l, 1, (uint32_t)it);
+	weft_pallas_attrs_add_u32(l, 2, (uint32_t)((it * 2654435761u) >> 7) ^ f);
+	return l;
+}
+
 /* Records `events` events: a loop over `blocks` Enter/Leave pairs. */
 static int record_loop(weft_pallas_thread *t, const bench_case *c, uint64_t events)
 {
-	uint64_t ts = 1, done = 0;
+	uint64_t ts = 1, done = 0, it = 0;
 	int bad = 0;
-	while (done < events) {
+	weft_pallas_attrs l;
+	for (; done < events; it++) {
 		for (uint32_t f = 1; f <= c->blocks && done < events; f++, done += 2) {
 			uint64_t t1 = c->real_clock ? WEFT_PALLAS_TIME_NOW : ts++;
-			bad |= weft_pallas_record_enter(t, NULL, t1, f);
+			bad |= weft_pallas_record_enter(t, enter_attrs(c, &l, it, f), t1, f);
 			uint64_t t2 = c->real_clock ? WEFT_PALLAS_TIME_NOW : ts++;
 			bad |= weft_pallas_record_leave(t, NULL, t2, f);
 		}

@@ -156,6 +156,12 @@ typedef struct weft_event_class {
 	 * ends of one message (MPI's non-overtaking order). */
 	int flow;               /* enum weft_flow_end */
 	uint64_t flow_key;      /* sender, receiver, tag, communicator */
+	/* A message whose sending end is no event of the trace (ROSS
+	 * event-trace records, filed at the receiving LP): the stream it was
+	 * sent from (-1: unknown) and the field of its virtual send time.
+	 * Viewers draw it on the virtual time axis only. */
+	int64_t flow_from_stream;
+	const char *flow_from_virtual_field;
 } weft_event_class;
 
 enum weft_flow_end { WEFT_FLOW_NONE = 0, WEFT_FLOW_OUT = 1, WEFT_FLOW_IN = 2 };

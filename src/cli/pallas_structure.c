@@ -37,6 +37,10 @@ static int print_sequence(structure_printer *sp, uint32_t i, int depth)
 	if (rc < 0)
 		return rc;
 	indent(sp->out, depth);
+	if (s.dead) { /* the root of a thread without events */
+		fprintf(sp->out, "S%u (no tokens)\n", i);
+		return 0;
+	}
 	fprintf(sp->out, "S%u %s  %s  x%" PRIu64, i, s.name,
 		s.is_loop_body ? "loop body" : "block", s.durations.count);
 	if (s.durations.count > 0)

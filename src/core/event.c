@@ -52,6 +52,7 @@ void weft_event_classify(const weft_trace *trace, const weft_event *event,
 	memset(out, 0, sizeof *out);
 	out->role = (event->flags & WEFT_EVENT_INTERVAL) ? WEFT_ROLE_INTERVAL
 							 : WEFT_ROLE_POINT;
+	out->flow_from_stream = -1;
 	if (trace->backend->event_classify != NULL)
 		trace->backend->event_classify(trace, event, out);
 }

@@ -548,36 +548,6 @@ static void on_interval(weft__view *v, stream_view *s, const weft_event *ev,
 	v->stats.spans++;
 }
 
-/* POINT: an instant on the stream's timeline. */
-static void on_point(weft__view *v, stream_view *s, const weft_event *ev,
-		     const weft_event_class *c)
-{
-	/* Message ends are counted even outside the window, so that the
-	 * n-th send still meets the n-th receive. */
-	uint64_t flow = c->flow != WEFT_FLOW_NONE ? flow_id(v, c->flow_key, c->flow) : 0;
-
-	if (!in_window(v, ev->time))
-		return;
-	weft__view_item item;
-	event_item(v, ev, c, &item);
-	item.flow_id = flow;
-	item.flow_end = flow != 0 ? c->flow : 0;
-	v->stats.flow_ends += flow != 0;
-	v->sink.instant(v->sink.ctx, &v->tracks[s->thread_track - 1], ev->time, &item);
-	v->stats.instants++;
-}
-
-/* A counter takes a value: shown in the window, remembered before it. */
-static void set_counter(weft__view *v, counter *c, uint64_t time, double value)
-{
-	c->last = value;
-	c->has_last = 1;
-	if (!in_window(v, time))
-		return;
-	v->sink.counter(v->sink.ctx, &v->tracks[c->track - 1], time, value);
-	v->stats.counter_values++;
-}
-
 /* The value of a numeric scalar field; 0 when it has none. */
 static int field_number(const weft_field *f, double *out)
 {
@@ -597,6 +567,79 @@ static int field_number(const weft_field *f, double *out)
 	default:
 		return 0;
 	}
+}
+
+/* The value of the numeric field `name` of the decoded args; 0 if none. */
+static int arg_number(const weft__view *v, int n, const char *name, double *out)
+{
+	size_t len = strlen(name);
+	for (int i = 0; i < n; i++)
+		if (v->args[i].name_len == len && memcmp(v->args[i].name, name, len) == 0)
+			return field_number(&v->args[i], out);
+	return 0;
+}
+
+/*
+ * Virtual time: a message whose sending end is no event (ROSS) gets that
+ * end drawn as a "send" instant on the sender's timeline at its virtual
+ * send time, and both ends an id of their own. Returns the id (0: none).
+ */
+static uint64_t draw_send_end(weft__view *v, const weft_event *ev, const weft_event_class *c,
+			      const weft__view_item *item)
+{
+	double vt;
+
+	if (v->options.virtual_unit <= 0 || c->flow_from_stream < 0 ||
+	    (uint64_t)c->flow_from_stream >= v->stream_count ||
+	    !arg_number(v, item->arg_count, c->flow_from_virtual_field, &vt) ||
+	    !(vt >= 0) || vt * v->options.virtual_unit >= 1.8e19)
+		return 0;
+	uint64_t id = ((uint64_t)ev->stream << 40 ^ ev->seq) * 0x9E3779B97F4A7C15ull | 1;
+	uint64_t time = (uint64_t)(vt * v->options.virtual_unit + 0.5);
+	stream_view *from = &v->streams[c->flow_from_stream];
+	if (!in_window(v, time) ||
+	    (!from->ready && stream_ready(v, (uint32_t)c->flow_from_stream) < 0))
+		return id;
+	weft__view_item send = { .name = "send", .name_len = 4, .category = c->category,
+				 .flow_id = id, .flow_end = WEFT_FLOW_OUT };
+	v->sink.instant(v->sink.ctx, &v->tracks[from->thread_track - 1], time, &send);
+	v->stats.instants++;
+	v->stats.flow_ends++;
+	return id;
+}
+
+/* POINT: an instant on the stream's timeline. */
+static void on_point(weft__view *v, stream_view *s, const weft_event *ev,
+		     const weft_event_class *c)
+{
+	/* Message ends are counted even outside the window, so that the
+	 * n-th send still meets the n-th receive. */
+	uint64_t flow = c->flow != WEFT_FLOW_NONE ? flow_id(v, c->flow_key, c->flow) : 0;
+
+	if (!in_window(v, ev->time))
+		return;
+	weft__view_item item;
+	event_item(v, ev, c, &item);
+	item.flow_id = flow;
+	item.flow_end = flow != 0 ? c->flow : 0;
+	if (c->flow_from_stream >= 0 && (flow = draw_send_end(v, ev, c, &item)) != 0) {
+		item.flow_id = flow;
+		item.flow_end = WEFT_FLOW_IN;
+	}
+	v->stats.flow_ends += flow != 0;
+	v->sink.instant(v->sink.ctx, &v->tracks[s->thread_track - 1], ev->time, &item);
+	v->stats.instants++;
+}
+
+/* A counter takes a value: shown in the window, remembered before it. */
+static void set_counter(weft__view *v, counter *c, uint64_t time, double value)
+{
+	c->last = value;
+	c->has_last = 1;
+	if (!in_window(v, time))
+		return;
+	v->sink.counter(v->sink.ctx, &v->tracks[c->track - 1], time, value);
+	v->stats.counter_values++;
 }
 
 /* 1 when the field is in the NULL-terminated list of names. */

@@ -20,6 +20,11 @@
  *   loops      thousands of iterations of nested loops (vectors of many
  *              sub-arrays), every timestamp checked, with and without
  *              deltas
+ *   attrs      attribute lists on most events, far more than the writer
+ *              keeps in memory (spilled in chunks, copied back at close),
+ *              every value read back, both layouts, raw and zstd
+ *   empty      a thread without events next to one with events: 0 events,
+ *              no diagnostic, `weft info`, `dump` and `dump --structure`
  *   profile    `weft profile --json` (stored durations, --replay and
  *              --headers-only): per region count, total, min, max and
  *              exclusive time against the values computed here from the
@@ -594,6 +599,50 @@ static void body_loops(tw *w, int thread)
 			ts += (uint64_t)1 << 33;
 	}
 	w_leave(w, NULL, ts += 1);
+}
+
+/*
+ * Attribute lists on most events, long enough that every event's lists
+ * leave the writer's memory in many chunks (and the scratch buffer is
+ * written to its file more than once): each solve's Enter carries one
+ * value of every type, each compute's Enter 1 to 4 values, some Leaves
+ * and ticks a list too.
+ */
+static void body_attrs(tw *w, int thread)
+{
+	uint64_t seed = 777 + (uint64_t)thread, ts = 1000 + (uint64_t)thread;
+	for (uint64_t i = 0; i < 4000; i++) {
+		xattrs a, b, c;
+		every_type(&a, w->lg, (i + (uint64_t)thread) % 97); /* values in their types' range */
+		w_enter(w, &a, ts += 1 + rnd(&seed) % 100, R_SOLVE);
+		xa_init(&b);
+		xa_unsigned(&b, A_ITER, (uint32_t)i);
+		if (i % 4 > 0)
+			xa_unsigned(&b, A_BYTES, rnd(&seed));
+		if (i % 4 > 1)
+			xa_signed(&b, A_SHORT, (int16_t)rnd(&seed));
+		if (i % 4 > 2)
+			xa_real(&b, A_RATIO, (double)(rnd(&seed) % 1000) / 8.0);
+		w_enter(w, &b, ts += 1 + rnd(&seed) % 10, R_COMPUTE);
+		xa_init(&c);
+		xa_unsigned(&c, A_FLAG, i & 0xFF);
+		w_leave(w, i % 3 == 0 ? &c : NULL, ts += rnd(&seed) % 500);
+		xa_init(&c);
+		xa_signed(&c, A_NEG, -(int64_t)i);
+		xa_real(&c, A_RATIO, 1.0 / (double)(i + 1));
+		w_generic(w, i % 2 ? &c : NULL, ts += 1, S_TICK);
+		w_leave(w, NULL, ts += 1 + rnd(&seed) % 7);
+	}
+}
+
+/* Thread 1 records nothing (created and closed at once); thread 0 a few calls. */
+static void body_one_empty(tw *w, int thread)
+{
+	uint64_t ts = 100;
+	for (int i = 0; thread == 0 && i < 3; i++) {
+		w_enter(w, NULL, ts += 10, R_COMPUTE);
+		w_leave(w, NULL, ts += 5);
+	}
 }
 
 /* ---- Reading back ------------------------------------------------------------------------ */
@@ -1223,6 +1272,71 @@ static void test_loops(void)
 	}
 }
 
+/*
+ * (e) attribute lists that leave the writer's memory in chunks (spilled
+ * to the scratch file, read back at close): every value of every list
+ * read back through the unified API, in both layouts, with helpers, raw
+ * or zstd.
+ */
+static void test_attrs_spilled(void)
+{
+	static const struct { const char *name; int raw, compact, helpers; } cases[] = {
+		{ "attrs-zstd", 0, 0, -1 }, { "attrs-raw", 1, 0, 0 },
+		{ "attrs-compact-helpers", 0, 1, 2 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		weft_pallas_write_options o;
+		weft_pallas_write_options_init(&o);
+		o.compression = cases[i].raw ? WEFT_PALLAS_WRITE_RAW : WEFT_PALLAS_WRITE_ZSTD;
+		o.layout = cases[i].compact ? WEFT_PALLAS_LAYOUT_COMPACT : WEFT_PALLAS_LAYOUT_PALLAS;
+		if (cases[i].helpers >= 0)
+			o.compress_threads = cases[i].helpers;
+		xtrace x = { 0 };
+		char *dir = write_trace(cases[i].name, &o, body_attrs, 2, &x);
+		CHECK_EQ_U64(x.n, 2 * 4000 * 5);
+		check_trace(dir, &x, 2);
+		free(x.ev), free(dir);
+	}
+}
+
+/*
+ * (f) a thread without events next to one with events: read back with 0
+ * events and no diagnostic; `weft info`, `weft dump` and `weft dump
+ * --structure` work on the trace.
+ */
+static void test_empty_thread(void)
+{
+	xtrace x = { 0 };
+	char *dir = write_trace("empty-thread", NULL, body_one_empty, 2, &x);
+	CHECK_EQ_U64(x.n, 6);
+	check_trace(dir, &x, 2);
+	weft_trace *t = open_trace(dir);
+	if (t != NULL) {
+		int s = weft_trace_stream_find(t, "archive_0/thread_1");
+		REQUIRE(s >= 0);
+		weft_cursor *c;
+		const weft_event *ev;
+		REQUIRE(weft_cursor_create_stream(t, (uint32_t)s, &c) == 0);
+		CHECK_EQ_I64(weft_cursor_next(c, &ev), 0);
+		weft_cursor_free(c);
+		check_no_diags(t);
+		weft_trace_free(t);
+	}
+	char *out = run_weft("info", dir);
+	CHECK(out != NULL && strstr(out, "events: 0") != NULL);
+	free(out);
+	out = run_weft("dump", dir);
+	size_t lines = 0;
+	for (const char *p = out ? out : ""; *p; p++)
+		lines += *p == '\n';
+	CHECK_EQ_U64(lines, x.n);
+	free(out);
+	out = run_weft("dump --structure", dir);
+	CHECK(out != NULL && strstr(out, "archive_0/thread_1: 0 events") != NULL);
+	free(out);
+	free(x.ev), free(dir);
+}
+
 /* Every round trip, in one scratch directory (kept when a check fails). */
 int main(void)
 {
@@ -1234,5 +1348,7 @@ int main(void)
 	test_delta_wrap();
 	test_delta_damaged();
 	test_loops();
+	test_attrs_spilled();
+	test_empty_thread();
 	return tu_finish_dir(scratch);
 }

@@ -11,6 +11,12 @@
  *               type, blocks left open at close, a Leave without Enter
  *   values      vectors of more than 1000 values in both layouts and with
  *               helper threads give the same values; delta timestamps
+ *   attributes  lists spilled to the scratch file in chunks come back as
+ *               the bytes Pallas stores (built here value by value), in
+ *               both layouts, with helpers, raw or zstd; writer memory
+ *               stays bounded with a list on every Enter
+ *   empty       a thread without events is written as Pallas 0.20 writes
+ *               it (byte for byte), next to a thread that records
  *   threads     4 threads recording at once
  *   errors      bad directory, existing trace, NULL arguments, records
  *               after close, bad options, an archive stored with an open
@@ -967,6 +973,319 @@ static void test_memory(void)
 	free(dir);
 }
 
+/* ---- Attribute lists spilled to the scratch file --------------------------------------------------------- */
+
+/* The attribute bytes an event must end up with, built here value by value. */
+typedef struct xbytes {
+	uint8_t *b;
+	size_t n, cap;
+	uint32_t occurrences;   /* of the event, with or without a list */
+} xbytes;
+
+static void xbytes_put(xbytes *x, const void *p, size_t n)
+{
+	if (x->n + n > x->cap) {
+		x->cap = (x->n + n) * 2;
+		x->b = realloc(x->b, x->cap);
+		REQUIRE(x->b != NULL);
+	}
+	memcpy(x->b + x->n, p, n);
+	x->n += n;
+}
+
+/* A list being built: the writer's, and the bytes Pallas stores for it. */
+typedef struct xlist {
+	weft_pallas_attrs l;
+	uint8_t bytes[WEFT_PALLAS_ATTRS_BYTES];
+	uint16_t size;
+	uint8_t count;
+} xlist;
+
+static void xlist_init(xlist *x)
+{
+	weft_pallas_attrs_init(&x->l);
+	x->size = 7, x->count = 0;
+}
+
+/* Adds value `v` of attribute `ref` in `size` bytes (1, 2, 4 or 8: u8, u16, u32, u64). */
+static void xlist_add(xlist *x, uint32_t ref, uint64_t v, int size)
+{
+	int rc = size == 1 ? weft_pallas_attrs_add_u8(&x->l, ref, (uint8_t)v) :
+		 size == 2 ? weft_pallas_attrs_add_u16(&x->l, ref, (uint16_t)v) :
+		 size == 4 ? weft_pallas_attrs_add_u32(&x->l, ref, (uint32_t)v) :
+			     weft_pallas_attrs_add_u64(&x->l, ref, v);
+	CHECK_EQ_I64(rc, 0);
+	uint16_t entry = (uint16_t)(6 + size);
+	memcpy(x->bytes + x->size, &entry, 2);
+	memcpy(x->bytes + x->size + 2, &ref, 4);
+	memcpy(x->bytes + x->size + 6, &v, (size_t)size); /* little-endian: the low bytes */
+	x->size = (uint16_t)(x->size + entry);
+	x->count++;
+}
+
+/* Occurrence `x->occurrences` of an event, with list `l` (NULL: none): its expected bytes. */
+static const weft_pallas_attrs *expect_list(xbytes *x, xlist *l)
+{
+	uint32_t index = x->occurrences++;
+	if (l == NULL)
+		return NULL;
+	uint8_t head[7];
+	memcpy(head, &index, 4);
+	memcpy(head + 4, &l->size, 2);
+	head[6] = l->count;
+	xbytes_put(x, head, 7);
+	xbytes_put(x, l->bytes + 7, l->size - 7u);
+	return &l->l;
+}
+
+/* The expected attribute bytes of the events of body_attrs: Enter/Leave 1..3, Generic 0. */
+typedef struct xattrs {
+	xbytes enter[4], leave[4], generic;
+	uint32_t iterations;
+} xattrs;
+
+/*
+ * Per iteration, Enter of regions 1 to 3, each with a list of 1 to 5
+ * values of every size, a Leave with a list every third time, and every
+ * 97th iteration a Generic event with the longest list (127 u64 values):
+ * each Enter event gathers far more than a chunk of attributes, and all
+ * of them more than the scratch buffer, so chunks are read back from the
+ * scratch file at close.
+ */
+static void body_attrs(weft_pallas_thread *t, recording *g, const void *arg)
+{
+	xattrs *x = (xattrs *)arg;
+	static const int sizes[5] = { 1, 2, 4, 8, 4 };
+	uint64_t ts = 100;
+	xlist l;
+	for (uint32_t i = 0; i < x->iterations; i++) {
+		for (uint32_t f = 1; f <= 3; f++) {
+			xlist_init(&l);
+			for (uint32_t k = 0; k <= (i + f) % 5; k++)
+				xlist_add(&l, k + 1, (uint64_t)i * 0x9E3779B97F4A7C15ull + k, sizes[k]);
+			CHECK(weft_pallas_record_enter(t, expect_list(&x->enter[f], &l), ts, f) == 0);
+			note(g, 2, f, ts++);
+			xlist_init(&l);
+			xlist_add(&l, 7, i, 4);
+			CHECK(weft_pallas_record_leave(t, expect_list(&x->leave[f], i % 3 ? NULL : &l),
+						       ts, f) == 0);
+			note(g, 3, f, ts++);
+		}
+		if (i % 97 != 0)
+			continue;
+		xlist_init(&l);
+		for (uint32_t k = 0; k < WEFT_PALLAS_ATTRS_MAX; k++)
+			xlist_add(&l, 100 + k, (uint64_t)i << 32 | k, 8);
+		CHECK(weft_pallas_record_generic(t, expect_list(&x->generic, &l), ts, 0) == 0);
+		note(g, 58, 0, ts++);
+	}
+}
+
+/* The event of decoded thread `d` with record `rec` and first payload u32 `arg`. */
+static const struct dev *find_event_arg(const dthread *d, int32_t record, uint32_t arg)
+{
+	for (uint64_t i = 0; i < d->nev; i++) {
+		uint32_t a = 0;
+		if (d->ev[i].size >= 9)
+			memcpy(&a, d->ev[i].payload, 4);
+		if (d->ev[i].record == record && a == arg)
+			return &d->ev[i];
+	}
+	return NULL;
+}
+
+/* Event (record, arg) of `d` stores exactly the bytes of `want`. */
+static void check_attr_bytes(const dthread *d, int32_t record, uint32_t arg, const xbytes *want)
+{
+	const struct dev *e = find_event_arg(d, record, arg);
+	REQUIRE(e != NULL);
+	CHECK_EQ_U64(e->attr_len, want->n);
+	if (e->attr_len == want->n && want->n > 0)
+		CHECK_EQ_MEM(e->attrs, want->b, want->n);
+}
+
+static void free_xattrs(xattrs *x)
+{
+	for (int f = 0; f < 4; f++)
+		free(x->enter[f].b), free(x->leave[f].b);
+	free(x->generic.b);
+}
+
+/*
+ * Attribute lists over many chunks, in both layouts, with and without
+ * helpers and compression: every event's stored bytes are those built
+ * here (the chunks come back in order), the events replay as recorded.
+ */
+static void test_attrs_spilled(void)
+{
+	static const struct { const char *name; int compact, helpers, raw; } cases[] = {
+		{ "attrs", 0, 0, 0 }, { "attrs-helpers", 0, 2, 0 }, { "attrs-raw", 0, 0, 1 },
+		{ "attrs-compact", 1, 0, 0 }, { "attrs-compact-helpers", 1, 2, 0 },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		weft_pallas_write_options o;
+		weft_pallas_write_options_init(&o);
+		o.layout = cases[c].compact ? WEFT_PALLAS_LAYOUT_COMPACT : WEFT_PALLAS_LAYOUT_PALLAS;
+		o.compress_threads = cases[c].helpers;
+		o.compression = cases[c].raw ? WEFT_PALLAS_WRITE_RAW : WEFT_PALLAS_WRITE_ZSTD;
+		xattrs x;
+		memset(&x, 0, sizeof x);
+		x.iterations = 6000;
+		recording g = { 0 };
+		char *dir = write_one(cases[c].name, &o, body_attrs, &x, &g);
+		dthread *d = check_replay(dir, 0, 0, &g);
+		CHECK(x.enter[1].n > 20 * 8192);   /* many chunks per Enter event */
+		for (uint32_t f = 1; f <= 3; f++) {
+			check_attr_bytes(d, 2, f, &x.enter[f]);
+			check_attr_bytes(d, 3, f, &x.leave[f]);
+		}
+		check_attr_bytes(d, 58, 0, &x.generic);
+		CHECK_EQ_I64(count_files(dir, ".tmp"), 0);
+		CHECK_EQ_I64(count_files(dir, NULL), 5); /* main, archive, thread and 2 .dat */
+		free_thread(d);
+		free_xattrs(&x);
+		free(g.r), free(dir);
+	}
+}
+
+/* The 3-function loop with two u32 attributes on every Enter (body_many with lists). */
+static void body_many_attrs(weft_pallas_thread *t, recording *g, const void *arg)
+{
+	(void)g;
+	const uint64_t *n = arg;
+	uint64_t ts = 0;
+	weft_pallas_thread_stats early, late;
+	weft_pallas_attrs l;
+	for (uint64_t i = 0; i < *n; i++) {
+		for (uint32_t f = 1; f <= 3; f++) {
+			weft_pallas_attrs_init(&l);
+			weft_pallas_attrs_add_u32(&l, 1, (uint32_t)i);
+			weft_pallas_attrs_add_u32(&l, 2, (uint32_t)(i * 2654435761u) ^ f);
+			weft_pallas_record_enter(t, &l, ts, f);
+			ts += 50 + (i * 7 + f) % 13;
+			weft_pallas_record_leave(t, NULL, ts, f);
+			ts += 20 + i % 5;
+		}
+		if (i == *n / 10)
+			weft_pallas_thread_get_stats(t, &early);
+	}
+	weft_pallas_thread_get_stats(t, &late);
+	CHECK_EQ_U64(late.events, *n * 6);
+	/* 27 bytes of attributes per Enter (24 MB here) stay on disk: memory
+	 * grows with the value headers only, as without attributes, plus one
+	 * 8-byte entry per 8 KiB chunk. */
+	CHECK(late.memory_peak < 4u << 20);
+	uint64_t headers = *n * 18 / 1000 * 48 * 2, chunks = *n * 3 * 27 / 8192 * 8 * 2;
+	if (late.memory_peak - early.memory_peak > headers + chunks + 65536)
+		tu_fail(__FILE__, __LINE__, "memory grew from %llu to %llu bytes",
+			(unsigned long long)early.memory_peak, (unsigned long long)late.memory_peak);
+}
+
+/* Writer memory with attributes on every Enter: bounded as without them. */
+static void test_memory_attrs(void)
+{
+	uint64_t n = 300000;   /* 1.8 M events, 900 000 attribute lists */
+	recording g = { 0 };
+	char *dir = write_one("memory-attrs", NULL, body_many_attrs, &n, &g);
+	size_t size = 0;
+	free(trace_file(dir, "archive_0/thread_0/thread.pallas", &size));
+	CHECK(size > n * 3 * 27);
+	free(dir);
+}
+
+/* ---- Empty threads ---------------------------------------------------------------------------------------- */
+
+/*
+ * The thread.pallas of a thread without events, as Pallas 0.20 writes it
+ * (its threadClose makes the root from the empty depth-0 list, and a
+ * sequence of 0 tokens is stored without its vectors): the header with
+ * 0 events, 1 sequence, 0 loops, root 0 and no first timestamp (-1), the
+ * empty event id map, the root (type 0, 0 tokens), the sequence id map
+ * {0} and the empty loop id map.
+ */
+static size_t empty_thread_bytes(uint32_t loc, uint32_t lg, uint8_t *b)
+{
+	const uint64_t none = UINT64_MAX, zero = 0, one = 1;
+	size_t n = 0;
+	memcpy(b + n, &loc, 4), n += 4;
+	memcpy(b + n, &lg, 4), n += 4;
+	memcpy(b + n, &zero, 8), n += 8;         /* events */
+	memcpy(b + n, &one, 8), n += 8;          /* sequences */
+	memcpy(b + n, &zero, 8), n += 8;         /* loops */
+	memcpy(b + n, &zero, 4), n += 4;         /* root sequence id */
+	memcpy(b + n, &none, 8), n += 8;         /* first timestamp */
+	memcpy(b + n, &zero, 8), n += 8;         /* event id map */
+	memcpy(b + n, &zero, 4), n += 4;         /* the root: type 0 (block), */
+	memcpy(b + n, &zero, 8), n += 8;         /* 0 tokens, nothing more */
+	memcpy(b + n, &one, 8), n += 8;          /* sequence id map {0} */
+	memcpy(b + n, &zero, 4), n += 4;
+	memcpy(b + n, &zero, 8), n += 8;         /* loop id map */
+	return n;
+}
+
+/*
+ * A thread created and closed without a record, next to one that
+ * records: its files are Pallas's for an empty thread (its .dat files
+ * empty), the other thread is unaffected, in both layouts and with
+ * helper threads.
+ */
+static void test_empty_thread(void)
+{
+	static const struct { const char *name; int compact, helpers; } cases[] = {
+		{ "empty", 0, 0 }, { "empty-compact-helpers", 1, 2 },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		weft_pallas_write_options o;
+		weft_pallas_write_options_init(&o);
+		o.layout = cases[c].compact ? WEFT_PALLAS_LAYOUT_COMPACT : WEFT_PALLAS_LAYOUT_PALLAS;
+		o.compress_threads = cases[c].helpers;
+		char *dir = join(scratch, cases[c].name);
+		weft_pallas_global *gl = ref_global(dir, &o, (const char *const[]){ "P", "f" }, 2, 1,
+						    WEFT_PALLAS_NO_PARENT);
+		weft_pallas_archive *a = NULL;
+		REQUIRE(weft_pallas_archive_create(gl, 0, &a) == 0);
+		weft_pallas_thread *t[2];
+		for (uint32_t k = 0; k < 2; k++) {
+			CHECK(weft_pallas_add_location(weft_pallas_archive_defs(a), k, 0, 0) == 0);
+			REQUIRE(weft_pallas_thread_create(a, k, &t[k]) == 0);
+		}
+		recording g = { 0 };
+		uint64_t ts = 10;
+		for (int i = 0; i < 3; i++)
+			call(t[1], &g, 1, &ts);
+		CHECK(weft_pallas_thread_close(t[0]) == 0);
+		CHECK(weft_pallas_thread_close(t[1]) == 0);
+		weft_pallas_thread_stats st;
+		weft_pallas_thread_get_stats(t[0], &st);
+		CHECK_EQ_U64(st.events, 0);
+		CHECK_EQ_U64(st.distinct_events, 0);
+		CHECK_EQ_U64(st.sequences, 1);
+		store_all(gl, a);
+		uint8_t want[128];
+		size_t n = 0, wn = empty_thread_bytes(0, 0, want);
+		char *b = trace_file(dir, "archive_0/thread_0/thread.pallas", &n);
+		REQUIRE(b != NULL);
+		CHECK_EQ_U64(n, wn);
+		if (n == wn)
+			CHECK_EQ_MEM(b, want, wn);
+		free(b);
+		static const char *const dats[2] = { "archive_0/thread_0/event_durations.dat",
+						     "archive_0/thread_0/sequence_durations.dat" };
+		for (int f = 0; f < 2; f++) {
+			b = trace_file(dir, dats[f], &n);
+			CHECK(b != NULL && n == 0);
+			free(b);
+		}
+		dthread *d = decode_thread(dir, "main.pallas", 0, 0);
+		CHECK_EQ_U64(d->nev, 0);
+		CHECK_EQ_U64(d->seq[0].n, 0);
+		free_thread(d);
+		free_thread(check_replay(dir, 0, 1, &g));
+		CHECK_EQ_I64(count_files(dir, ".tmp"), 0);
+		free(g.r), free(dir);
+	}
+}
+
 /* ---- Threads ------------------------------------------------------------------------------------------------ */
 
 typedef struct worker {
@@ -1200,6 +1519,9 @@ int main(void)
 	test_records();
 	test_values();
 	test_memory();
+	test_attrs_spilled();
+	test_memory_attrs();
+	test_empty_thread();
 	test_threads(0);
 	test_threads(2);
 	test_errors();

@@ -3,6 +3,7 @@ output is the easiest to inspect), for the formats the other tests do not
 cover there: ROSS samples as counters (ids and times left out), ROSS
 virtual time, Pallas regions as spans, ovni marks."""
 
+import collections
 import json
 import os
 import shutil
@@ -54,13 +55,33 @@ def test_ross_samples_are_counters_without_ids(tmp_path):
 
 def test_ross_virtual_time(tmp_path):
     trace = only((ROSS / "phold-seq-evtrace").glob("*/*.bin"))
-    events = [e for e in chrome(trace, tmp_path, "--time", "virtual", "--vt-unit", "1ms")
-              if e["ph"] == "i"]
+    all_events = chrome(trace, tmp_path, "--time", "virtual", "--vt-unit", "1ms")
+    events = [e for e in all_events if e["ph"] == "i" and e["name"] == "EVENT"]
     records = dump(trace)
     assert len(events) == len(records)
     # ts in us = virtual receive time x 1 ms
     want = sorted(Decimal(str(r["fields"]["virtual_recv_time"])) * 1000 for r in records)
     assert sorted(e["ts"] for e in events) == want
+    # each record is a message from its source LP: a "send" instant there at
+    # the virtual send time, joined to the record by a flow
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in all_events
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    sends = {(e["pid"], e["tid"], e["ts"]) for e in all_events
+             if e["ph"] == "i" and e["name"] == "send"}
+    starts = {e["id"]: e for e in all_events if e["ph"] == "s"}
+    ends = {e["id"]: e for e in all_events if e["ph"] == "f"}
+    assert len(starts) == len(ends) == len(records) and starts.keys() == ends.keys()
+    for fid, s in starts.items():
+        assert (s["pid"], s["tid"], s["ts"]) in sends and ends[fid]["ts"] >= s["ts"]
+    by_place = collections.Counter((threads[(e["pid"], e["tid"])], e["ts"])
+                                   for e in starts.values())
+    want_sends = collections.Counter(
+        (f"lp.{r['fields']['source_lp']}",
+         Decimal(str(r["fields"]["virtual_send_time"])) * 1000) for r in records)
+    assert by_place == want_sends
+    # in real time the send times are unknown: no flows
+    real = chrome(trace, tmp_path, name="real.json")
+    assert not [e for e in real if e["ph"] in "sf"]
 
 
 def test_virtual_time_is_refused_for_pallas_output(tmp_path):

@@ -1049,7 +1049,8 @@ void weft__pw_grammar_free(pw_thread *t)
 	for (uint32_t i = 0; i < g->nevents; i++) {
 		pw_event *e = &g->events[i];
 		weft__pw_free(t, e->payload, e->size - (size_t)WEFT_PALLAS_EVENT_HEADER);
-		weft__pw_free(t, e->attrs, e->attr_cap);
+		weft__pw_free(t, e->attrs.buf, e->attrs.cap);
+		weft__pw_free(t, e->attrs.chunks, (size_t)e->attrs.chunks_cap * 8);
 		weft__pw_vector_free(t, &e->ts);
 		lengths_free(t, &e->ends);
 	}
@@ -1120,30 +1121,47 @@ static uint64_t resolve_time(pw_thread *t, uint64_t ts)
 	return ns - t->clock_origin;
 }
 
+/*
+ * Room for `size` more bytes of attribute lists in `a->buf`: the buffer
+ * doubles up to PW_ATTR_CHUNK bytes; past that, what it holds goes to
+ * the scratch file first, so that an event keeps at most PW_ATTR_CHUNK
+ * bytes of attributes in memory however many times it occurs.
+ */
+static int attrs_make_room(pw_thread *t, pw_attrs *a, uint32_t size)
+{
+	int rc;
+	if (a->len + size > PW_ATTR_CHUNK && (rc = weft__pw_attrs_spill(t, a)) < 0)
+		return rc;
+	if (a->len + size <= a->cap)
+		return 0;
+	uint32_t cap = a->cap ? a->cap : 256;
+	while (cap < a->len + size)
+		cap *= 2;
+	cap = cap < PW_ATTR_CHUNK ? cap : PW_ATTR_CHUNK;
+	uint8_t *p = weft__pw_realloc(t, a->buf, a->cap, cap);
+	if (p == NULL)
+		return WEFT_ENOMEM;
+	a->buf = p;
+	a->cap = cap;
+	return 0;
+}
+
 /* Appends an occurrence's attribute list (Pallas's layout) to its event. */
-static int store_attrs(pw_thread *t, pw_event *e, const weft_pallas_attrs *a,
+static int store_attrs(pw_thread *t, pw_event *e, const weft_pallas_attrs *l,
 		       uint64_t occurrence)
 {
-	size_t need = e->attr_len + a->size;
-	if (need > SIZE_MAX / 4)
-		return weft__error(WEFT_ENOMEM, t->dir, WEFT_NO_OFFSET, "attribute bytes overflow");
-	if (need > e->attr_cap) {
-		size_t cap = e->attr_cap ? e->attr_cap : 256;
-		while (cap < need)
-			cap *= 2;
-		uint8_t *p = weft__pw_realloc(t, e->attrs, e->attr_cap, cap);
-		if (p == NULL)
-			return WEFT_ENOMEM;
-		e->attrs = p;
-		e->attr_cap = cap;
-	}
-	uint8_t *out = e->attrs + e->attr_len;
+	pw_attrs *a = &e->attrs;
+	int rc = a->len + l->size > a->cap ? attrs_make_room(t, a, l->size) : 0;
+	if (rc < 0)
+		return rc;
+	uint8_t *out = a->buf + a->len;
 	int32_t index = (int32_t)(uint32_t)occurrence; /* Pallas's `int index` */
 	memcpy(out, &index, 4);
-	memcpy(out + 4, &a->size, 2);
-	out[6] = a->count;
-	memcpy(out + 7, a->bytes + 7, a->size - 7u);
-	e->attr_len = need;
+	memcpy(out + 4, &l->size, 2);
+	out[6] = l->count;
+	memcpy(out + 7, l->bytes + 7, l->size - 7u);
+	a->len += l->size;
+	a->total += l->size;
 	return 0;
 }
 

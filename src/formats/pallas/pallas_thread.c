@@ -252,8 +252,10 @@ static int check_grammar(const pallas_thread *t)
 					   "live sequence", (unsigned long long)i,
 					   l->repeated);
 	}
+	/* A thread without events has a root of 0 tokens (Pallas 0.20's threadClose). */
 	if (t->sequence_count > 0 &&
-	    (t->root >= t->sequence_count || t->sequences[t->root].token_count == 0))
+	    (t->root >= t->sequence_count ||
+	     (t->sequences[t->root].token_count == 0 && t->event_count > 0)))
 		return weft__error(WEFT_EFORMAT, t->file, 32,
 				   "root sequence %u is out of range or a dead slot",
 				   t->root);

@@ -100,6 +100,28 @@ typedef struct pw_lengths {
 	uint32_t n, cap;
 } pw_lengths;
 
+/*
+ * The attribute lists of one event, in the order recorded. The newest
+ * ones stay in `buf` (at most PW_ATTR_CHUNK bytes); when a list would not
+ * fit, the buffer goes to the thread's attribute scratch file as one
+ * chunk and only its place stays (8 bytes per chunk). At close the
+ * chunks, then the buffer, are copied into thread.pallas: the bytes
+ * Pallas stores.
+ */
+typedef struct pw_attrs {
+	uint8_t *buf;          /* the lists not spilled yet */
+	uint32_t len, cap;
+	uint64_t total;        /* bytes of every list so far (the stored attr_bytes) */
+	uint64_t *chunks;      /* spilled chunks, oldest first: offset << 16 | length */
+	uint32_t nchunks, chunks_cap;
+} pw_attrs;
+
+#define PW_ATTR_CHUNK 8192u    /* attribute bytes an event keeps in memory at most */
+#define PW_CHUNK_LEN_BITS 16   /* a chunk's length in the low bits of its entry */
+
+/* Sends the lists in `a->buf` (a->len > 0) to the scratch file as one chunk (pallas_writer.c). */
+int weft__pw_attrs_spill(pw_thread *t, pw_attrs *a);
+
 typedef struct pw_event {
 	int32_t record;
 	uint8_t size;          /* event_size: 5 + payload bytes */
@@ -109,8 +131,7 @@ typedef struct pw_event {
 	uint32_t last_block;   /* the sequence its last block was (Enter events), or PW_NONE */
 	uint64_t occurrences;
 	pw_vector ts;
-	uint8_t *attrs;        /* attribute lists, as stored */
-	size_t attr_len, attr_cap;
+	pw_attrs attrs;        /* attribute lists, as stored */
 	pw_lengths ends;
 } pw_event;
 
@@ -339,6 +360,7 @@ struct weft_pallas_thread {
 	uint64_t events;
 	/* Values (touched by the recording thread only; helpers see jobs). */
 	pw_spill spill[2];            /* by enum pw_file (Pallas layout: both use [0]) */
+	pw_spill attr_scratch;        /* attribute chunks: a scratch file of their own */
 	pw_recent recent[PW_RECENT];
 	uint32_t recent_next;
 	pw_codec codec;

@@ -1043,6 +1043,25 @@ static const char *const ross_sample_skip[] = {
 };
 
 /*
+ * The event-trace stream of the LP that sent an event-trace record (its
+ * source_lp, the first u32 of the record), in the same file; -1 when
+ * that LP has no stream (it never received an event).
+ */
+static int64_t source_lp_stream(const ross_data *d, const weft_event *event)
+{
+	uint32_t lp;
+
+	if (event->payload_size < 4 || event->stream >= d->stream_count)
+		return -1;
+	memcpy(&lp, event->payload, 4);
+	if (event->flags & WEFT_EVENT_BIG_ENDIAN)
+		lp = weft__bswap32(lp);
+	ross_key key = d->streams[event->stream].key;
+	key.lp = lp;
+	return weft__ross_stream_lookup(d, &key);
+}
+
+/*
  * weft_event_classify() for ROSS: event-trace records are points (at
  * their virtual receive time, in virtual time); every other record (PE,
  * KP, LP, model samples) is a sample whose measuring fields are counters
@@ -1051,10 +1070,11 @@ static const char *const ross_sample_skip[] = {
 static void ross_event_classify(const weft_trace *trace, const weft_event *event,
 				weft_event_class *out)
 {
-	(void)trace;
 	out->category = "ross";
 	if (event->code_len == 5 && memcmp(event->code, "EVENT", 5) == 0) {
 		out->virtual_time_field = "virtual_recv_time";
+		out->flow_from_stream = source_lp_stream(trace->backend_data, event);
+		out->flow_from_virtual_field = "virtual_send_time";
 		return;
 	}
 	out->role = WEFT_ROLE_SAMPLE;
