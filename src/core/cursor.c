@@ -58,6 +58,7 @@ struct weft_cursor {
 	heap_entry *heap; /* ordered by (time, stream) */
 	size_t heap_count;
 	long delivered;   /* slot whose event was handed out last, or -1 */
+	int unfiltered;   /* 1: every event is selected (fast path) */
 };
 
 /* Heap order: time, then stream index (one entry per stream). */
@@ -296,6 +297,13 @@ static int cursor_set_filter(weft_cursor *c, const weft_filter *filter)
 	return 0;
 }
 
+/* Notes whether event_selected() is true of every event (no filter). */
+static void cursor_set_unfiltered(weft_cursor *c)
+{
+	c->unfiltered = c->from == 0 && c->to == UINT64_MAX &&
+			c->stream_selected == NULL && c->code_pattern == NULL;
+}
+
 int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 		       weft_cursor **out)
 {
@@ -322,6 +330,7 @@ int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 			return rc;
 		}
 	}
+	cursor_set_unfiltered(c);
 	*out = c;
 	return 0;
 }
@@ -342,6 +351,7 @@ int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,
 		weft_cursor_free(c);
 		return rc;
 	}
+	cursor_set_unfiltered(c);
 	*out = c;
 	return 0;
 }
@@ -350,7 +360,22 @@ int weft_cursor_next(weft_cursor *c, const weft_event **event)
 {
 	if (c->delivered >= 0) {
 		/* The root of the heap is the slot handed out last. */
-		if (slot_advance(c, &c->slots[c->delivered])) {
+		cursor_slot *last = &c->slots[c->delivered];
+		if (c->unfiltered && last->next + 1 < last->count) {
+			/* Fast path: the next event of the batch, selected by
+			 * construction; the heap is reordered only when that
+			 * event no longer comes first. */
+			heap_entry *h = c->heap;
+			h[0].time = last->batch[++last->next].time;
+			if ((c->heap_count > 1 && entry_before(&h[1], &h[0])) ||
+			    (c->heap_count > 2 && entry_before(&h[2], &h[0])))
+				heap_sift_down(c, 0);
+			c->delivered = h[0].slot;
+			cursor_slot *slot = &c->slots[c->delivered];
+			*event = &slot->batch[slot->next];
+			return 1;
+		}
+		if (slot_advance(c, last)) {
 			c->heap[0].time = c->slots[c->delivered].batch[c->slots[c->delivered].next].time;
 			if (c->heap_count > 1)
 				heap_sift_down(c, 0);

@@ -44,15 +44,30 @@ const char *weft_event_role_name(weft_event_role role)
 
 /*
  * Starts every event as a point named by its code (interval events as
- * intervals), then lets the backend say more.
+ * intervals), then lets the backend say more. The class is cleared field
+ * by field: a few stores, where a memset of it compiles to a string
+ * instruction that cost a tenth of a Perfetto conversion (once per
+ * event). The assertion keeps the list in step with the struct.
  */
+_Static_assert(sizeof(weft_event_class) == 13 * 8,
+	       "weft_event_class changed: clear the new fields in weft_event_classify()");
 void weft_event_classify(const weft_trace *trace, const weft_event *event,
 			 weft_event_class *out)
 {
-	memset(out, 0, sizeof *out);
 	out->role = (event->flags & WEFT_EVENT_INTERVAL) ? WEFT_ROLE_INTERVAL
 							 : WEFT_ROLE_POINT;
+	out->channel = NULL;
+	out->pair_key = 0;
+	out->name = NULL;
+	out->name_len = 0;
+	out->category = NULL;
+	out->value = 0;
+	out->sample_skip = NULL;
+	out->virtual_time_field = NULL;
+	out->flow = WEFT_FLOW_NONE;
+	out->flow_key = 0;
 	out->flow_from_stream = -1;
+	out->flow_from_virtual_field = NULL;
 	if (trace->backend->event_classify != NULL)
 		trace->backend->event_classify(trace, event, out);
 }

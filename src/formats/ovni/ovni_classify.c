@@ -63,6 +63,8 @@ static void names_build(void)
 {
 	size_t n = weft_ovni_signature_count();
 
+	/* Builds the signature table: classification reads it inline. */
+	(void)weft__ovni_signature_index((const unsigned char *)"OHx");
 	names = calloc(n, sizeof *names);
 	for (size_t i = 0; names != NULL && i < n; i++) {
 		const weft_ovni_signature *s = weft_ovni_signature_at(i);
@@ -266,6 +268,8 @@ static int classify_task(const weft_trace *t, const weft_event *ev, int index,
 			 weft_event_class *out)
 {
 	static const char task_name[][16] = { "nosv task", "nanos6 task" };
+	static const uint32_t task_name_len[] = { sizeof "nosv task" - 1,
+						  sizeof "nanos6 task" - 1 };
 	const char *mcv = ev->code;
 
 	(void)t;
@@ -286,7 +290,7 @@ static int classify_task(const weft_trace *t, const weft_event *ev, int index,
 	out->category = names[index].model;
 	out->channel = names[index].channel_ref;
 	out->name = task_name[mcv[0] == '6'];
-	out->name_len = (uint32_t)strlen(out->name);
+	out->name_len = task_name_len[mcv[0] == '6'];
 	out->pair_key = ovni_load32(ev->payload, (ev->flags & WEFT_EVENT_BIG_ENDIAN) != 0);
 	return 1;
 }
@@ -323,7 +327,7 @@ void weft__ovni_event_classify(const weft_trace *t, const weft_event *ev,
 		classify_mark(t, ev, out);
 		return;
 	}
-	int index = weft__ovni_signature_index((const unsigned char *)ev->code);
+	int index = ovni_signature_index_built((const unsigned char *)ev->code);
 	if (index >= 0 && !classify_task(t, ev, index, out))
 		classify_signature(index, out);
 }

@@ -75,6 +75,22 @@ int weft__ovni_event_fields(const weft_trace *trace, const weft_event *event,
 /* Index of the signature of a 3-character MCV, or -1. */
 int weft__ovni_signature_index(const unsigned char *mcv);
 
+/*
+ * The table behind weft__ovni_signature_index() (3 ASCII MCV characters,
+ * 7 bits each, to the index + 1; 0: unknown), built by its first call.
+ */
+#define OVNI_SIGNATURE_TABLE_SIZE (1u << 21)
+extern uint16_t weft__ovni_signature_table[OVNI_SIGNATURE_TABLE_SIZE];
+
+/* weft__ovni_signature_index() inlined: only once the table is built. */
+static inline int ovni_signature_index_built(const unsigned char *m)
+{
+	if ((m[0] | m[1] | m[2]) & 0x80)
+		return -1;
+	return (int)weft__ovni_signature_table[((uint32_t)m[0] << 14) |
+					       ((uint32_t)m[1] << 7) | m[2]] - 1;
+}
+
 /* weft_event_classify() for ovni traces (ovni_classify.c). */
 void weft__ovni_event_classify(const weft_trace *trace, const weft_event *event,
 			       weft_event_class *out);

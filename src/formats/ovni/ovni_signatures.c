@@ -20,6 +20,7 @@ typedef struct compiled_field {
 	weft_type type;
 	const char *name; /* points into the signature's fields text */
 	uint32_t name_len;
+	uint32_t size;    /* bytes of a non-string field */
 } compiled_field;
 
 typedef struct compiled_signature {
@@ -35,8 +36,8 @@ typedef struct compiled_signature {
  * which only the pages of the MCVs in the table are ever touched: one load
  * per event instead of a hash probe.
  */
-#define TABLE_SIZE (1u << 21)
-static uint16_t table[TABLE_SIZE];
+uint16_t weft__ovni_signature_table[OVNI_SIGNATURE_TABLE_SIZE];
+#define table weft__ovni_signature_table
 static compiled_signature compiled[SIGNATURE_COUNT];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 
@@ -95,10 +96,11 @@ static void compile_signature(const weft_ovni_signature *sig, compiled_signature
 		f->type = type;
 		f->name = n;
 		f->name_len = (uint32_t)(s - n);
+		f->size = type == WEFT_TYPE_STR ? 0 : type_size(type);
 		if (type == WEFT_TYPE_STR)
 			c->has_str = 1;
 		else
-			c->fixed_size += type_size(type);
+			c->fixed_size += f->size;
 	}
 }
 
@@ -149,6 +151,36 @@ const weft_ovni_signature *weft_ovni_signature_find(const char *mcv)
 		return NULL;
 	int i = signature_index((const unsigned char *)mcv);
 	return i < 0 ? NULL : &signatures[i];
+}
+
+/*
+ * weft__field_set_scalar() for the integer types of the signatures
+ * (inlined: one call less per field). Sets type and value.
+ */
+static inline void set_scalar(weft_field *o, weft_type type, const uint8_t *raw,
+			      int big_endian)
+{
+	o->type = type;
+	switch (type) {
+	case WEFT_TYPE_U8: o->v.u = raw[0]; break;
+	case WEFT_TYPE_I8: o->v.i = (int8_t)raw[0]; break;
+	case WEFT_TYPE_U16: case WEFT_TYPE_I16: {
+		uint16_t v;
+		memcpy(&v, raw, 2);
+		if (big_endian)
+			v = (uint16_t)((v >> 8) | (v << 8));
+		if (type == WEFT_TYPE_I16)
+			o->v.i = (int16_t)v;
+		else
+			o->v.u = v;
+		break;
+	}
+	case WEFT_TYPE_U32: o->v.u = ovni_load32(raw, big_endian); break;
+	case WEFT_TYPE_I32: o->v.i = (int32_t)ovni_load32(raw, big_endian); break;
+	case WEFT_TYPE_U64: o->v.u = ovni_load64(raw, big_endian); break;
+	case WEFT_TYPE_I64: o->v.i = (int64_t)ovni_load64(raw, big_endian); break;
+	default: weft__field_set_scalar(o, type, raw, big_endian); break;
+	}
 }
 
 /*
@@ -206,12 +238,12 @@ int weft__ovni_event_fields(const weft_trace *trace, const weft_event *ev,
 			pos += o->v.s.len + 1;
 			continue;
 		}
-		if (pos + type_size(f->type) > size)
+		if (pos + f->size > size)
 			return weft__error(WEFT_EFORMAT, s->file, ev->offset,
 					   "%s: field %.*s past the payload end",
 					   signatures[i].mcv, (int)f->name_len, f->name);
-		weft__field_set_scalar(o, f->type, p + pos, big_endian);
-		pos += type_size(f->type);
+		set_scalar(o, f->type, p + pos, big_endian);
+		pos += f->size;
 	}
 	return c->count;
 }
