@@ -140,6 +140,9 @@ enum sequence_flags { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
 /* Hints per intern table: 2^HINT_BITS. */
 #define HINT_BITS 6
 #define HINTS (1u << HINT_BITS)
+/* Content hints per intern table: 2^CONTENT_BITS. */
+#define CONTENT_BITS 7
+#define CONTENT_HINTS (1u << CONTENT_BITS)
 
 /* ---- The writer ------------------------------------------------------------------ */
 
@@ -169,6 +172,11 @@ typedef struct intern_table {
 	size_t mask;       /* slot count - 1 (a power of two) */
 	size_t count;      /* strings held; the last iid given */
 	intern_hint hints[HINTS];
+	/* Recently interned strings by their length and first bytes (ptr
+	 * unused): a name that comes from a new address each time (a
+	 * description inside each packet of a trace) is found without
+	 * hashing it. */
+	intern_hint by_content[CONTENT_HINTS];
 } intern_table;
 
 /* A pid or tid outside int32 and the number that replaces it. */
@@ -599,11 +607,32 @@ HOT intern_hint *hint_of(intern_table *t, const char *s)
  * when new; then the hint remembers the caller's pointer. 0 when out of
  * memory.
  */
+/* The content hint of s[0, len) (len > 0): its length and first 8 bytes. */
+HOT intern_hint *content_of(intern_table *t, const char *s, uint32_t len)
+{
+	uint64_t head;
+
+	if (len >= 8)
+		memcpy(&head, s, 8);
+	else
+		head = load_tail(s, len);
+	uint64_t a = (head ^ ((uint64_t)len * 0xff51afd7ed558ccdull)) * 0x9e3779b97f4a7c15ull;
+	return &t->by_content[a >> (64 - CONTENT_BITS)];
+}
+
 static WEFT__NOINLINE uint32_t intern_lookup(weft__perfetto_writer *w, uint32_t kind,
 					     const char *s, uint32_t len)
 {
 	intern_table *t = &w->tables[kind - 1];
 	intern_hint *h = hint_of(t, s);
+	intern_hint *c = NULL;
+	if (len > 0) {
+		c = content_of(t, s, len);
+		if (c->iid != 0 && c->len == len && same_bytes(c->copy, s, len)) {
+			*h = (intern_hint){ s, c->copy, len, c->iid };
+			return c->iid;
+		}
+	}
 	uint64_t hash = hash_bytes(s, len);
 	const intern_slot *slot = NULL;
 
@@ -619,6 +648,8 @@ static WEFT__NOINLINE uint32_t intern_lookup(weft__perfetto_writer *w, uint32_t 
 	if (slot == NULL)
 		return 0;
 	*h = (intern_hint){ s, slot->str, len, slot->iid };
+	if (c != NULL)
+		*c = (intern_hint){ NULL, slot->str, len, slot->iid };
 	return slot->iid;
 }
 
@@ -672,6 +703,7 @@ static void table_clear(intern_table *t)
 	}
 	memset(t->slots, 0, (t->mask + 1) * sizeof *t->slots);
 	memset(t->hints, 0, sizeof t->hints);
+	memset(t->by_content, 0, sizeof t->by_content);
 	t->count = 0;
 }
 

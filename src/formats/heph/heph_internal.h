@@ -103,6 +103,29 @@ heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t e
 				   const uint8_t **packet, uint32_t *size);
 
 /*
+ * weft__heph_frame() inline for the common case: an event packet whole
+ * inside the current mapping of `mf`. 1 with *packet and *size set (what
+ * weft__heph_frame() would give), 0 for any other case, which the caller
+ * then frames through weft__heph_frame().
+ */
+static inline int heph_frame_fast(const weft_mapfile *mf, uint64_t offset, uint64_t end,
+				  const uint8_t **packet, uint32_t *size)
+{
+	uint64_t rel = offset - mf->map_start;
+	if (mf->map == NULL || offset < mf->map_start || offset >= end ||
+	    rel > mf->map_len || mf->map_len - rel < HEPH_FRAME_SIZE)
+		return 0;
+	const uint8_t *p = mf->map + rel;
+	uint32_t n = heph_be32(p + 4);
+	if (heph_be32(p) != HEPH_EVENT_MAGIC || n < HEPH_EVENT_FIXED_SIZE ||
+	    n > end - offset || n > mf->map_len - rel)
+		return 0;
+	*packet = p;
+	*size = n;
+	return 1;
+}
+
+/*
  * Decodes and validates a whole event packet: description and attribute
  * names and strings within the packet and valid UTF-8, known attribute
  * types. Returns 0, or WEFT_EFORMAT with the error set at the byte offset
@@ -110,6 +133,38 @@ heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t e
  */
 int weft__heph_parse_event(const uint8_t *packet, uint32_t size, const char *file,
 			   uint64_t offset, heph_event_packet *out);
+
+/* The fixed part of an event packet (framing checked its size). */
+static inline void heph_decode_fixed(const uint8_t *packet, uint32_t size,
+				     heph_event_packet *out)
+{
+	out->size = size;
+	out->stream_id = heph_be32(packet + 8);
+	out->counter = heph_be32(packet + 12);
+	out->substream = heph_be64(packet + 16);
+	out->start = heph_be64(packet + 24);
+	out->end = heph_be64(packet + 32);
+}
+
+/*
+ * weft__heph_decode_event() inline, without the error text: 0, or -1
+ * when the description runs past the packet end (the caller then calls
+ * weft__heph_decode_event() for the message).
+ */
+static inline int heph_decode_event_fast(const uint8_t *packet, uint32_t size,
+					 heph_event_packet *out)
+{
+	uint16_t n = heph_be16(packet + HEPH_EVENT_FIXED_SIZE - 2);
+
+	if (n > size - HEPH_EVENT_FIXED_SIZE)
+		return -1;
+	heph_decode_fixed(packet, size, out);
+	out->desc = packet + HEPH_EVENT_FIXED_SIZE;
+	out->desc_len = n;
+	out->attrs = packet + HEPH_EVENT_FIXED_SIZE + n;
+	out->attrs_size = size - HEPH_EVENT_FIXED_SIZE - n;
+	return 0;
+}
 
 /*
  * Decodes an event packet that the open scan has already validated:
@@ -191,6 +246,33 @@ int weft__heph_event_times(const heph_event_packet *ev, uint64_t epoch,
  */
 int weft__heph_read_event(const heph_data *d, size_t *next_bad, const uint8_t *packet,
 			  uint32_t size, uint64_t offset, heph_event_packet *out);
+
+/*
+ * 1 when the scan accepted the event packet at `offset`: it is not in the
+ * list of skipped packets (*next_bad moves along the list as the
+ * offsets of a file-order pass grow).
+ */
+static inline int heph_scan_accepted(const heph_data *d, size_t *next_bad, uint64_t offset)
+{
+	if (d->revalidate)
+		return 0;
+	while (*next_bad < d->bad_count && d->bad_offsets[*next_bad] < offset)
+		(*next_bad)++;
+	return *next_bad == d->bad_count || d->bad_offsets[*next_bad] != offset;
+}
+
+/* weft__heph_read_event() with the common case (accepted, well bounded) inline. */
+static inline int heph_read_event_inline(const heph_data *d, size_t *next_bad,
+					 const uint8_t *packet, uint32_t size,
+					 uint64_t offset, heph_event_packet *out)
+{
+	if (heph_scan_accepted(d, next_bad, offset)) {
+		if (heph_decode_event_fast(packet, size, out) == 0)
+			return 0;
+		return weft__heph_decode_event(packet, size, d->name, offset, out);
+	}
+	return weft__heph_parse_event(packet, size, d->name, offset, out);
+}
 
 /* ---- Time-order index (heph_index.c) --------------------------------------- */
 

@@ -96,18 +96,32 @@ typedef struct packet_walk {
 
 /*
  * Length of the valid UTF-8 prefix of s[0, n): ASCII, which names and
- * descriptions nearly always are, is skipped a word at a time; the rest
+ * descriptions nearly always are, is checked a word at a time, the last
+ * word overlapping the one before (no byte loop for the tail); the rest
  * goes through the core validator from the first non-ASCII byte.
  */
-static size_t utf8_prefix(const uint8_t *s, size_t n)
+static inline size_t utf8_prefix(const uint8_t *s, size_t n)
 {
+	const uint64_t high = 0x8080808080808080ull;
 	size_t i = 0;
-	for (; n - i >= 8; i += 8) {
+	if (n >= 8) {
 		uint64_t word;
-		memcpy(&word, s + i, 8);
-		if (word & 0x8080808080808080ull)
-			break;
+		for (; n - i > 8; i += 8) {
+			memcpy(&word, s + i, 8);
+			if (word & high)
+				goto slow;
+		}
+		memcpy(&word, s + n - 8, 8);
+		if (!(word & high))
+			return n;
+	} else if (n >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		if (!((a | b) & 0x80808080u))
+			return n;
 	}
+slow:
 	while (i < n && s[i] < 0x80)
 		i++;
 	return i == n ? n : i + weft__utf8_valid_prefix(s + i, n - i);
@@ -191,24 +205,13 @@ static int walk_attribute(packet_walk *w)
 	return walk_values(w, element, count);
 }
 
-/* The fixed part of an event packet (framing checked its size). */
-static void decode_fixed(const uint8_t *packet, uint32_t size, heph_event_packet *out)
-{
-	out->size = size;
-	out->stream_id = heph_be32(packet + 8);
-	out->counter = heph_be32(packet + 12);
-	out->substream = heph_be64(packet + 16);
-	out->start = heph_be64(packet + 24);
-	out->end = heph_be64(packet + 32);
-}
-
 int weft__heph_parse_event(const uint8_t *packet, uint32_t size, const char *file,
 			   uint64_t offset, heph_event_packet *out)
 {
 	packet_walk w = { packet, HEPH_EVENT_FIXED_SIZE - 2, size, file, offset };
 	int rc;
 
-	decode_fixed(packet, size, out);
+	heph_decode_fixed(packet, size, out);
 	rc = walk_string(&w, "description", &out->desc, &out->desc_len);
 	if (rc < 0)
 		return rc;
@@ -224,38 +227,18 @@ int weft__heph_decode_event(const uint8_t *packet, uint32_t size, const char *fi
 			    uint64_t offset, heph_event_packet *out)
 {
 	uint32_t at = HEPH_EVENT_FIXED_SIZE - 2;
-	uint16_t n = heph_be16(packet + at);
 
-	if (n > size - HEPH_EVENT_FIXED_SIZE)
-		return weft__error(WEFT_EFORMAT, file, offset + at,
-				   "description of %u bytes runs past the packet end "
-				   "(%u bytes left)", n, size - HEPH_EVENT_FIXED_SIZE);
-	decode_fixed(packet, size, out);
-	out->desc = packet + HEPH_EVENT_FIXED_SIZE;
-	out->desc_len = n;
-	out->attrs = packet + HEPH_EVENT_FIXED_SIZE + n;
-	out->attrs_size = size - HEPH_EVENT_FIXED_SIZE - n;
-	return 0;
-}
-
-/*
- * 1 when the scan accepted the event packet at `offset`: it is not in the
- * list of skipped packets (*next_bad moves along the list as the
- * offsets of a file-order pass grow).
- */
-static int scan_accepted(const heph_data *d, size_t *next_bad, uint64_t offset)
-{
-	if (d->revalidate)
+	if (heph_decode_event_fast(packet, size, out) == 0)
 		return 0;
-	while (*next_bad < d->bad_count && d->bad_offsets[*next_bad] < offset)
-		(*next_bad)++;
-	return *next_bad == d->bad_count || d->bad_offsets[*next_bad] != offset;
+	return weft__error(WEFT_EFORMAT, file, offset + at,
+			   "description of %u bytes runs past the packet end "
+			   "(%u bytes left)", heph_be16(packet + at), size - HEPH_EVENT_FIXED_SIZE);
 }
 
 int weft__heph_read_event(const heph_data *d, size_t *next_bad, const uint8_t *packet,
 			  uint32_t size, uint64_t offset, heph_event_packet *out)
 {
-	if (scan_accepted(d, next_bad, offset))
+	if (heph_scan_accepted(d, next_bad, offset))
 		return weft__heph_decode_event(packet, size, d->name, offset, out);
 	return weft__heph_parse_event(packet, size, d->name, offset, out);
 }

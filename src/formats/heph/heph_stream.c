@@ -87,10 +87,18 @@ static int sequential_next(heph_reader *r, weft_event *out, int batch_started)
 	for (;;) {
 		const uint8_t *p;
 		uint32_t size;
+		heph_frame_status st;
+		/* Fast path: an event packet whole inside the current mapping,
+		 * framed inline (the packets it declines go through
+		 * weft__heph_frame()). */
+		if (heph_frame_fast(&r->mf, r->offset, r->d->valid_end, &p, &size)) {
+			st = HEPH_FRAME_EVENT;
+			heph_prefetch(&r->mf, r->offset);
+			goto framed;
+		}
 		if (batch_started && r->offset < r->d->valid_end && !packet_in_window(r))
 			return 2;
-		heph_frame_status st = weft__heph_frame(&r->mf, r->offset, r->d->valid_end,
-							&p, &size);
+		st = weft__heph_frame(&r->mf, r->offset, r->d->valid_end, &p, &size);
 		heph_prefetch(&r->mf, r->offset);
 		if (st == HEPH_FRAME_END)
 			return 0;
@@ -99,6 +107,7 @@ static int sequential_next(heph_reader *r, weft_event *out, int batch_started)
 					   "the trace file changed since it was opened");
 		if (batch_started && !in_window(&r->mf, r->offset, size))
 			return 2;
+	framed:;
 		uint64_t offset = r->offset;
 		r->offset += size;
 		if (st == HEPH_FRAME_META) {
@@ -112,7 +121,7 @@ static int sequential_next(heph_reader *r, weft_event *out, int batch_started)
 		}
 		heph_event_packet ev;
 		uint64_t start, end;
-		if (weft__heph_read_event(r->d, &r->next_bad, p, size, offset, &ev) < 0 ||
+		if (heph_read_event_inline(r->d, &r->next_bad, p, size, offset, &ev) < 0 ||
 		    weft__heph_event_times(&ev, r->epoch, r->d->name, offset, &start, &end) < 0)
 			continue; /* reported when the trace was opened */
 		int64_t stream = weft__heph_stream_lookup(r->d, ev.stream_id, ev.substream);
