@@ -2,6 +2,7 @@
  * core/event.c - typed fields of events, dispatched to the backend that
  * knows the layouts of its format.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -45,12 +46,15 @@ const char *weft_event_role_name(weft_event_role role)
 /*
  * Starts every event as a point named by its code (interval events as
  * intervals), then lets the backend say more. The class is cleared field
- * by field: a few stores, where a memset of it compiles to a string
- * instruction that cost a tenth of a Perfetto conversion (once per
- * event). The assertion keeps the list in step with the struct.
+ * by field: a few stores, where a memset of it (or a compound literal)
+ * compiles to a string instruction that cost a tenth of a Perfetto
+ * conversion (once per event). The assertion catches a field added at
+ * the end of the struct; a field added elsewhere must be cleared here
+ * too.
  */
-_Static_assert(sizeof(weft_event_class) == 13 * 8,
-	       "weft_event_class changed: clear the new fields in weft_event_classify()");
+_Static_assert(offsetof(weft_event_class, flow_from_virtual_field) + sizeof(const char *) ==
+	       sizeof(weft_event_class),
+	       "weft_event_class has a new last field: clear it in weft_event_classify()");
 void weft_event_classify(const weft_trace *trace, const weft_event *event,
 			 weft_event_class *out)
 {
