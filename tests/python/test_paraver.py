@@ -51,10 +51,8 @@ RANGES = {"span": 100000000, "instant": 200000000, "counter": 300000000}
 # ---- Running and parsing -------------------------------------------------------
 
 def convert(trace, out_base, *args):
-    """Runs the conversion; skips the test while the format is unsupported."""
+    """Runs the conversion (it must succeed)."""
     proc = run_weft("convert", trace, "--to", "paraver", "-o", out_base, *args)
-    if proc.returncode == 2 and "not supported" in proc.stderr:
-        pytest.skip("weft convert --to paraver is not supported yet")
     assert proc.returncode == 0, proc.stderr
     return proc
 
