@@ -1,21 +1,23 @@
 #!/bin/sh
-# Benchmark of `weft convert --to chrome` on a Heph trace: events per
-# second and peak resident memory (GNU time's maximum RSS), for the
-# default mode and --heph-compat, written to a file (temporary file,
-# fsync and rename included) and to /dev/null (-o -: the conversion
-# alone, without the kernel's page cache and the disk).
+# Benchmark of `weft convert --to chrome` (or TO) on a Heph trace: events
+# per second and peak resident memory (GNU time's maximum RSS), for the
+# default mode, one thread (--threads 1) and, for chrome, --heph-compat,
+# written to a file (temporary file, fsync and rename included) and to
+# /dev/null (-o -: the conversion alone, without the kernel's page cache
+# and the disk).
 #
 # Each row also shows the median user and system CPU time: into a file,
 # the system time is mostly the kernel's copy into the page cache, which
 # runs on the writer thread, beside the formatting.
 #
-# usage: bench/convert_bench.sh [BUILD_DIR] [TRACE] [RUNS]
+# usage: bench/convert_bench.sh [BUILD_DIR] [TRACE] [RUNS] [TO]
 #   BUILD_DIR  default build/
 #   TRACE      default /tmp/weft-convert-bench.bin.log, written when
 #              missing by BUILD_DIR/bench/bench_heph_write --write-trace
 #              (3 M events, 8 streams, about 200 MB)
 #   RUNS       runs per row (default 5); each row shows the median
-# The output goes next to the trace (OUT = TRACE.json), which is removed
+#   TO         the output format: chrome (default), perfetto
+# The output goes next to the trace (OUT = TRACE.TO), which is removed
 # before each run (outside the timing: freeing its pages is not the
 # converter's work). The trace is read once before measuring so that it
 # is in the page cache.
@@ -24,8 +26,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
 trace=${2:-/tmp/weft-convert-bench.bin.log}
 runs=${3:-5}
+to=${4:-chrome}
 weft=$build/weft
-out=$trace.json
+out=$trace.$to
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp" "$out"' EXIT
 
@@ -50,10 +53,10 @@ run() {
 		sync
 		if [ "$target" = file ]; then
 			/usr/bin/time -f "%e %M %U %S" -o "$tmp/one" "$weft" convert "$trace" \
-				--to chrome -o "$out" "$@" 2> "$tmp/err" || true
+				--to "$to" -o "$out" "$@" 2> "$tmp/err" || true
 		else
 			/usr/bin/time -f "%e %M %U %S" -o "$tmp/one" "$weft" convert "$trace" \
-				--to chrome -o - "$@" > /dev/null 2> "$tmp/err" || true
+				--to "$to" -o - "$@" > /dev/null 2> "$tmp/err" || true
 		fi
 		tail -n 1 "$tmp/one" >> "$tmp/times"
 		i=$((i + 1))
@@ -73,8 +76,12 @@ run() {
 echo "trace: $trace, $bytes bytes, $events events; median of $runs runs"
 echo "| command                            | time     | events/s          | user    | sys     | max RSS  |"
 echo "|---|---|---|---|---|---|"
-run "convert --to chrome -o OUT" file
-run "convert --to chrome -o - >/dev/null" null
-run "convert --heph-compat -o OUT" file --heph-compat
-run "convert --heph-compat -o - >/dev/null" null --heph-compat
+run "convert --to $to -o OUT" file
+run "convert --to $to -o - >/dev/null" null
+run "same, --threads 1 -o OUT" file --threads 1
+run "same, --threads 1 -o - >/dev/null" null --threads 1
+if [ "$to" = chrome ]; then
+	run "convert --heph-compat -o OUT" file --heph-compat
+	run "convert --heph-compat -o - >/dev/null" null --heph-compat
+fi
 ls -l "$out" 2>/dev/null | awk '{ printf "output of the last run: %d bytes\n", $5 }' || true

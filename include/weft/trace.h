@@ -71,6 +71,12 @@ typedef struct weft_open_options {
 	/* ROSS: after garbage, look for the next run of valid records, report
 	 * the bytes skipped and go on (instead of stopping at the garbage). */
 	int ross_resync;
+	/* Threads a reader may use for the work of opening (0 = automatic:
+	 * one helper thread when more than one CPU is online and the work is
+	 * large enough to pay for it; 1 = none; 2 and more = a helper thread
+	 * whatever the size). Heph: the open scan reads the second half of the
+	 * file on a helper thread. Results never depend on this setting. */
+	int threads;
 } weft_open_options;
 
 void weft_open_options_init(weft_open_options *options);

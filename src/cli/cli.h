@@ -37,7 +37,8 @@ enum cli_common_option_id {
 	CLI_OPT_ROSS_KIND,
 	CLI_OPT_ROSS_CLOCK_RATE,
 	CLI_OPT_ROSS_MODEL_SCHEMA,
-	CLI_OPT_RESYNC
+	CLI_OPT_RESYNC,
+	CLI_OPT_THREADS
 };
 
 /* The option entries of the common options, to put in a command's table. */
@@ -48,7 +49,8 @@ enum cli_common_option_id {
 	{ "ross-kind", 0, 1, CLI_OPT_ROSS_KIND }, \
 	{ "ross-clock-rate", 0, 1, CLI_OPT_ROSS_CLOCK_RATE }, \
 	{ "ross-model-schema", 0, 1, CLI_OPT_ROSS_MODEL_SCHEMA }, \
-	{ "resync", 0, 0, CLI_OPT_RESYNC }
+	{ "resync", 0, 0, CLI_OPT_RESYNC }, \
+	{ "threads", 0, 1, CLI_OPT_THREADS }
 
 /* Walks the arguments of one command; positional arguments are kept. */
 typedef struct cli_parser {

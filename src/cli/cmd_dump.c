@@ -73,8 +73,8 @@ static void print_dump_help(void)
 	       "  -h, --help           this text\n"
 	       "\n"
 	       "With two CPUs or more, traces of 4 MiB or more are dumped by two threads\n"
-	       "(reading, formatting); WEFT_THREADS=1 in the environment forces one\n"
-	       "thread, WEFT_THREADS=2 two.\n"
+	       "(reading, formatting); --threads 1 (or WEFT_THREADS=1 in the environment)\n"
+	       "forces one thread, 2 two.\n"
 	       "\n"
 	       "example:\n"
 	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n");

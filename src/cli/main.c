@@ -44,6 +44,8 @@ static void print_usage(FILE *out)
 		"options of every command:\n"
 		"  --format auto|ovni|heph|ross|pallas   trace format (default: auto)\n"
 		"  --clock-offsets FILE                  ovnisync clock offset table\n"
+		"  --threads N                           1: no helper thread (default:\n"
+		"                                        one when it pays; WEFT_THREADS)\n"
 		"  -h, --help                            usage of the command\n"
 		"\n"
 		"exit status: 0 ok, 1 problems found (check), 2 usage or open error\n"

@@ -4,6 +4,7 @@
  * arguments, "--" to end the options; plus the common options and the
  * parsing of times with units ("10ms").
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -197,7 +198,22 @@ static int ross_option(cli_common *c, const char *command, int id, const char *v
 	}
 }
 
-/* --format NAME, --clock-offsets FILE and the ROSS options. */
+/* --threads N: 1 to 1024 (the open scan uses at most one helper today). */
+static int parse_threads(const char *command, const char *value, int *out)
+{
+	char *end;
+	errno = 0;
+	long n = strtol(value, &end, 10);
+	if (errno != 0 || end == value || *end != '\0' || n < 1 || n > 1024) {
+		cli_usage_error(command, "--threads expects a number from 1 to 1024, not '%s'",
+				value);
+		return -1;
+	}
+	*out = (int)n;
+	return 1;
+}
+
+/* --format NAME, --clock-offsets FILE, --threads N and the ROSS options. */
 int cli_common_option(cli_common *c, const char *command, int id, const char *value)
 {
 	switch (id) {
@@ -214,6 +230,8 @@ int cli_common_option(cli_common *c, const char *command, int id, const char *va
 	case CLI_OPT_CLOCK_OFFSETS:
 		c->open.clock_offsets_path = value;
 		return 1;
+	case CLI_OPT_THREADS:
+		return parse_threads(command, value, &c->open.threads);
 	default:
 		return ross_option(c, command, id, value);
 	}

@@ -174,10 +174,24 @@ typedef struct weft_mapfile {
 	uint64_t map_len;
 	unsigned char *map;   /* NULL when nothing is mapped */
 	const char *name;     /* for messages */
+	/* Copy mode: the window is a buffer filled by pread() (see
+	 * weft__mapfile_open_copy). */
+	int copy;
+	unsigned char *buffer;
+	uint64_t buffer_cap;
 } weft_mapfile;
 
 int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
 		       uint64_t window);
+/*
+ * The same view, for a pass that reads the file front to back once: the
+ * window is copied into a buffer (pread) instead of being mapped. The
+ * copy streams at the memory's full speed and leaves the bytes in the
+ * cache for the parsing, where a fresh mapping costs page-table work and
+ * a cache miss per line as it is parsed. Same contract as mapped windows.
+ */
+int weft__mapfile_open_copy(weft_mapfile *mf, const char *path, const char *name,
+			    uint64_t window);
 /*
  * Makes [offset, offset + len) visible and returns a pointer to offset, or
  * NULL with an error set when the range is outside the file or cannot be
@@ -186,6 +200,17 @@ int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
 const unsigned char *weft__mapfile_get(weft_mapfile *mf, uint64_t offset,
 				       uint64_t len);
 void weft__mapfile_close(weft_mapfile *mf);
+
+/* ---- Helper threads (core/threads.c) -------------------------------------- */
+
+/*
+ * 1 when work over `bytes` of input should get a helper thread, per the
+ * `threads` open option: 1 never, 2 and more always; 0 (automatic): as
+ * the environment variable WEFT_THREADS says when set (same numbers), else
+ * when more than one CPU is online and `bytes` >= `worth_bytes` (below, a
+ * thread costs more than it saves).
+ */
+int weft__helper_wanted(int threads, uint64_t bytes, uint64_t worth_bytes);
 
 /* ---- Small helpers --------------------------------------------------------- */
 

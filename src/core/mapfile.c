@@ -3,10 +3,12 @@
  *
  * Readers see a file as a pointer range, without copying, while only a
  * window of it is mapped: the resident memory of a reader stays bounded by
- * the window, whatever the size of the file.
+ * the window, whatever the size of the file. In copy mode the window is a
+ * buffer filled with pread() instead (for passes front to back).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -45,13 +47,62 @@ int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
 	return 0;
 }
 
-/* Drops the current mapping, if any. */
+int weft__mapfile_open_copy(weft_mapfile *mf, const char *path, const char *name,
+			    uint64_t window)
+{
+	int rc = weft__mapfile_open(mf, path, name, window);
+	mf->copy = 1;
+	return rc;
+}
+
+/*
+ * Largest window copied in copy mode: a bigger record (a length field
+ * may claim gigabytes) is mapped instead, so that nothing is allocated for
+ * bytes that may never be read.
+ */
+#define COPY_MAX (16ull << 20)
+
+/* Drops the current mapping, if any (a copy buffer is kept for reuse). */
 static void unmap(weft_mapfile *mf)
 {
-	if (mf->map != NULL)
+	if (mf->map != NULL && mf->map != mf->buffer)
 		munmap(mf->map, mf->map_len);
 	mf->map = NULL;
 	mf->map_len = 0;
+}
+
+/*
+ * Copy mode of remap(): reads [start, start + want) into the buffer,
+ * grown when a record is larger than the window. A short read (the file
+ * shrank) leaves a shorter window; the caller's bounds check reports it.
+ */
+static int refill(weft_mapfile *mf, uint64_t start, uint64_t want)
+{
+	if (want > mf->buffer_cap) {
+		unsigned char *b = realloc(mf->buffer, want);
+		if (b == NULL)
+			return weft__error(WEFT_ENOMEM, mf->name, start,
+					   "out of memory for a read window of %llu bytes",
+					   (unsigned long long)want);
+		mf->buffer = b;
+		mf->buffer_cap = want;
+	}
+	uint64_t got = 0;
+	while (got < want) {
+		ssize_t n = pread(mf->fd, mf->buffer + got, want - got,
+				  (off_t)(start + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return weft__error_errno(mf->name, "cannot read");
+		if (n == 0)
+			break;
+		got += (uint64_t)n;
+	}
+	mf->map = mf->buffer;
+	mf->map_start = start;
+	mf->map_len = got;
+	return 0;
 }
 
 /*
@@ -69,6 +120,8 @@ static int remap(weft_mapfile *mf, uint64_t offset, uint64_t len)
 	if (want > mf->size - start)
 		want = mf->size - start;
 	unmap(mf);
+	if (mf->copy && want <= COPY_MAX)
+		return refill(mf, start, want);
 	void *p = mmap(NULL, want, PROT_READ, MAP_PRIVATE | MAP_POPULATE, mf->fd,
 		       (off_t)start);
 	if (p == MAP_FAILED)
@@ -103,6 +156,9 @@ const unsigned char *weft__mapfile_get(weft_mapfile *mf, uint64_t offset,
 void weft__mapfile_close(weft_mapfile *mf)
 {
 	unmap(mf);
+	free(mf->buffer);
+	mf->buffer = NULL;
+	mf->buffer_cap = 0;
 	if (mf->fd >= 0)
 		close(mf->fd);
 	mf->fd = -1;

@@ -80,31 +80,13 @@ typedef struct event_ring {
 
 /* ---- Policy --------------------------------------------------------------- */
 
-/* WEFT_THREADS as a positive number, or 0 when unset or not a number. */
-static long threads_from_environment(void)
-{
-	const char *env = getenv("WEFT_THREADS");
-	char *end;
-
-	if (env == NULL || *env == '\0')
-		return 0;
-	long n = strtol(env, &end, 10);
-	return *end == '\0' && n > 0 ? n : 0;
-}
-
 /* Two threads when asked, or when there are two CPUs and enough bytes. */
 int weft__pipeline_wanted(const weft_trace *trace)
 {
-	long asked = threads_from_environment();
 	uint64_t bytes = 0;
-
-	if (asked > 0)
-		return asked >= 2;
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		return 0;
 	for (size_t i = 0; i < weft_trace_stream_count(trace); i++)
 		bytes += weft_trace_stream(trace, i)->file_size;
-	return bytes >= PIPELINE_MIN_BYTES;
+	return weft__helper_wanted(trace->options.threads, bytes, PIPELINE_MIN_BYTES);
 }
 
 /* ---- Batches --------------------------------------------------------------- */

@@ -21,10 +21,10 @@
 typedef int (*weft__consume_fn)(void *ctx, const weft_event *events, size_t count);
 
 /*
- * 1 when a run over `trace` should use two threads. The environment
- * variable WEFT_THREADS decides when set: 1 = one thread, 2 or more = two
- * threads. Otherwise: two when the machine has two CPUs or more and the
- * streams hold enough bytes for the second thread to pay off.
+ * 1 when a run over `trace` should use two threads: as its `threads` open
+ * option says, else the environment variable WEFT_THREADS (1 = one
+ * thread, 2 or more = two), else two when the machine has two CPUs or
+ * more and the streams hold enough bytes for the second thread to pay off.
  */
 int weft__pipeline_wanted(const weft_trace *trace);
 

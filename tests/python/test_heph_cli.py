@@ -124,3 +124,39 @@ def test_truncated_file_is_read_with_warning(tmp_path):
     assert proc.returncode == 0
     assert [json.loads(l)["code"] for l in proc.stdout.splitlines()] == ["one"]
     assert "warning" in proc.stderr and "larger than" in proc.stderr
+
+
+def many_packets(count):
+    """A trace of `count` events over 3 streams, in runs of one stream."""
+    counters = [0, 0, 0]
+    out = []
+    for i in range(count):
+        stream = (i // 25) % 3
+        out.append(event_packet(stream, counters[stream], i * 10, i * 10 + 4,
+                                "work" if i % 2 else "exchange"))
+        counters[stream] += 1
+    return b"".join(out)
+
+
+@pytest.mark.parametrize("to, suffix", [
+    ("perfetto", ".pftrace"), ("chrome", ".json"), ("paraver", ".prv")])
+def test_convert_same_output_with_helper_threads(tmp_path, to, suffix):
+    """The scan in two halves (forced on small files by --threads 2)
+    changes no byte of any output."""
+    path = tmp_path / "many.bin.log"
+    path.write_bytes(many_packets(3000))
+    outputs = []
+    for threads in ("1", "2"):
+        out = tmp_path / f"out{threads}{suffix}"
+        run_weft("convert", "--threads", threads, "--to", to, path, "-o", out, expect=0)
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] and len(outputs[0]) > 1000
+    assert run_weft("info", "--threads", "2", path, expect=0).stdout == \
+        run_weft("info", "--threads", "1", path, expect=0).stdout
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x", "2000"])
+def test_threads_option_is_checked(value):
+    proc = run_weft("info", "--threads", value, SAMPLE)
+    assert proc.returncode == 2
+    assert "--threads expects a number from 1 to 1024" in proc.stderr

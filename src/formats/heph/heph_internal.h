@@ -12,6 +12,8 @@
 #ifndef WEFT_HEPH_INTERNAL_H
 #define WEFT_HEPH_INTERNAL_H
 
+#include <jansson.h>
+
 #include "core/internal.h"
 
 #define HEPH_META_MAGIC 0x75D11D4Du
@@ -35,6 +37,9 @@
 #define HEPH_DEFAULT_SORT_BUDGET (64ull << 20)
 /* Bytes of the file mapped at once by one reader. */
 #define HEPH_WINDOW (4ull << 20)
+/* Bytes copied at once by a pass front to back (weft__mapfile_open_copy):
+ * small enough to stay in the cache while it is parsed. */
+#define HEPH_COPY_WINDOW (512ull << 10)
 /*
  * Offsets of skipped event packets the scan remembers (8 bytes each);
  * beyond that the readers validate every packet again.
@@ -213,6 +218,8 @@ typedef struct heph_data {
 	uint64_t event_count;      /* valid event packets */
 	uint64_t window;           /* bytes mapped per reader */
 	int stored_order;
+	int scan_halves;           /* 2 when a helper scanned the second half */
+	int threads;               /* weft_open_options.threads */
 	uint64_t sort_budget;
 	heph_index *index;         /* built on first time-ordered read */
 	int index_failed;
@@ -226,6 +233,69 @@ typedef struct heph_data {
 /* The weft stream of (stream_id, substream), or -1 when unknown. */
 int64_t weft__heph_stream_lookup(const heph_data *d, uint32_t stream_id,
 				 uint64_t substream);
+/* Gives a known pair its final stream index (streams are sorted at open). */
+void weft__heph_stream_renumber(heph_data *d, uint32_t stream_id, uint64_t substream,
+				uint32_t index);
+
+/* ---- The scan that opens a trace (heph_scan.c) ------------------------------- */
+
+/* Counter bits remembered per stream id to accept out-of-order packets. */
+#define COUNTER_WINDOW 1024u
+#define COUNTER_WORDS (COUNTER_WINDOW / 64u)
+
+/* Counter checks of one stream id (counters are per stream, all substreams). */
+typedef struct counter_state {
+	uint32_t stream_id;
+	uint64_t events;
+	uint64_t first, max;      /* unwrapped counters (first seen, highest) */
+	uint64_t base;            /* counter of bit 0 of the window */
+	uint64_t bits[COUNTER_WORDS];
+	uint64_t lost, duplicates, late;
+	uint64_t ranges_reported;
+} counter_state;
+
+/* The books of the scan (of a whole file, or of one half of it). */
+typedef struct scan_ctx {
+	weft_trace *trace;        /* where diagnostics go */
+	heph_data *d;
+	weft_mapfile mf;
+	heph_pair *pairs;         /* pairs in order of appearance */
+	size_t pair_count, pair_cap;
+	counter_state *counters;  /* per stream id, in order of appearance */
+	size_t counter_count, counter_cap;
+	uint64_t epoch;
+	int has_epoch;
+	json_t *epochs;           /* every epoch value, in file order */
+	uint64_t events, metadata_packets, skipped_packets;
+	uint64_t reversed;        /* events whose end is before their start */
+	uint64_t stop_at;         /* main pass: where the helper's half starts */
+	/* The helper's half: reports nothing and gives up at its first
+	 * diagnostic; it starts without knowing the epoch in force. */
+	int quiet, gave_up;
+	int epoch_unknown;
+	uint64_t unknown_epoch_max; /* latest time read before an epoch packet */
+	/* The pair and counter state of the previous event: packets come in
+	 * long runs of one stream (a writer's buffer), so most look-ups end
+	 * here. */
+	uint32_t last_stream_id;
+	uint64_t last_substream;
+	int64_t last_pair;        /* -1 before the first event */
+	size_t last_counter;
+} scan_ctx;
+
+/* Empty books reporting to `trace` (mapping still to open in s->mf). */
+int weft__heph_scan_init(scan_ctx *s, weft_trace *trace, heph_data *d);
+/*
+ * Scans the file at `path` (mapped in s->mf, of d->file_size bytes), on
+ * two threads when `threads` allows (weft_open_options.threads); the books
+ * are the same either way. Sets d->valid_end. Returns 0 or < 0.
+ */
+int weft__heph_scan_run(scan_ctx *s, const char *path, int threads);
+/* The final counter checks (counters never seen inside the window). */
+void weft__heph_scan_finish(scan_ctx *s);
+/* The counter state of a stream id that the scan met (never NULL then). */
+counter_state *weft__heph_scan_counters(scan_ctx *s, uint32_t stream_id);
+void weft__heph_scan_release(scan_ctx *s);
 
 /*
  * Absolute times of an event packet under `epoch`. Returns 0, or

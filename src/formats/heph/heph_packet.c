@@ -127,12 +127,9 @@ slow:
 	return i == n ? n : i + weft__utf8_valid_prefix(s + i, n - i);
 }
 
-/*
- * Reads a u16-length string of UTF-8 at the walk position (`what` names
- * it for the message). Sets *s and *len, and moves past it.
- */
-static int walk_string(packet_walk *w, const char *what, const uint8_t **s,
-		       uint16_t *len)
+/* Reports why the string at the walk position is not acceptable. */
+static __attribute__((noinline, cold)) int string_fail(const packet_walk *w,
+							 const char *what)
 {
 	if (w->size - w->pos < 2)
 		return WALK_FAIL(w, w->pos, "expected the 2-byte length of the %s, "
@@ -143,14 +140,30 @@ static int walk_string(packet_walk *w, const char *what, const uint8_t **s,
 				 "(%u bytes left)", what, n, w->size - w->pos - 2);
 	const uint8_t *text = w->base + w->pos + 2;
 	size_t valid = utf8_prefix(text, n);
-	if (valid != n)
-		return WALK_FAIL(w, w->pos + 2 + (uint32_t)valid,
-				 "expected UTF-8 in the %s, found byte 0x%02X", what,
-				 text[valid]);
-	*s = text;
-	*len = n;
-	w->pos += 2u + n;
-	return 0;
+	return WALK_FAIL(w, w->pos + 2 + (uint32_t)valid,
+			 "expected UTF-8 in the %s, found byte 0x%02X", what, text[valid]);
+}
+
+/*
+ * Reads a u16-length string of UTF-8 at the walk position (`what` names
+ * it for the message). Sets *s and *len, and moves past it. Inline: the
+ * description of every event goes through here; the messages do not.
+ */
+static inline int walk_string(packet_walk *w, const char *what, const uint8_t **s,
+			      uint16_t *len)
+{
+	uint32_t left = w->size - w->pos;
+	if (left >= 2) {
+		uint16_t n = heph_be16(w->base + w->pos);
+		const uint8_t *text = w->base + w->pos + 2;
+		if (n <= left - 2 && utf8_prefix(text, n) == n) {
+			*s = text;
+			*len = n;
+			w->pos += 2u + n;
+			return 0;
+		}
+	}
+	return string_fail(w, what);
 }
 
 /* Skips `count` bare values of `type` (an array body or one scalar). */

@@ -191,8 +191,11 @@ static int time_order_next(heph_reader *r, weft_event *out)
 
 /* ---- Entry points ----------------------------------------------------------------------- */
 
-/* A reader with its own window on the file. */
-static int reader_create(weft_trace *trace, uint64_t window, heph_reader **out)
+/*
+ * A reader with its own window on the file: mapped, or copied for the one
+ * pass front to back of the file-order reader.
+ */
+static int reader_create(weft_trace *trace, uint64_t window, int copy, heph_reader **out)
 {
 	heph_data *d = trace->backend_data;
 	heph_reader *r = calloc(1, sizeof *r);
@@ -201,8 +204,9 @@ static int reader_create(weft_trace *trace, uint64_t window, heph_reader **out)
 	r->d = d;
 	r->only_stream = -1;
 	r->seq = calloc(d->stream_count ? d->stream_count : 1, sizeof *r->seq);
-	int rc = r->seq != NULL ? weft__mapfile_open(&r->mf, d->file, d->name, window) :
-		 weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int rc = r->seq == NULL ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") :
+		 copy ? weft__mapfile_open_copy(&r->mf, d->file, d->name, HEPH_COPY_WINDOW) :
+		 weft__mapfile_open(&r->mf, d->file, d->name, window);
 	if (rc < 0) {
 		free(r->seq);
 		free(r);
@@ -237,7 +241,7 @@ int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state)
 		window = HEPH_WINDOW;
 	int rc = d->stored_order ? 0 : ensure_index(d);
 	if (rc == 0)
-		rc = reader_create(trace, window, &r);
+		rc = reader_create(trace, window, 0, &r);
 	if (rc < 0)
 		return rc;
 	r->only_stream = stream;
@@ -254,7 +258,7 @@ int weft__heph_file_open(weft_trace *trace, size_t file, void **state)
 {
 	(void)file; /* a Heph trace is one file */
 	heph_reader *r = NULL;
-	int rc = reader_create(trace, HEPH_WINDOW, &r);
+	int rc = reader_create(trace, HEPH_COPY_WINDOW, 1, &r);
 	if (rc < 0)
 		return rc;
 	*state = r;
