@@ -44,7 +44,7 @@ static void scan_diag(scan_ctx *s, int severity, int status, uint64_t offset,
 static void scan_diag(scan_ctx *s, int severity, int status, uint64_t offset,
 		      const char *fmt, ...)
 {
-	char message[512];
+	char message[1024];
 	va_list ap;
 	if (scan_quiet(s))
 		return;
