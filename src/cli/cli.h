@@ -15,7 +15,8 @@
 /* Exit codes of every subcommand. */
 enum cli_exit {
 	CLI_EXIT_OK = 0,       /* done, nothing wrong */
-	CLI_EXIT_PROBLEMS = 1, /* done, problems found (check, sort --check) */
+	CLI_EXIT_PROBLEMS = 1, /* done, problems found (check, sort --check), or
+			        * some data could not be read (dump, convert, profile) */
 	CLI_EXIT_FAILURE = 2   /* bad usage, or the trace could not be opened */
 };
 
@@ -114,6 +115,13 @@ int cli_open_trace(const cli_common *c, const char *command, weft_trace **out);
 int cli_library_error(const char *command, const char *what, int status);
 /* "<file>:<offset>: <severity>: <message>" (without ":<offset>" when none). */
 void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file);
+/*
+ * The diagnostics of the trace from the from-th on, on stderr, each as
+ * "weft CMD: <diagnostic>". Returns 1 when one of them is an error (some
+ * data could not be read: the command then exits with CLI_EXIT_PROBLEMS),
+ * 0 when there were only warnings or none.
+ */
+int cli_print_diags_from(const weft_trace *trace, const char *command, size_t from);
 const char *cli_severity_name(int severity);
 /* A library message without its leading "<file>: byte <offset>: ". */
 const char *cli_message_without_place(const char *msg);

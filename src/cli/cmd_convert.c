@@ -320,20 +320,6 @@ static int convert_events(weft_cursor *cursor, weft__chrome_writer *writer)
 
 /* ---- Report -------------------------------------------------------------------------- */
 
-int cli_convert_report_diags(const weft_trace *trace)
-{
-	size_t n = weft_trace_diag_count(trace);
-	int lost = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const weft_diag *d = weft_trace_diag(trace, i);
-		fprintf(stderr, "weft convert: ");
-		cli_print_diag(stderr, d, weft_trace_path(trace));
-		lost |= d->severity == WEFT_SEV_ERROR;
-	}
-	return lost;
-}
-
 /*
  * The problems met on the way, on stderr. Returns 1 when some data could
  * not be read (an error diagnostic, fields that could not be decoded), 0
@@ -341,7 +327,7 @@ int cli_convert_report_diags(const weft_trace *trace)
  */
 static int report_problems(const weft_trace *trace, const weft__chrome_stats *st)
 {
-	int lost = cli_convert_report_diags(trace);
+	int lost = cli_print_diags_from(trace, "convert", 0);
 
 	if (st->bad_fields > 0) {
 		fprintf(stderr, "weft convert: error: %llu event(s) with fields that could "

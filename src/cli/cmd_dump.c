@@ -161,17 +161,6 @@ static int parse_dump_arguments(dump_settings *s, int argc, char **argv)
 	return -1;
 }
 
-/* Problems the library found while reading, on stderr after the dump. */
-static void report_diagnostics(const weft_trace *trace)
-{
-	size_t n = weft_trace_diag_count(trace);
-
-	for (size_t i = 0; i < n; i++) {
-		fprintf(stderr, "weft dump: ");
-		cli_print_diag(stderr, weft_trace_diag(trace, i), weft_trace_path(trace));
-	}
-}
-
 /*
  * Consumer of the events: writes a run of them. Returns non-zero once the
  * output has failed, which stops the reading; the error itself is
@@ -214,7 +203,9 @@ static int dump_events(const dump_settings *s, weft_trace *trace, weft_cursor *c
 	else if (out_rc < 0)
 		exit_code = cli_library_error("dump", "writing the output failed", out_rc);
 	weft__dump_writer_destroy(&writer);
-	report_diagnostics(trace);
+	/* Problems the library found while reading, after the dump. */
+	if (cli_print_diags_from(trace, "dump", 0) && exit_code == CLI_EXIT_OK)
+		exit_code = CLI_EXIT_PROBLEMS;
 	return exit_code;
 }
 

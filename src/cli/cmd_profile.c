@@ -298,8 +298,10 @@ static int run_profile(const cli_common *common, int json, int headers_only,
 	for (size_t i = 0; i < p.count; i++)
 		free(p.regions[i].name);
 	free(p.regions);
+	/* A stream that failed on the way ends early: said, and exit 1. */
+	int lost = cli_print_diags_from(trace, "profile", 0);
 	weft_trace_free(trace);
-	return rc != 0 ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+	return rc != 0 ? CLI_EXIT_FAILURE : lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
 }
 
 int cli_cmd_profile(int argc, char **argv)

@@ -63,6 +63,19 @@ void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file)
 			diag->message);
 }
 
+int cli_print_diags_from(const weft_trace *trace, const char *command, size_t from)
+{
+	size_t n = weft_trace_diag_count(trace);
+	int lost = 0;
+	for (size_t i = from; i < n; i++) {
+		const weft_diag *d = weft_trace_diag(trace, i);
+		fprintf(stderr, "weft %s: ", command);
+		cli_print_diag(stderr, d, weft_trace_path(trace));
+		lost |= d->severity == WEFT_SEV_ERROR;
+	}
+	return lost;
+}
+
 /* A duration in the largest unit that keeps it above 1. */
 void cli_format_duration(char *buf, size_t size, uint64_t ns)
 {

@@ -22,12 +22,6 @@ typedef struct cli_convert_job {
 	double virtual_unit;
 } cli_convert_job;
 
-/*
- * Prints the trace's diagnostics after a conversion on stderr. Returns 1
- * when some data could not be read (an error diagnostic), else 0.
- */
-int cli_convert_report_diags(const weft_trace *trace);
-
 /* `--to perfetto|chrome|paraver`: exit code (CLI_EXIT_*). */
 int cli_convert_view(const cli_convert_job *job, const char *format);
 /* `--to pallas`: exit code (CLI_EXIT_*). */

@@ -1561,7 +1561,7 @@ int cli_convert_pallas(const cli_convert_job *job)
 	int rc = run(&c, out, replace, &reopened);
 	if (rc == 0)
 		report_notes(&c);
-	int lost = cli_convert_report_diags(c.trace) || c.lost;
+	int lost = cli_print_diags_from(c.trace, "convert", 0) || c.lost;
 	conv_free(&c);
 	weft_trace_free(reopened);
 	free(out);

@@ -295,6 +295,6 @@ int cli_convert_view(const cli_convert_job *job, const char *format)
 	exit_code = files_commit(&files);
 	if (exit_code != CLI_EXIT_OK)
 		return exit_code;
-	lost |= cli_convert_report_diags(job->trace);
+	lost |= cli_print_diags_from(job->trace, "convert", 0);
 	return lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
 }

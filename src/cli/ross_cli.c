@@ -67,16 +67,6 @@ double cli_field_number(const weft_field *field)
 	}
 }
 
-/* One "weft CMD: <file>:<offset>: <severity>: <message>" per diagnostic. */
-void cli_print_diags_from(const weft_trace *trace, const char *command, size_t from)
-{
-	size_t n = weft_trace_diag_count(trace);
-	for (size_t i = from; i < n; i++) {
-		fprintf(stderr, "weft %s: ", command);
-		cli_print_diag(stderr, weft_trace_diag(trace, i), weft_trace_path(trace));
-	}
-}
-
 /* "64M", "1G", "65536": digits and an optional binary unit (and B). */
 int cli_parse_size(const char *text, uint64_t *bytes)
 {

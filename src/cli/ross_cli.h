@@ -30,9 +30,6 @@ int cli_field_is(const weft_field *field, const char *name);
 /* A scalar field as a double (integers converted; NaN for bytes/text). */
 double cli_field_number(const weft_field *field);
 
-/* Diagnostics of the trace from the from-th on: "weft CMD: <diag>". */
-void cli_print_diags_from(const weft_trace *trace, const char *command, size_t from);
-
 /*
  * Parses a size in bytes: digits with an optional K, M or G suffix
  * (powers of 1024). 0 on success, -1 when invalid.

@@ -183,7 +183,7 @@ def test_token_out_of_range(broken):
     # Sequence 1 holds tokens E0 E1 (u32 1, 5): make its first E99.
     at = data.index(struct.pack("<IQII", 0, 2, 0x01, 0x05))
     patch(thread, at + 12, struct.pack("<I", (99 << 2) | 1))
-    err = run_weft("dump", broken, expect=0).stderr
+    err = run_weft("dump", broken, expect=1).stderr
     assert f"thread.pallas:{at + 12}: error" in err and "E99" in err
     out = run_weft("check", broken, expect=1).stdout
     assert "E99" in out
@@ -194,7 +194,7 @@ def test_token_out_of_range(broken):
 def test_zstd_frame_that_does_not_decode(broken):
     dat = broken / "archive_0" / "thread_0" / "event_durations.dat"
     patch(dat, 8, b"\xff" * 8)  # the first frame's magic
-    err = run_weft("dump", broken, expect=0).stderr
+    err = run_weft("dump", broken, expect=1).stderr
     assert "event_durations.dat:8: error" in err and "zstd" in err
     run_weft("check", broken, expect=1)
 
@@ -202,8 +202,19 @@ def test_zstd_frame_that_does_not_decode(broken):
 def test_offset_past_the_end_of_the_data_file(broken):
     dat = broken / "archive_0" / "thread_0" / "event_durations.dat"
     dat.write_bytes(dat.read_bytes()[:40])
-    err = run_weft("dump", broken, expect=0).stderr
+    err = run_weft("dump", broken, expect=1).stderr
     assert "event_durations.dat:36: error" in err and "file has 40 bytes" in err
+
+
+def test_profile_replay_says_when_a_stream_ends_early(broken):
+    """A stream that fails on the way: the profile of what was read, the
+    error on stderr, and exit 1 (some data could not be read)."""
+    dat = broken / "archive_0" / "thread_0" / "event_durations.dat"
+    dat.write_bytes(dat.read_bytes()[:40])
+    proc = run_weft("profile", "--replay", broken, expect=1)
+    assert "event_durations.dat:36: error" in proc.stderr
+    assert "(the stream ends here)" in proc.stderr
+    assert proc.stdout.splitlines()[0].split()[:2] == ["region", "calls"]
 
 
 def test_garbage_thread_file_never_crashes(broken):
