@@ -150,7 +150,7 @@ uint64_t
 ov_clock_slow(void)
 {
 	struct ov_clock *c = &ov_clk;
-	uint64_t tsc = 0, ns;
+	uint64_t tsc = 0, ns = 0; /* set by ov_clock_pair (gcc -O3 cannot tell) */
 
 	pthread_once(&ov_clock_once, ov_clock_detect);
 	if (!ov_tsc_ok) {

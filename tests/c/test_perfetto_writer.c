@@ -80,6 +80,7 @@ static uint64_t rd_varint(rd *r)
 /* The next field of a message: 1, or 0 at its end (or when malformed). */
 static int rd_field(rd *r, fld *f)
 {
+	*f = (fld){ 0 };
 	if (!r->ok || r->p >= r->end)
 		return 0;
 	uint64_t tag = rd_varint(r);

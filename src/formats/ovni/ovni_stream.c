@@ -343,8 +343,8 @@ static uint64_t scan_ahead(ovni_reader *r)
 {
 	uint64_t limit = r->pos + r->lookback;
 	while (r->scan_pos < limit && r->scan_pos < r->mf.size) {
-		uint64_t size;
-		const unsigned char *p;
+		uint64_t size = 0;
+		const unsigned char *p = NULL; /* set when map_event succeeds */
 		if (map_event(r, r->scan_pos, &p, &size) < 0) {
 			r->scan_pos = r->mf.size; /* delivery reports it */
 			break;
@@ -377,8 +377,8 @@ static int next_from_index(ovni_reader *r, weft_event *ev)
 	/* Stored index of the event that would come here unsorted. */
 	uint64_t in_place = r->seq + r->index_next;
 	const region_entry *e = &r->index[r->index_next++];
-	uint64_t size;
-	const unsigned char *p;
+	uint64_t size = 0;
+	const unsigned char *p = NULL; /* set when map_event succeeds */
 	int rc = map_event(r, e->offset, &p, &size);
 	if (rc < 0)
 		return reader_stop(r, rc);
