@@ -108,6 +108,9 @@ typedef struct weft__paraver_stats {
 	uint64_t padded_states;    /* direct: state records with a zero-padded end */
 	uint64_t merge_bytes;      /* direct: bytes of the .prv rewritten at the end */
 	uint64_t rebuilt;          /* 1: direct, then remade with the sort at the end */
+	uint64_t comm_records;     /* communication records (3:): messages */
+	uint64_t comm_unmatched;   /* message ends whose other end never came */
+	uint64_t comm_dropped;     /* message ends past the waiting bound */
 } weft__paraver_stats;
 
 void weft__paraver_writer_stats(const weft__paraver_writer *w, weft__paraver_stats *out);

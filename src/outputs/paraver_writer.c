@@ -62,6 +62,7 @@
 
 #include "core/internal.h"
 #include "outputs/bg_writer.h"
+#include "outputs/flow_pairs.h"
 #include "outputs/outputs.h"
 #include "outputs/paraver.h"
 #include "outputs/row_sort.h"
@@ -99,7 +100,8 @@
 #define DURATION_DIGITS 20    /* the header's duration, zero-padded */
 #define COUNT_DIGITS 5        /* the header's thread counts, zero-padded */
 #define END_DIGITS 20         /* the end of a placeholder state record */
-#define LINE_MAX 128          /* longest record line */
+#define LINE_MAX 128          /* longest record line (but communications) */
+#define COMM_LINE_MAX 256     /* longest communication record line */
 #define CHUNK (4u << 20)      /* direct: bytes handed to the writer thread at once */
 #define CHUNK_SLACK (64u << 10)
 #define COPY_BUFFER (4u << 20) /* the final merge's reads and writes */
@@ -115,10 +117,12 @@ enum rec_kind {
 	REC_END,       /* end of a span: pop */
 	REC_PULSE,     /* a complete span of no length: value, then back */
 	REC_EVENT,     /* a plain (type, value) */
-	REC_STATE      /* state `value` over [time, end] */
+	REC_STATE,     /* state `value` over [time, end] */
+	REC_COMM       /* a message: sent at time from track, received at end
+	                  on track `type`; value = size, tag (through the sort) */
 };
 
-#define REC_MAX 40u /* kind, time, 5 varints at most (see rec_pack) */
+#define REC_MAX 48u /* kind, time, 6 varints at most (see rec_pack) */
 
 typedef struct rec {
 	uint64_t time, end;
@@ -126,6 +130,7 @@ typedef struct rec {
 	uint64_t seq;        /* order of arrival (orders equal times) */
 	uint32_t track, type;
 	uint8_t kind;
+	int32_t tag;         /* REC_COMM only */
 } rec;
 
 /* A record of a time group, with its place in the reordering. */
@@ -323,6 +328,8 @@ struct weft__paraver_writer {
 	char time_text[24];
 	size_t time_len;
 	type_text type_cache[16];
+	/* Message ends waiting for their other end (communication records) */
+	weft__flow_pairs *flows;
 };
 
 /* ---- Errors ------------------------------------------------------------------------ */
@@ -643,10 +650,22 @@ static int kind_has_end(unsigned kind)
 	return kind == REC_CBEGIN || kind == REC_STATE;
 }
 
+/* A signed number as an unsigned one for a varint (zigzag). */
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
 /*
  * Packs a record (at most REC_MAX bytes): kind, time (8 bytes), then
  * varints: track, type, value (zigzag; not for ends), end - time
- * (complete begins and states). Returns its length.
+ * (complete begins and states; messages: zigzag, a receive may come
+ * before its send on skewed clocks, then the tag). Returns its length.
  */
 static size_t rec_pack(const rec *r, char *b)
 {
@@ -657,9 +676,13 @@ static size_t rec_pack(const rec *r, char *b)
 	p = put_varint(p + 8, r->track);
 	p = put_varint(p, r->type);
 	if (kind_has_value(r->kind))
-		p = put_varint(p, ((uint64_t)r->value << 1) ^ (uint64_t)(r->value >> 63));
+		p = put_varint(p, zigzag(r->value));
 	if (kind_has_end(r->kind))
 		p = put_varint(p, r->end - r->time);
+	if (r->kind == REC_COMM) {
+		p = put_varint(p, zigzag((int64_t)(r->end - r->time)));
+		p = put_varint(p, zigzag(r->tag));
+	}
 	return (size_t)(p - b);
 }
 
@@ -667,20 +690,23 @@ static size_t rec_pack(const rec *r, char *b)
 static int rec_unpack(const char *b, size_t len, rec *r)
 {
 	const char *p = b + 9, *end = b + len;
-	uint64_t track, type, v = 0, d = 0;
+	uint64_t track, type, v = 0, d = 0, tag = 0;
 
-	if (len < 11 || (unsigned char)b[0] > REC_STATE)
+	if (len < 11 || (unsigned char)b[0] > REC_COMM)
 		return -1;
 	r->kind = (uint8_t)b[0];
 	memcpy(&r->time, b + 1, 8);
+	int comm = r->kind == REC_COMM;
 	if (get_varint(&p, end, &track) != 0 || get_varint(&p, end, &type) != 0 ||
 	    (kind_has_value(r->kind) && get_varint(&p, end, &v) != 0) ||
-	    (kind_has_end(r->kind) && get_varint(&p, end, &d) != 0) || p != end)
+	    ((kind_has_end(r->kind) || comm) && get_varint(&p, end, &d) != 0) ||
+	    (comm && get_varint(&p, end, &tag) != 0) || p != end)
 		return -1;
 	r->track = (uint32_t)track;
 	r->type = (uint32_t)type;
-	r->value = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-	r->end = r->time + d;
+	r->value = unzigzag(v);
+	r->end = comm ? r->time + (uint64_t)unzigzag(d) : r->time + d;
+	r->tag = (int32_t)unzigzag(tag);
 	r->seq = 0;
 	return 0;
 }
@@ -1006,6 +1032,35 @@ static void put_state(weft__paraver_writer *w, pv_track *tr, uint64_t begin,
 	w->stats.state_records++;
 }
 
+/*
+ * A communication record `3:0:1:task:thread:send:send:0:1:task:thread:
+ * recv:recv:size:tag` (logical and physical times alike).
+ */
+static void put_comm(weft__paraver_writer *w, pv_track *from, pv_track *to, uint64_t sent,
+		     uint64_t received, int64_t size, int32_t tag)
+{
+	char *p = weft__outbuf_reserve(&w->out, COMM_LINE_MAX);
+
+	p = put_object(p, '3', from);
+	p = put_time(w, p, sent);
+	*p++ = ':';
+	p = weft__fmt_u64(p, sent);
+	*p++ = ':';
+	memcpy(p, to->prefix + 1, to->prefix_len - 1);
+	p += to->prefix_len - 1;
+	p = weft__fmt_u64(p, received);
+	*p++ = ':';
+	p = weft__fmt_u64(p, received);
+	*p++ = ':';
+	p = weft__fmt_i64(p, size);
+	*p++ = ':';
+	p = weft__fmt_i64(p, tag);
+	*p++ = '\n';
+	weft__outbuf_commit(&w->out, p);
+	w->stats.records++;
+	w->stats.comm_records++;
+}
+
 /* Pushes the value of a span that opens on a track (stack bounded). */
 static void stack_push(weft__paraver_writer *w, pv_track *tr, int64_t value)
 {
@@ -1070,6 +1125,12 @@ static void write_record(weft__paraver_writer *w, const rec *r)
 	case REC_STATE:
 		put_state(w, tr, t, r->end - w->stats.start, r->value);
 		break;
+	case REC_COMM: {
+		pv_track *to = track_get(w, r->type);
+		if (to != NULL)
+			put_comm(w, tr, to, t, r->end - w->stats.start, r->value, r->tag);
+		break;
+	}
 	default:
 		put_event(w, tr, t, r->type, r->value);
 		break;
@@ -1932,7 +1993,8 @@ static void release_one(weft__paraver_writer *w)
  * forwarding); the oldest records leave while it is full.
  */
 static void window_add(weft__paraver_writer *w, pv_track *tr, uint8_t kind, uint32_t track,
-		       uint32_t type, uint64_t time, uint64_t end, int64_t value, uint64_t seq)
+		       uint32_t type, uint64_t time, uint64_t end, int64_t value, uint64_t seq,
+		       int32_t tag)
 {
 	pv_window *wn = &w->win;
 	rec *slot = NULL;
@@ -1941,7 +2003,7 @@ static void window_add(weft__paraver_writer *w, pv_track *tr, uint8_t kind, uint
 	if (WEFT__OUT_UNLIKELY(window_ensure(w) != 0 ||
 			       (slot = window_slot(wn, time, &in_ring)) == NULL)) {
 		rec r = { .time = time, .end = end, .value = value, .seq = seq,
-			  .track = track, .type = type, .kind = kind };
+			  .track = track, .type = type, .kind = kind, .tag = tag };
 		if (w->mode == MODE_COLLECT) {
 			to_sort_mode(w);
 			sort_add(w, &r);
@@ -1957,6 +2019,7 @@ static void window_add(weft__paraver_writer *w, pv_track *tr, uint8_t kind, uint
 	slot->track = track;
 	slot->type = type;
 	slot->kind = kind;
+	slot->tag = tag;
 	window_commit(wn, time, in_ring);
 	if (tr != NULL)
 		tr->window_count++;
@@ -1977,7 +2040,7 @@ enum route { ROUTE_WINDOW, ROUTE_SORT, ROUTE_LATE, ROUTE_NONE };
  */
 static int collect_route(weft__paraver_writer *w, unsigned kind, uint64_t time)
 {
-	if (kind != REC_STATE) {
+	if (kind != REC_STATE && kind != REC_COMM) {
 		if (w->have_input && time < w->input_max) {
 			to_sort_mode(w);
 			return ROUTE_SORT;
@@ -2025,9 +2088,12 @@ static void late_record(weft__paraver_writer *w, pv_track *tr, const rec *r)
 	sort_add(w, r);
 }
 
-/* One record from a callback, to where the current path sends it. */
-static void add_record(weft__paraver_writer *w, uint8_t kind, uint32_t track, uint32_t type,
-		       uint64_t time, uint64_t end, int64_t value)
+/*
+ * One record from a callback, to where the current path sends it (a
+ * message's tag with it; 0 for the other kinds).
+ */
+static void add_tagged(weft__paraver_writer *w, uint8_t kind, uint32_t track, uint32_t type,
+		       uint64_t time, uint64_t end, int64_t value, int32_t tag)
 {
 	if (w->error != 0)
 		return;
@@ -2036,21 +2102,27 @@ static void add_record(weft__paraver_writer *w, uint8_t kind, uint32_t track, ui
 	int route = ROUTE_SORT;
 
 	w->records_seen = 1;
-	see_time(w, time, end > time ? end : time);
+	see_time(w, time < end ? time : end, end > time ? end : time);
 	if (w->mode == MODE_COLLECT)
 		route = collect_route(w, kind, time);
 	else if (w->mode == MODE_DIRECT)
 		route = direct_route(w, tr, kind, time);
 	if (route == ROUTE_WINDOW) {
-		window_add(w, tr, kind, track, type, time, end, value, seq);
+		window_add(w, tr, kind, track, type, time, end, value, seq, tag);
 		return;
 	}
 	rec r = { .time = time, .end = end, .value = value, .seq = seq,
-		  .track = track, .type = type, .kind = kind };
+		  .track = track, .type = type, .kind = kind, .tag = tag };
 	if (route == ROUTE_LATE)
 		late_record(w, tr, &r);
 	else if (route == ROUTE_SORT)
 		sort_add(w, &r);
+}
+
+static void add_record(weft__paraver_writer *w, uint8_t kind, uint32_t track, uint32_t type,
+		       uint64_t time, uint64_t end, int64_t value)
+{
+	add_tagged(w, kind, track, type, time, end, value, 0);
 }
 
 /* ---- State tracks -------------------------------------------------------------------- */
@@ -2360,6 +2432,54 @@ static uint32_t instant_type(weft__paraver_writer *w, const weft__view_item *ite
 	return type;
 }
 
+/* Most message ends kept waiting for their other end at once (40 bytes each). */
+#define FLOWS_WAITING_MAX (1u << 20)
+
+/* The integer field `name` of an item, or `otherwise`. */
+static int64_t item_integer(const weft__view_item *item, const char *name, int64_t otherwise)
+{
+	for (int i = 0; item->args != NULL && i < item->arg_count; i++) {
+		const weft_field *f = &item->args[i];
+		if (f->is_array || f->name_len != strlen(name) ||
+		    memcmp(f->name, name, f->name_len) != 0)
+			continue;
+		if ((f->type >= WEFT_TYPE_U8 && f->type <= WEFT_TYPE_I64) || f->type == WEFT_TYPE_BOOL)
+			return field_value(f);
+	}
+	return otherwise;
+}
+
+/*
+ * A message end (an instant with a flow id): the first end of a message
+ * waits; the second makes its communication record at the send's time,
+ * through the window while the send is not written yet, else through the
+ * sort (merged into the .prv at the end, as every late record).
+ */
+static void on_flow_end(weft__paraver_writer *w, uint32_t track, uint64_t time,
+			const weft__view_item *item)
+{
+	weft__flow_end e = { time, track, item->flow_end, 0, 0 }, other;
+	int64_t size = item_integer(item, "length", item_integer(item, "size", 0));
+	e.size = size > 0 ? (uint64_t)size : 0;
+	e.tag = item_integer(item, "tag", 0);
+	if (w->flows == NULL && (w->flows = weft__flow_pairs_create(FLOWS_WAITING_MAX)) == NULL) {
+		fail_nomem(w, "message ends");
+		return;
+	}
+	int rc = weft__flow_pairs_meet(w->flows, item->flow_id, &e, &other);
+	if (rc < 0)
+		w->stats.comm_dropped++;
+	if (rc != 1)
+		return;
+	const weft__flow_end *send = e.end == WEFT_FLOW_IN ? &other : &e;
+	const weft__flow_end *recv = e.end == WEFT_FLOW_IN ? &e : &other;
+	uint64_t bytes = send->size ? send->size : recv->size;
+	int64_t tag = send->tag ? send->tag : recv->tag;
+	add_tagged(w, REC_COMM, send->track, recv->track, send->time, recv->time,
+		   bytes > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)bytes,
+		   tag < INT32_MIN ? INT32_MIN : tag > INT32_MAX ? INT32_MAX : (int32_t)tag);
+}
+
 /* Sink: an instant. */
 static void on_instant(void *ctx, const weft__view_track *t, uint64_t time,
 		       const weft__view_item *item)
@@ -2382,6 +2502,8 @@ static void on_instant(void *ctx, const weft__view_track *t, uint64_t time,
 	if (type == TYPE_OTHER)
 		value = VALUE_OTHER;
 	add_record(w, REC_EVENT, t->id, type, time, time, value);
+	if (item->flow_id != 0 && item->flow_end != 0)
+		on_flow_end(w, t->id, time, item);
 }
 
 /*
@@ -3416,6 +3538,14 @@ static int prepare(weft__paraver_writer *w)
 			 "object numbers above %u only when built with extended objects",
 			 (unsigned long long)w->task_count, (unsigned long long)max_threads,
 			 WEFT__PARAVER_MAX_OBJECT);
+	else if (w->flows != NULL && (weft__flow_pairs_waiting(w->flows) > 0 ||
+				      w->stats.comm_dropped > 0))
+		snprintf(w->warning, sizeof w->warning,
+			 "paraver: %llu message end(s) without their other end in the trace%s "
+			 "(shown as events, with no communication line)",
+			 (unsigned long long)(weft__flow_pairs_waiting(w->flows) +
+					      w->stats.comm_dropped),
+			 w->stats.comm_dropped > 0 ? " or past the bound of waiting ends" : "");
 	snprintf(text, sizeof text, "Trace start: time 0 is %llu ns of the trace's clock (value)",
 		 (unsigned long long)w->stats.start);
 	return fixed_type(w, TYPE_TRACE_START, text);
@@ -3527,6 +3657,7 @@ int weft__paraver_writer_set_window(weft__paraver_writer *w, uint64_t bytes)
 void weft__paraver_writer_stats(const weft__paraver_writer *w, weft__paraver_stats *out)
 {
 	*out = w->stats;
+	out->comm_unmatched = w->flows != NULL ? weft__flow_pairs_waiting(w->flows) : 0;
 }
 
 /* The warning prepared by finish, if any. */
@@ -3579,6 +3710,7 @@ void weft__paraver_writer_free(weft__paraver_writer *w)
 	free(w->rows);
 	labels_free(&w->labels);
 	free(w->group);
+	weft__flow_pairs_free(w->flows);
 	if (w->out.buf != NULL)
 		weft__outbuf_destroy(&w->out);
 	free(w->tmpdir);

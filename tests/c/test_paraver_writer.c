@@ -45,11 +45,12 @@
 
 /* One .prv record. */
 typedef struct prv_rec {
-	int kind;            /* 1 state, 2 event */
+	int kind;            /* 1 state, 2 event, 3 communication */
 	unsigned task, thread;
-	uint64_t time, end;  /* end: state records */
-	uint64_t type;
-	int64_t value;       /* event value or state */
+	uint64_t time, end;  /* end: state records; the receive of a message */
+	uint64_t type;       /* messages: receiver task << 16 | thread */
+	int64_t value;       /* event value or state; message size */
+	int64_t tag;         /* messages */
 } prv_rec;
 
 /* One EVENT_TYPE block of the .pcf. */
@@ -207,6 +208,20 @@ static void parse_record(parsed *p, const char *line)
 		r.time = a;
 		r.end = b;
 		r.value = v;
+	} else if (line[0] == '3') {
+		unsigned rcpu, rapp, rtask, rthread;
+		unsigned long long pa, lr, pr;
+		long long tag;
+		REQUIRE(sscanf(line, "3:%u:%u:%u:%u:%llu:%llu:%u:%u:%u:%u:%llu:%llu:%lld:%lld",
+			       &cpu, &app, &r.task, &r.thread, &a, &pa, &rcpu, &rapp, &rtask,
+			       &rthread, &lr, &pr, &v, &tag) == 14);
+		CHECK(pa == a && pr == lr && rcpu == 0 && rapp == 1);
+		r.kind = 3;
+		r.time = a;
+		r.end = lr;
+		r.type = (uint64_t)rtask << 16 | rthread;
+		r.value = v;
+		r.tag = tag;
 	} else {
 		REQUIRE(sscanf(line, "2:%u:%u:%u:%u:%llu:%llu:%lld", &cpu, &app, &r.task, &r.thread,
 			       &a, &c, &v) == 7);
@@ -405,6 +420,13 @@ static void check_consistency(const parsed *p)
 			for (int s = 0; s < p->state_count; s++)
 				found |= p->states[s] == r->value;
 			CHECK(found);
+			continue;
+		}
+		if (r->kind == 3) {
+			unsigned task = (unsigned)(r->type >> 16), thread = r->type & 0xffff;
+			CHECK(task >= 1 && task <= p->tasks && r->end <= p->duration);
+			if (task >= 1 && task <= p->tasks)
+				CHECK(thread >= 1 && thread <= p->task_threads[task - 1]);
 			continue;
 		}
 		const pcf_type *t = find_type(p, r->type);
@@ -883,6 +905,8 @@ typedef struct scenario {
 	int open_state;     /* thread 1's running span never closed */
 	int simple;         /* every thread at once, none stops early */
 	int late_task;      /* simple, but the second process comes half-way */
+	int messages;       /* instants are message ends: sends, receives (some
+	                       before their sends), one send never received */
 } scenario;
 
 typedef struct dthread {
@@ -891,12 +915,19 @@ typedef struct dthread {
 	uint64_t last;
 } dthread;
 
+#define D_QUEUE 64
+
 typedef struct dgen {
 	const weft__view_sink *s;
 	dthread th[D_THREADS];
 	int procs[2];
-	int simple;
+	int simple, messages;
 	uint64_t rng, t;
+	/* messages: flow ids of sends not received yet, of receives whose
+	 * send is still to come (FIFO), and the next id */
+	uint64_t sends[D_QUEUE], recvs[D_QUEUE];
+	int send_count, recv_count;
+	uint64_t next_flow;
 } dgen;
 
 /* The generator's next pseudo-random number. */
@@ -926,18 +957,61 @@ static void d_declare(dgen *g, int i)
 	d->declared = 1;
 }
 
+/* Takes the oldest id of a FIFO of n ids. */
+static uint64_t d_take(uint64_t *q, int *n)
+{
+	uint64_t id = q[0];
+	memmove(q, q + 1, (size_t)(*n - 1) * sizeof *q);
+	(*n)--;
+	return id;
+}
+
+/*
+ * Makes an instant a message end: a receive of the oldest send or of a
+ * new message (its send comes later), or a send (the oldest waiting
+ * receive's, or a new message's), with its length and tag.
+ */
+static void d_message(dgen *g, weft__view_item *it, weft_field *args)
+{
+	uint32_t r = d_rand(g) % 4;
+	if (r == 0 && g->send_count > 0) {
+		it->flow_id = d_take(g->sends, &g->send_count);
+		it->flow_end = WEFT_FLOW_IN;
+	} else if (r == 1 && g->recv_count < D_QUEUE && g->next_flow % 5 == 0) {
+		it->flow_id = ++g->next_flow;
+		it->flow_end = WEFT_FLOW_IN;
+		g->recvs[g->recv_count++] = it->flow_id;
+	} else if (g->recv_count > 0 && r == 2) {
+		it->flow_id = d_take(g->recvs, &g->recv_count);
+		it->flow_end = WEFT_FLOW_OUT;
+	} else if (g->send_count < D_QUEUE) {
+		it->flow_id = ++g->next_flow;
+		it->flow_end = WEFT_FLOW_OUT;
+		g->sends[g->send_count++] = it->flow_id;
+	} else {
+		return;
+	}
+	args[1] = (weft_field){ .name = "length", .name_len = 6, .type = WEFT_TYPE_U64,
+				.v.u = 8 * (it->flow_id % 100) };
+	args[2] = (weft_field){ .name = "tag", .name_len = 3, .type = WEFT_TYPE_I32,
+				.v.i = (int64_t)(it->flow_id % 7) - 3 };
+	it->arg_count = 3;
+}
+
 /* An instant on thread i at the current time, with an argument or not. */
 static void d_instant(dgen *g, int i, int with_arg)
 {
-	weft_field arg;
+	weft_field args[3];
 	weft__view_track tr = track_ref(g->th[i].thread);
 
-	memset(&arg, 0, sizeof arg);
-	arg.name = "id";
-	arg.name_len = 2;
-	arg.type = WEFT_TYPE_U64;
-	arg.v.u = g->t % 977;
-	weft__view_item it = item_of(with_arg ? "tick" : "tock", "test", &arg, with_arg);
+	memset(args, 0, sizeof args);
+	args[0].name = "id";
+	args[0].name_len = 2;
+	args[0].type = WEFT_TYPE_U64;
+	args[0].v.u = g->t % 977;
+	weft__view_item it = item_of(with_arg ? "tick" : "tock", "test", args, with_arg);
+	if (g->messages && with_arg)
+		d_message(g, &it, args);
 	g->s->instant(g->s->ctx, &tr, BASE + g->t, &it);
 }
 
@@ -1029,6 +1103,7 @@ static void d_run(const weft__view_sink *s, const scenario *sc)
 	g.s = s;
 	g.rng = 42;
 	g.simple = sc->simple;
+	g.messages = sc->messages;
 	for (int k = 0; k < D_STEPS; k++) {
 		uint32_t r = d_rand(&g);
 		g.t += r % 3 == 0 ? 0 : r % 40;
@@ -1131,7 +1206,8 @@ static void check_same(const parsed *want, const parsed *got)
 			break;
 		const prv_rec *a = &want->recs[i], *b = &got->recs[j];
 		if (a->time != b->time || a->task != b->task || a->thread != b->thread ||
-		    a->type != b->type || a->value != b->value) {
+		    a->type != b->type || a->value != b->value || a->kind != b->kind ||
+		    (a->kind == 3 && (a->end != b->end || a->tag != b->tag))) {
 			tu_fail(__FILE__, __LINE__, "event record %zu differs: %u.%u %llu %llu %lld "
 				"instead of %u.%u %llu %llu %lld", j, b->task, b->thread,
 				(unsigned long long)b->time, (unsigned long long)b->type,
@@ -1298,6 +1374,114 @@ static void test_direct_failing_output(const char *dir)
 	close_outputs(&o);
 }
 
+/*
+ * Message ends become communication records (3:) at their send's time,
+ * with both rows, both times, length and tag: the direct path (records in
+ * the window, late ones merged) writes the same as the sort path; every
+ * message received is one record, sent from the row and time of its
+ * send; ends whose other end never came are counted.
+ */
+/* An instant that is the `end` of message `id`, with a length when > 0. */
+static void message_end(const weft__view_sink *s, uint32_t track, uint64_t t, uint64_t id,
+			int end, uint64_t length, int64_t tag)
+{
+	weft_field args[2] = {
+		{ .name = "length", .name_len = 6, .type = WEFT_TYPE_U64, .v.u = length },
+		{ .name = "tag", .name_len = 3, .type = WEFT_TYPE_I32, .v.i = tag },
+	};
+	weft__view_track tr = track_ref(track);
+	weft__view_item it = item_of(end == WEFT_FLOW_OUT ? "send" : "recv", "mpi",
+				     length > 0 ? args : args + 1, length > 0 ? 2 : 1);
+	it.flow_id = id;
+	it.flow_end = end;
+	s->instant(s->ctx, &tr, BASE + t, &it);
+}
+
+/* Two messages (one received before it is sent, on skewed clocks) and one never received. */
+static void test_communication_fields(const char *dir)
+{
+	outfiles o;
+	weft__paraver_writer *w;
+	weft__paraver_stats st;
+	parsed p;
+
+	open_outputs(&o, dir, "comm");
+	REQUIRE(weft__paraver_writer_create(o.prv, o.pcf, o.row, dir, &w) == 0);
+	const weft__view_sink *s = weft__paraver_writer_sink(w);
+	declare(s, 1, 0, WEFT__TRACK_PROCESS, "rank.0");
+	declare(s, 2, 1, WEFT__TRACK_THREAD, "t");
+	declare(s, 3, 0, WEFT__TRACK_PROCESS, "rank.1");
+	declare(s, 4, 3, WEFT__TRACK_THREAD, "t");
+	message_end(s, 2, 10, 7, WEFT_FLOW_OUT, 64, 5);
+	message_end(s, 4, 20, 7, WEFT_FLOW_IN, 0, 5);
+	message_end(s, 2, 30, 9, WEFT_FLOW_IN, 128, -2);
+	message_end(s, 4, 40, 9, WEFT_FLOW_OUT, 0, 0);
+	message_end(s, 2, 50, 11, WEFT_FLOW_OUT, 8, 1);
+	CHECK_EQ_I64(weft__paraver_writer_finish(w), 0);
+	weft__paraver_writer_stats(w, &st);
+	weft__paraver_writer_free(w);
+	close_outputs(&o);
+	CHECK_EQ_U64(st.comm_records, 2);
+	CHECK_EQ_U64(st.comm_unmatched, 1);
+	parse_files(o.base, &p);
+	check_consistency(&p);
+	const prv_rec *c[2] = { NULL, NULL };
+	int n = 0;
+	for (size_t i = 0; i < p.rec_count; i++)
+		if (p.recs[i].kind == 3 && n < 2)
+			c[n++] = &p.recs[i];
+	REQUIRE(n == 2);
+	/* times from the first record (10); task 1 = rank.0, task 2 = rank.1 */
+	CHECK(c[0]->task == 1 && c[0]->thread == 1 && c[0]->time == 0);
+	CHECK(c[0]->type == (2u << 16 | 1) && c[0]->end == 10);
+	CHECK(c[0]->value == 64 && c[0]->tag == 5);
+	CHECK(c[1]->task == 2 && c[1]->thread == 1 && c[1]->time == 30);
+	CHECK(c[1]->type == (1u << 16 | 1) && c[1]->end == 20);
+	CHECK(c[1]->value == 128 && c[1]->tag == -2);
+	free(p.recs);
+}
+
+static void test_communications(const char *dir)
+{
+	scenario sc = { .messages = 1 };
+	parsed want, got;
+	weft__paraver_stats st;
+
+	d_convert(dir, "c-sort", 0, &sc, &want, &st);
+	CHECK_EQ_U64(st.direct, 0);
+	uint64_t comms = 0;
+	for (size_t i = 0; i < want.rec_count; i++) {
+		const prv_rec *r = &want.recs[i];
+		if (r->kind != 3)
+			continue;
+		comms++;
+		CHECK(r->value % 8 == 0 && r->tag >= -3 && r->tag <= 3);
+		/* its send: a "tick" on the sender's row at the send time */
+		int found = 0;
+		for (size_t j = 0; j < want.rec_count && !found; j++)
+			found = want.recs[j].kind == 2 && want.recs[j].time == r->time &&
+				want.recs[j].task == r->task && want.recs[j].thread == r->thread;
+		CHECK(found);
+	}
+	CHECK(comms > 100);
+	CHECK_EQ_U64(st.comm_records, comms);
+	CHECK(st.comm_unmatched > 0);   /* the sends left in the queue */
+	CHECK_EQ_U64(st.comm_dropped, 0);
+	for (uint64_t window = 3 * 48; window <= 300 * 48; window *= 10) {
+		char name[32];
+		snprintf(name, sizeof name, "c-%llu", (unsigned long long)window);
+		d_convert(dir, name, window, &sc, &got, &st);
+		check_same(&want, &got);
+		CHECK_EQ_U64(st.direct, 1);
+		CHECK_EQ_U64(st.rebuilt, 0);
+		CHECK_EQ_U64(st.comm_records, comms);
+		if (window == 3 * 48)
+			CHECK(st.late_records > 0); /* sends older than the output */
+		free(got.recs);
+	}
+	free(want.recs);
+}
+
 /* Complete spans before the first write (Heph): the sort path, as before. */
 static void test_direct_heph(const char *dir)
 {
@@ -1336,5 +1520,7 @@ int main(void)
 	test_direct_rebuild(dir);
 	test_direct_heph(dir);
 	test_direct_failing_output(dir);
+	test_communication_fields(dir);
+	test_communications(dir);
 	return tu_finish_dir(dir);
 }

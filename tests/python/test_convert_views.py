@@ -150,3 +150,29 @@ def test_mpi_messages_are_flows(tmp_path):
     text = subprocess.run(["protoc", "--decode_raw"], stdin=out.open("rb"),
                           capture_output=True, text=True, check=True).stdout
     assert text.count("\n    47: ") == 40 and text.count("\n    48: ") == 40
+
+
+def test_mpi_messages_are_paraver_communications(tmp_path):
+    """Each message of the ring is one communication record (3:) from the
+    sender's row at its send time to the next rank's row at its receive
+    time, with the message's length and tag; records stay in time order."""
+    trace = ring_trace(tmp_path)
+    out = tmp_path / "ring.prv"
+    run_weft("convert", trace, "--to", "paraver", "-o", out, expect=0)
+    lines = out.read_text().splitlines()[1:]
+    comms = [list(map(int, l.split(":")[1:])) for l in lines if l.startswith("3:")]
+    assert len(comms) == 40
+    rows = (tmp_path / "ring.row").read_text()
+    assert "LEVEL TASK SIZE 4" in rows
+    sends = {}
+    for l in lines:
+        if l.startswith("2:"):
+            _, _, _, task, thread, t, _, _ = l.split(":")
+            sends.setdefault((int(task), int(thread)), set()).add(int(t))
+    times = [int(l.split(":")[5]) for l in lines if l[0] in "123"]
+    assert times == sorted(times)
+    for (cpu, app, task, thread, ls, ps, rcpu, rapp, rtask, rthread, lr, pr, size, tag) in comms:
+        assert (cpu, app, rcpu, rapp) == (0, 1, 0, 1) and ls == ps and lr == pr
+        assert rtask == task % 4 + 1 and lr > ls
+        assert ls in sends[(task, thread)]
+        assert size > 0
