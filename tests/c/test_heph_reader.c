@@ -812,6 +812,26 @@ static void test_helper_threads(void)
 		free(path);
 	}
 	CHECK(wrong_guesses > 0);
+	/* Random damage anywhere (around the middle most of all): the same
+	 * with and without the helper, whatever it hits. */
+	size_t size;
+	char *clean = build_mixed("mix-base.bin.log", 0, 0);
+	unsigned char *orig = (unsigned char *)tu_read_file(clean, &size);
+	REQUIRE(orig != NULL);
+	srand(777);
+	for (int round = 0; round < 40; round++) {
+		buf d = { 0 };
+		put(&d, orig, size);
+		for (int k = 0; k < 1 + round % 3; k++) {
+			size_t at = round % 2 ? size / 2 - 4096 + (size_t)rand() % 8192
+					      : (size_t)rand() % size;
+			d.p[at] = (unsigned char)rand();
+		}
+		check_same_with_helper(write_file("mix-damaged.bin.log", &d));
+		free(d.p);
+	}
+	free(orig);
+	free(clean);
 	/* The reference vector, its edges and the bad inputs of this file. */
 	CHECK_EQ_U64(check_same_with_helper(sample), 2);
 }
