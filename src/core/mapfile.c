@@ -149,6 +149,14 @@ const unsigned char *weft__mapfile_get(weft_mapfile *mf, uint64_t offset,
 	    offset + len > mf->map_start + mf->map_len) {
 		if (remap(mf, offset, len) < 0)
 			return NULL;
+		if (offset + len > mf->map_start + mf->map_len) {
+			/* copy mode: the file is shorter than when it was opened */
+			weft__error(WEFT_ETRUNCATED, mf->name, offset,
+				    "expected %llu bytes here, the file ends at byte %llu "
+				    "(it shrank since it was opened)", (unsigned long long)len,
+				    (unsigned long long)(mf->map_start + mf->map_len));
+			return NULL;
+		}
 	}
 	return mf->map + (offset - mf->map_start);
 }

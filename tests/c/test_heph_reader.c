@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "formats/heph/heph_internal.h"
@@ -891,6 +892,30 @@ static void test_big_packets(void)
 	free(b.p);
 }
 
+/*
+ * A file cut short after it was opened: the file-order pass (copied
+ * windows) reads what is left and reports where the file ends, with no
+ * byte read from past it.
+ */
+static void test_file_shrinks(void)
+{
+	buf b = { 0 };
+	for (uint32_t i = 0; i < 40000; i++)
+		add_event(&b, 1, i, i * 10, i * 10 + 5, "event of a file that shrinks");
+	const char *path = write_file("shrinks.bin.log", &b);
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.stored_order = 1;
+	weft_trace *t = open_ok(path, &o);
+	REQUIRE(truncate(path, (off_t)(b.len / 2)) == 0);
+	long n = count_events(t);
+	CHECK(n > 0 && n < 40000);
+	const weft_diag *d = find_diag(t, "(the stream ends here)");
+	CHECK(d != NULL && d->severity == WEFT_SEV_ERROR);
+	weft_trace_free(t);
+	free(b.p);
+}
+
 /* Truncations and random corruptions of the sample: never a crash. */
 static void test_corruptions(void)
 {
@@ -956,6 +981,7 @@ int main(void)
 	test_batches_across_windows();
 	test_helper_threads();
 	test_big_packets();
+	test_file_shrinks();
 	test_corruptions();
 	return tu_finish_dir(dir);
 }
