@@ -1768,10 +1768,11 @@ static inline void log_put(weft__paraver_writer *w, uint32_t track, unsigned cod
 	weft__outbuf_commit(&w->log, p);
 }
 
-/* The log entry of a record written to the body (none for state lines). */
+/* The log entry of a record written to the body (none for state and
+ * communication lines: they say what they are). */
 static inline void log_record(weft__paraver_writer *w, const rec *r)
 {
-	if (r->kind == REC_STATE)
+	if (r->kind == REC_STATE || r->kind == REC_COMM)
 		return;
 	log_put(w, r->track, r->kind == REC_BEGIN ? LOG_BEGIN : r->kind == REC_END ? LOG_END
 											: LOG_EVENT);
@@ -3118,33 +3119,62 @@ static uint32_t row_track(const merge_ctx *m, uint64_t task, uint64_t thread)
 	return lo < m->row_count && m->rows[lo].row == key ? m->rows[lo].track : 0;
 }
 
+/*
+ * ":u1:...:u<nu>:v1:...:v<nv>\n" at s: nu unsigned then nv signed
+ * numbers. 0, or -1 when the text is not that.
+ */
+static int parse_numbers(const char *s, const char *end, uint64_t *u, int nu, int64_t *v,
+			 int nv)
+{
+	for (int i = 0; i < nu + nv; i++) {
+		int neg = 0;
+		if (s >= end || *s++ != ':')
+			return -1;
+		if (i >= nu && s < end && *s == '-') {
+			neg = 1;
+			s++;
+		}
+		if (s >= end || *s < '0' || *s > '9')
+			return -1;
+		uint64_t x = 0;
+		while (s < end && *s >= '0' && *s <= '9')
+			x = x * 10 + (uint64_t)(*s++ - '0');
+		if (i < nu)
+			u[i] = x;
+		else
+			v[i - nu] = neg ? (int64_t)(0 - x) : (int64_t)x;
+	}
+	return s < end && *s == '\n' ? 0 : -1;
+}
+
 /* "K:0:1:task:thread:a:b:c\n": the numbers into f[0..5] (kind, cpu, appl,
  * task, thread, a), b and c. 0, or -1 when the line is not one. */
 static int parse_line(const char *s, const char *end, uint64_t f[7], int64_t *c)
 {
-	int neg = 0;
-
 	f[0] = (uint64_t)(*s - '0');
-	s++;
-	for (int i = 1; i <= 6; i++) {
-		if (s >= end || *s++ != ':' || s >= end || *s < '0' || *s > '9')
-			return -1;
-		uint64_t v = 0;
-		while (s < end && *s >= '0' && *s <= '9')
-			v = v * 10 + (uint64_t)(*s++ - '0');
-		f[i] = v;
-	}
-	if (s >= end || *s++ != ':')
+	return parse_numbers(s + 1, end, f + 1, 6, c, 1);
+}
+
+/*
+ * A communication line "3:0:1:task:thread:send:send:0:1:task:thread:
+ * recv:recv:size:tag\n" back into a record (times from `start`). 0 or -1.
+ */
+static int parse_comm_line(const merge_ctx *m, const char *s, const char *end, rec *r)
+{
+	uint64_t f[12];
+	int64_t v[2];
+
+	if (parse_numbers(s + 1, end, f, 12, v, 2) != 0)
 		return -1;
-	if (s < end && *s == '-') {
-		neg = 1;
-		s++;
-	}
-	uint64_t v = 0;
-	while (s < end && *s >= '0' && *s <= '9')
-		v = v * 10 + (uint64_t)(*s++ - '0');
-	*c = neg ? (int64_t)(0 - v) : (int64_t)v;
-	return s < end && *s == '\n' ? 0 : -1;
+	memset(r, 0, sizeof *r);
+	r->kind = REC_COMM;
+	r->time = f[4] + m->old_start;
+	r->end = f[10] + m->old_start;
+	r->track = row_track(m, f[2], f[3]);
+	r->type = row_track(m, f[8], f[9]);
+	r->value = v[0];
+	r->tag = (int32_t)v[1];
+	return 0;
 }
 
 /* The next entry of the log; 0, or -1 at its end or on damage. */
@@ -3172,6 +3202,13 @@ static int rebuild_next(merge_ctx *m, rec *r)
 	int64_t c;
 
 	while (reader_line(&m->body, &line, &n)) {
+		if (n > 0 && line[0] == '3') {
+			if (parse_comm_line(m, line, line + n, r) == 0)
+				return 1;
+			m->body.error = weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,
+						    "paraver: the output could not be read back");
+			return 0;
+		}
 		if (parse_line(line, line + n, f, &c) != 0 || (f[0] != 1 && f[0] != 2) ||
 		    (f[0] == 2 && log_next(&m->log, &code) != 0)) {
 			m->body.error = weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,

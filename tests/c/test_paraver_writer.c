@@ -1480,6 +1480,15 @@ static void test_communications(const char *dir)
 		free(got.recs);
 	}
 	free(want.recs);
+	/* With what forces a rebuild: the written part, messages included,
+	 * read back and merged. */
+	sc.late_begin = 1;
+	d_convert(dir, "c-sort-2", 0, &sc, &want, &st);
+	d_convert(dir, "c-rebuilt", 30 * 48, &sc, &got, &st);
+	check_same(&want, &got);
+	CHECK_EQ_U64(st.rebuilt, 1);
+	free(got.recs);
+	free(want.recs);
 }
 
 /* Complete spans before the first write (Heph): the sort path, as before. */
