@@ -212,7 +212,33 @@ void weft__mapfile_close(weft_mapfile *mf);
  */
 int weft__helper_wanted(int threads, uint64_t bytes, uint64_t worth_bytes);
 
+/* ---- Whole reads and writes (core/fileio.c) -------------------------------- */
+
+/* `offset` of weft__write_full(): the file position (write(2)). */
+#define WEFT__AT_POSITION UINT64_MAX
+
+/*
+ * Writes all `len` bytes of buf at `offset` (pwrite(2)), or at the file
+ * position (WEFT__AT_POSITION), retrying EINTR and short writes. Returns
+ * 0, or the errno of the failure (EIO when a call wrote nothing); *done,
+ * when not NULL, gets the bytes written.
+ */
+int weft__write_full(int fd, const void *buf, size_t len, uint64_t offset, size_t *done);
+
+/*
+ * Reads up to `len` bytes at `offset` (pread(2)), retrying EINTR and short
+ * reads until `len` or the end of the file. Returns the bytes read (fewer
+ * than len only at the end of the file), or -errno.
+ */
+int64_t weft__read_full(int fd, void *buf, size_t len, uint64_t offset);
+
 /* ---- Small helpers --------------------------------------------------------- */
+
+/*
+ * Grows *array (*cap elements of `size` bytes) to hold at least `need`,
+ * doubling. 0, or WEFT_ENOMEM (message set) with the array unchanged.
+ */
+int weft__array_grow(void **array, size_t *cap, size_t need, size_t size);
 
 static inline uint16_t weft__bswap16(uint16_t x) { return __builtin_bswap16(x); }
 static inline uint32_t weft__bswap32(uint32_t x) { return __builtin_bswap32(x); }

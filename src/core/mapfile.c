@@ -87,21 +87,14 @@ static int refill(weft_mapfile *mf, uint64_t start, uint64_t want)
 		mf->buffer = b;
 		mf->buffer_cap = want;
 	}
-	uint64_t got = 0;
-	while (got < want) {
-		ssize_t n = pread(mf->fd, mf->buffer + got, want - got,
-				  (off_t)(start + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return weft__error_errno(mf->name, "cannot read");
-		if (n == 0)
-			break;
-		got += (uint64_t)n;
+	int64_t got = weft__read_full(mf->fd, mf->buffer, want, start);
+	if (got < 0) {
+		errno = (int)-got;
+		return weft__error_errno(mf->name, "cannot read");
 	}
 	mf->map = mf->buffer;
 	mf->map_start = start;
-	mf->map_len = got;
+	mf->map_len = (uint64_t)got;
 	return 0;
 }
 

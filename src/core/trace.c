@@ -51,15 +51,14 @@ void weft_open_options_init(weft_open_options *options)
 	options->format = WEFT_FORMAT_AUTO;
 }
 
-/* Grows *array (of *cap elements of `size` bytes) to hold at least need. */
-static int grow(void **array, size_t *cap, size_t need, size_t size)
+int weft__array_grow(void **array, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return 0;
 	size_t n = *cap ? *cap * 2 : 16;
 	while (n < need)
 		n *= 2;
-	void *p = realloc(*array, n * size);
+	void *p = n <= SIZE_MAX / size ? realloc(*array, n * size) : NULL;
 	if (p == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
 				   "out of memory growing a table to %zu entries", n);
@@ -70,7 +69,7 @@ static int grow(void **array, size_t *cap, size_t need, size_t size)
 
 const char *weft__trace_strdup(weft_trace *trace, const char *s)
 {
-	if (grow((void **)&trace->strings, &trace->string_cap,
+	if (weft__array_grow((void **)&trace->strings, &trace->string_cap,
 		 trace->string_count + 1, sizeof(char *)) < 0)
 		return NULL;
 	char *copy = strdup(s);
@@ -249,7 +248,7 @@ int weft__trace_add_node(weft_trace *trace, uint32_t parent, const char *kind,
 			 const char *name, int64_t number,
 			 const char *metadata_json, uint32_t *id)
 {
-	int rc = grow((void **)&trace->nodes, &trace->node_cap,
+	int rc = weft__array_grow((void **)&trace->nodes, &trace->node_cap,
 		      trace->node_count + 1, sizeof(weft_node));
 	if (rc < 0)
 		return rc;
@@ -291,7 +290,7 @@ int weft__trace_set_node_metadata(weft_trace *trace, uint32_t id,
 int weft__trace_add_stream(weft_trace *trace, uint32_t node, const char *file,
 			   uint64_t file_size, uint32_t *index)
 {
-	int rc = grow((void **)&trace->streams, &trace->stream_cap,
+	int rc = weft__array_grow((void **)&trace->streams, &trace->stream_cap,
 		      trace->stream_count + 1, sizeof(weft_stream_info));
 	if (rc < 0)
 		return rc;
@@ -314,7 +313,7 @@ void weft__trace_diag(weft_trace *trace, int severity, int status,
 		      const char *file, uint64_t offset, const char *fmt, ...)
 {
 	if (trace->diag_count >= DIAG_MAX ||
-	    grow((void **)&trace->diags, &trace->diag_cap,
+	    weft__array_grow((void **)&trace->diags, &trace->diag_cap,
 		 trace->diag_count + 1, sizeof(weft_diag)) < 0) {
 		trace->diags_dropped++;
 		return;

@@ -19,36 +19,6 @@
  * (the disk catches up there while the thread goes on writing). */
 #define WRITE_BEHIND_LAG (16u << 20)
 
-/* Writes all of buf (retrying short writes); 0 or the errno. */
-static int write_all(int fd, const char *buf, size_t len)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = write(fd, buf + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
-/* Writes all of buf at `offset` (retrying short writes); 0 or the errno. */
-static int pwrite_all(int fd, const char *buf, size_t len, uint64_t offset)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = pwrite(fd, buf + done, len - done, (off_t)(offset + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Positioned mode: asks the kernel to start writing the job's pages to
  * the disk now (without waiting), so that a final fsync(2) finds most of
@@ -102,8 +72,8 @@ static int write_behind(weft__bg_writer *w)
 static int write_job(weft__bg_writer *w)
 {
 	if (!w->positioned)
-		return write_all(w->fd, w->job, w->job_len);
-	int err = pwrite_all(w->fd, w->job, w->job_len, w->job_offset);
+		return weft__write_full(w->fd, w->job, w->job_len, WEFT__AT_POSITION, NULL);
+	int err = weft__write_full(w->fd, w->job, w->job_len, w->job_offset, NULL);
 	if (err == 0)
 		start_writeback(w);
 	return err == 0 ? write_behind(w) : err;
@@ -209,7 +179,7 @@ int weft__bg_writer_submit(weft__bg_writer *w, char **buf, size_t *cap, size_t l
 {
 	if (!w->threaded) {
 		/* Inline: write(2) moves the file position as positioned mode would. */
-		int err = w->error == 0 ? write_all(w->fd, *buf, len) : 0;
+		int err = w->error == 0 ? weft__write_full(w->fd, *buf, len, WEFT__AT_POSITION, NULL) : 0;
 		if (err != 0)
 			w->error = err;
 		return w->error != 0 ? write_failed(w->error) : 0;

@@ -39,18 +39,8 @@ int weft__outbuf_init(weft__outbuf *ob, int fd, size_t cap)
  */
 int weft__outbuf_flush(weft__outbuf *ob)
 {
-	size_t done = 0;
-
-	while (done < ob->len && ob->error == 0) {
-		ssize_t n = write(ob->fd, ob->buf + done, ob->len - done);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ob->error = errno;
-			break;
-		}
-		done += (size_t)n;
-	}
+	if (ob->error == 0)
+		ob->error = weft__write_full(ob->fd, ob->buf, ob->len, WEFT__AT_POSITION, NULL);
 	ob->len = 0;
 	if (ob->error != 0)
 		return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,

@@ -771,24 +771,11 @@ static int tracks_reserve(weft__paraver_writer *w, uint32_t id)
 	return 0;
 }
 
-/* Grows an array of `size`-byte items to hold one more. 0 or -1. */
-static int grow(void **items, size_t *cap, size_t count, size_t size)
-{
-	if (count < *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 16;
-	void *p = realloc(*items, n * size);
-	if (p == NULL)
-		return -1;
-	*items = p;
-	*cap = n;
-	return 0;
-}
-
 /* A new task named `name`; its number (1, 2, ...), or 0 on ENOMEM. */
 static uint32_t task_new(weft__paraver_writer *w, const char *name)
 {
-	if (grow((void **)&w->tasks, &w->task_cap, w->task_count, sizeof *w->tasks) != 0)
+	if (weft__array_grow((void **)&w->tasks, &w->task_cap, w->task_count + 1,
+			     sizeof *w->tasks) != 0)
 		return 0;
 	char *copy = label_text_copy(name, strlen(name));
 	if (copy == NULL)
@@ -804,7 +791,8 @@ static uint32_t task_new(weft__paraver_writer *w, const char *name)
  */
 static int row_new(weft__paraver_writer *w, pv_track *tr, uint32_t task, const char *name)
 {
-	if (grow((void **)&w->rows, &w->row_cap, w->row_count, sizeof *w->rows) != 0)
+	if (weft__array_grow((void **)&w->rows, &w->row_cap, w->row_count + 1,
+			     sizeof *w->rows) != 0)
 		return -1;
 	const char *task_name = w->tasks[task - 1].name;
 	size_t n = strlen(task_name) + strlen(name) + 2;
@@ -1571,40 +1559,20 @@ static int temp_file(const weft__paraver_writer *w)
 /* Writes all of buf at `offset`; 0 or WEFT_EIO (message set). */
 static int pwrite_at(int fd, const void *buf, size_t len, uint64_t offset)
 {
-	const char *b = buf;
+	int err = weft__write_full(fd, buf, len, offset, NULL);
 
-	while (len > 0) {
-		ssize_t n = pwrite(fd, b, len, (off_t)offset);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,
-					   "paraver: cannot write the output: %s",
-					   n < 0 ? strerror(errno) : "no progress");
-		b += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
+	return err == 0 ? 0 : weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,
+					  "paraver: cannot write the output: %s", strerror(err));
 }
 
 /* Reads up to len bytes at `offset`; the count, or WEFT_EIO. */
 static int64_t pread_at(int fd, void *buf, size_t len, uint64_t offset)
 {
-	size_t done = 0;
+	int64_t n = weft__read_full(fd, buf, len, offset);
 
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(offset + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,
-					   "paraver: cannot read the output back: %s", strerror(errno));
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (int64_t)done;
+	return n >= 0 ? n : weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,
+					"paraver: cannot read the output back: %s",
+					strerror((int)-n));
 }
 
 /* Copies [from, to) of src to the start of dst; 0 or WEFT_EIO. */
@@ -1636,7 +1604,8 @@ static int copy_range(int src, uint64_t from, uint64_t to, int dst)
 static void index_add(weft__paraver_writer *w, uint64_t offset, uint64_t time)
 {
 	if (w->index_count == w->index_cap &&
-	    grow((void **)&w->index, &w->index_cap, w->index_count, sizeof *w->index) != 0) {
+	    weft__array_grow((void **)&w->index, &w->index_cap, w->index_count + 1,
+			     sizeof *w->index) != 0) {
 		fail_nomem(w, "output index");
 		return;
 	}
@@ -1730,7 +1699,8 @@ static void patch_end(weft__paraver_writer *w, const pv_track *tr, uint64_t end)
 		return;
 	}
 	if (w->patch_count == w->patch_cap &&
-	    grow((void **)&w->patches, &w->patch_cap, w->patch_count, sizeof *w->patches) != 0) {
+	    weft__array_grow((void **)&w->patches, &w->patch_cap, w->patch_count + 1,
+			     sizeof *w->patches) != 0) {
 		fail_nomem(w, "placeholders");
 		return;
 	}
@@ -1741,7 +1711,8 @@ static void patch_end(weft__paraver_writer *w, const pv_track *tr, uint64_t end)
 static void vanish_add(weft__paraver_writer *w, pv_track *tr)
 {
 	if (w->vanish_count == w->vanish_cap &&
-	    grow((void **)&w->vanish, &w->vanish_cap, w->vanish_count, sizeof *w->vanish) != 0) {
+	    weft__array_grow((void **)&w->vanish, &w->vanish_cap, w->vanish_count + 1,
+			     sizeof *w->vanish) != 0) {
 		fail_nomem(w, "placeholders");
 		return;
 	}
@@ -2263,15 +2234,26 @@ static int64_t item_value(weft__paraver_writer *w, pv_track *tr, const weft__vie
 	return v;
 }
 
+/* The track of a span callback, or NULL when it takes no span (finished,
+ * unknown, a counter or a process). */
+static pv_track *span_track(weft__paraver_writer *w, uint32_t id)
+{
+	pv_track *tr = track_get(w, id);
+
+	if (w->finished || tr == NULL || tr->kind == WEFT__TRACK_COUNTER ||
+	    tr->kind == WEFT__TRACK_PROCESS)
+		return NULL;
+	return tr;
+}
+
 /* Sink: a span opens. */
 static void on_begin(void *ctx, const weft__view_track *t, uint64_t time,
 		     const weft__view_item *item)
 {
 	weft__paraver_writer *w = ctx;
-	pv_track *tr = track_get(w, t->id);
+	pv_track *tr = span_track(w, t->id);
 
-	if (w->finished || tr == NULL || tr->kind == WEFT__TRACK_COUNTER ||
-	    tr->kind == WEFT__TRACK_PROCESS)
+	if (tr == NULL)
 		return;
 	if (tr->kind == WEFT__TRACK_STATE) {
 		state_begin(w, tr, t->id, time);
@@ -2286,11 +2268,10 @@ static void on_end(void *ctx, const weft__view_track *t, uint64_t time,
 		   const weft__view_item *item)
 {
 	weft__paraver_writer *w = ctx;
-	pv_track *tr = track_get(w, t->id);
+	pv_track *tr = span_track(w, t->id);
 
 	(void)item;
-	if (w->finished || tr == NULL || tr->kind == WEFT__TRACK_COUNTER ||
-	    tr->kind == WEFT__TRACK_PROCESS)
+	if (tr == NULL)
 		return;
 	if (tr->kind == WEFT__TRACK_STATE) {
 		state_end(w, tr, t->id, time);
@@ -2317,10 +2298,9 @@ static void on_complete(void *ctx, const weft__view_track *t, uint64_t time, uin
 			const weft__view_item *item)
 {
 	weft__paraver_writer *w = ctx;
-	pv_track *tr = track_get(w, t->id);
+	pv_track *tr = span_track(w, t->id);
 
-	if (w->finished || tr == NULL || tr->kind == WEFT__TRACK_COUNTER ||
-	    tr->kind == WEFT__TRACK_PROCESS)
+	if (tr == NULL)
 		return;
 	leave_direct(w);
 	if (end < time)

@@ -99,22 +99,6 @@ uint64_t weft__sort_key_double(double v)
 
 /* ---- Writing runs ----------------------------------------------------------------- */
 
-/* pwrite() of all of buf at offset; 0 or the errno. */
-static int pwrite_all(int fd, const char *buf, size_t len, uint64_t offset)
-{
-	while (len > 0) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)offset);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno;
-		buf += n;
-		len -= (size_t)n;
-		offset += (uint64_t)n;
-	}
-	return 0;
-}
-
 /*
  * Writes sorted rows as a run of records (u64 key, u32 length, bytes) at
  * `offset`, through a buffer of 1 MiB. Returns 0 or the errno.
@@ -127,7 +111,7 @@ static int write_run(int fd, const char *arena, const mem_row *rows, size_t coun
 	int err = buf == NULL ? ENOMEM : 0;
 	for (size_t i = 0; err == 0 && i < count; i++) {
 		if (len + RECORD_HEAD + rows[i].len > cap) {
-			err = pwrite_all(fd, buf, len, offset);
+			err = weft__write_full(fd, buf, len, offset, NULL);
 			offset += len;
 			len = 0;
 		}
@@ -135,10 +119,10 @@ static int write_run(int fd, const char *arena, const mem_row *rows, size_t coun
 		memcpy(buf + len + 8, &rows[i].len, 4);
 		len += RECORD_HEAD;
 		if (len + rows[i].len > cap) { /* a row longer than the buffer */
-			err = err ? err : pwrite_all(fd, buf, len, offset);
+			err = err ? err : weft__write_full(fd, buf, len, offset, NULL);
 			offset += len;
 			len = 0;
-			err = err ? err : pwrite_all(fd, arena + rows[i].offset, rows[i].len, offset);
+			err = err ? err : weft__write_full(fd, arena + rows[i].offset, rows[i].len, offset, NULL);
 			offset += rows[i].len;
 			continue;
 		}
@@ -146,7 +130,7 @@ static int write_run(int fd, const char *arena, const mem_row *rows, size_t coun
 		len += rows[i].len;
 	}
 	if (err == 0 && len > 0)
-		err = pwrite_all(fd, buf, len, offset);
+		err = weft__write_full(fd, buf, len, offset, NULL);
 	free(buf);
 	return err;
 }
@@ -482,20 +466,21 @@ static int reader_fill(int fd, run_reader *r, size_t need)
 		r->buf = bigger;
 		r->cap = need;
 	}
-	while (r->len < need) {
+	if (r->len < need) {
 		size_t want = r->cap - r->len;
 		if (want > r->end - r->pos)
 			want = (size_t)(r->end - r->pos);
-		ssize_t n = want > 0 ? pread(fd, r->buf + r->len, want, (off_t)r->pos) : 0;
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? weft__error_errno("(sort temporary file)", "cannot read")
-				     : weft__error(WEFT_EIO, "(sort temporary file)", r->pos,
-						   "expected a sorted run, the file ends");
+		int64_t n = weft__read_full(fd, r->buf + r->len, want, r->pos);
+		if (n < 0) {
+			errno = (int)-n;
+			return weft__error_errno("(sort temporary file)", "cannot read");
+		}
 		r->len += (size_t)n;
 		r->pos += (uint64_t)n;
 	}
+	if (r->len < need)
+		return weft__error(WEFT_EIO, "(sort temporary file)", r->pos,
+				   "expected a sorted run, the file ends");
 	return 0;
 }
 

@@ -57,17 +57,11 @@ static int entry_compare(const void *a, const void *b)
 /* Writes all of buf to fd at its current position (EINTR, short writes). */
 static int write_all(int fd, const void *buf, size_t n)
 {
-	const char *p = buf;
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return weft__error_errno("heph index temporary file", "cannot write");
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
+	int err = weft__write_full(fd, buf, n, WEFT__AT_POSITION, NULL);
+	if (err == 0)
+		return 0;
+	errno = err;
+	return weft__error_errno("heph index temporary file", "cannot write");
 }
 
 /* Creates the unlinked temporary file of the runs. */
@@ -319,15 +313,10 @@ static int run_fill(heph_index *ix, run_cursor *rc)
 	if (n > RUN_BUFFER_ENTRIES)
 		n = RUN_BUFFER_ENTRIES;
 	size_t bytes = (size_t)n * sizeof(heph_entry);
-	size_t got = 0;
-	while (got < bytes) {
-		ssize_t r = pread(ix->fd, (char *)rc->own + got, bytes - got,
-				  (off_t)(rc->next * sizeof(heph_entry) + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return weft__error_errno("heph index temporary file", "cannot read");
-		got += (size_t)r;
+	int64_t got = weft__read_full(ix->fd, rc->own, bytes, rc->next * sizeof(heph_entry));
+	if (got < 0 || (uint64_t)got < bytes) {
+		errno = got < 0 ? (int)-got : EIO;
+		return weft__error_errno("heph index temporary file", "cannot read");
 	}
 	rc->buf = rc->own;
 	rc->buf_first = rc->next;

@@ -147,14 +147,9 @@ static counter_state *counter_for(scan_ctx *s, uint32_t stream_id)
 			s->last_counter = i;
 			return &s->counters[i];
 		}
-	if (s->counter_count == s->counter_cap) {
-		size_t cap = s->counter_cap ? s->counter_cap * 2 : 16;
-		counter_state *n = realloc(s->counters, cap * sizeof *n);
-		if (n == NULL)
-			return NULL;
-		s->counters = n;
-		s->counter_cap = cap;
-	}
+	if (weft__array_grow((void **)&s->counters, &s->counter_cap, s->counter_count + 1,
+			     sizeof *s->counters) < 0)
+		return NULL;
 	s->last_counter = s->counter_count;
 	counter_state *c = &s->counters[s->counter_count++];
 	memset(c, 0, sizeof *c);
@@ -260,14 +255,9 @@ static int64_t pair_record(scan_ctx *s, uint32_t stream_id, uint64_t substream)
 		return d->map_values[slot];
 	if (s->pair_count >= HEPH_MAX_STREAMS)
 		return -2;
-	if (s->pair_count == s->pair_cap) {
-		size_t cap = s->pair_cap ? s->pair_cap * 2 : 16;
-		heph_pair *n = realloc(s->pairs, cap * sizeof *n);
-		if (n == NULL)
-			return WEFT_ENOMEM;
-		s->pairs = n;
-		s->pair_cap = cap;
-	}
+	if (weft__array_grow((void **)&s->pairs, &s->pair_cap, s->pair_count + 1,
+			     sizeof *s->pairs) < 0)
+		return WEFT_ENOMEM;
 	s->pairs[s->pair_count] = (heph_pair){ stream_id, substream, 0 };
 	d->map_pairs[slot] = s->pairs[s->pair_count];
 	d->map_values[slot] = (uint32_t)s->pair_count;

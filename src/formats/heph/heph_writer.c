@@ -127,23 +127,14 @@ static int write_locked(weft_heph_writer *w, const uint8_t *data, size_t len)
 	size_t off = 0;
 	if (w->error != 0)
 		return weft__error(w->error, NULL, WEFT_NO_OFFSET, "%s", w->failure);
-	while (off < len) {
-		ssize_t n = write(w->fd, data + off, len - off);
-		if (n > 0) {
-			off += (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		w->error = weft__error(WEFT_EIO, w->tmp_path, w->written + off,
-				       "cannot write %zu bytes of packets: %s", len - off,
-				       n < 0 ? strerror(errno) : "write() wrote nothing");
-		snprintf(w->failure, sizeof w->failure, "%s", weft_last_error());
-		w->written += off;
-		return w->error;
-	}
-	w->written += len;
-	return WEFT_OK;
+	int err = weft__write_full(w->fd, data, len, WEFT__AT_POSITION, &off);
+	w->written += off;
+	if (err == 0)
+		return WEFT_OK;
+	w->error = weft__error(WEFT_EIO, w->tmp_path, w->written,
+			       "cannot write %zu bytes of packets: %s", len - off, strerror(err));
+	snprintf(w->failure, sizeof w->failure, "%s", weft_last_error());
+	return w->error;
 }
 
 /* Writes the complete packets buffered by `s` under the writer's lock. */

@@ -125,19 +125,14 @@ int weft__pallas_read_file(const char *path, const char *name,
 		close(fd);
 		return weft__error(WEFT_ENOMEM, name, WEFT_NO_OFFSET, "out of memory");
 	}
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(fd, buf + got, n - got, (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			free(buf);
-			close(fd);
-			return r < 0 ? weft__error_errno(name, "cannot read")
-				     : weft__error(WEFT_ETRUNCATED, name, got,
-						   "file shrank while being read");
-		}
-		got += (size_t)r;
+	int64_t got = weft__read_full(fd, buf, n, 0);
+	if (got < 0 || (uint64_t)got < n) {
+		free(buf);
+		close(fd);
+		errno = got < 0 ? (int)-got : errno;
+		return got < 0 ? weft__error_errno(name, "cannot read")
+			       : weft__error(WEFT_ETRUNCATED, name, (uint64_t)got,
+					     "file shrank while being read");
 	}
 	close(fd);
 	*data = buf;

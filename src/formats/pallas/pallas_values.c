@@ -178,18 +178,14 @@ static void forget_files(pallas_value_cache *c, const pallas_thread *t)
 static int read_exact(int fd, void *buf, size_t n, uint64_t offset,
 		      const char *name)
 {
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(offset + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return weft__error_errno(name, "cannot read value data");
-		if (r == 0)
-			return weft__error(WEFT_ETRUNCATED, name, offset + got,
-					   "value data ends early");
-		got += (size_t)r;
+	int64_t got = weft__read_full(fd, buf, n, offset);
+	if (got < 0) {
+		errno = (int)-got;
+		return weft__error_errno(name, "cannot read value data");
 	}
+	if ((uint64_t)got < n)
+		return weft__error(WEFT_ETRUNCATED, name, offset + (uint64_t)got,
+				   "value data ends early");
 	return 0;
 }
 

@@ -252,18 +252,11 @@ static int out_open(pw_out *o, const char *path)
 /* Writes all of `len` bytes (short writes and EINTR retried). */
 static int write_all(int fd, const uint8_t *p, size_t len, const char *name, uint64_t at)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return weft__error(WEFT_EIO, name, at, "cannot write %zu bytes: %s", len,
-					   n < 0 ? strerror(errno) : "no progress");
-		p += n;
-		len -= (size_t)n;
-		at += (uint64_t)n;
-	}
-	return 0;
+	size_t done;
+	int err = weft__write_full(fd, p, len, WEFT__AT_POSITION, &done);
+
+	return err == 0 ? 0 : weft__error(WEFT_EIO, name, at + done, "cannot write %zu bytes: %s",
+					  len - done, strerror(err));
 }
 
 /* Writes what the buffer holds. */
@@ -1027,16 +1020,11 @@ static int spill_read(const pw_spill *s, uint64_t where, size_t len, uint8_t *ds
 		memcpy(dst, s->buf + (where - s->flushed), len);
 		return 0;
 	}
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = pread(s->fd, dst + done, len - done, (off_t)(where + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return weft__error(WEFT_EIO, s->path, where + done, "cannot read back values: %s",
-					   n < 0 ? strerror(errno) : "end of file");
-		done += (size_t)n;
-	}
+	int64_t n = weft__read_full(s->fd, dst, len, where);
+	if (n < 0 || (uint64_t)n < len)
+		return weft__error(WEFT_EIO, s->path, where + (n < 0 ? 0 : (uint64_t)n),
+				   "cannot read back values: %s",
+				   n < 0 ? strerror((int)-n) : "end of file");
 	return 0;
 }
 
