@@ -723,6 +723,55 @@ static const weft_field *field(const weft_field *f, int n, const char *name)
 	return NULL;
 }
 
+/* The u32 field `name` of an event (UINT32_MAX when missing). */
+static uint32_t u32_field(const weft_trace *t, const weft_event *ev, const char *name)
+{
+	weft_field f[16];
+	int n = weft_event_fields(t, ev, f, 16);
+	const weft_field *x = n > 0 && n <= 16 ? field(f, n, name) : NULL;
+	return x != NULL ? (uint32_t)x->v.u : UINT32_MAX;
+}
+
+/*
+ * Event-trace records are filed at their destination LP (ROSS records an
+ * event where it is processed), by the merged cursor and by each stream's
+ * own; the source LP's stream is where the sending end is drawn.
+ */
+static void test_evtrace_destination(void)
+{
+	char path[8192];
+	snprintf(path, sizeof path, "%s/phold-evtrace-full/np1", data_root);
+	weft_trace *t = open_ok(path, NULL);
+	weft_cursor *c;
+	const weft_event *ev;
+	long apart = 0, records = 0;
+	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
+	while (weft_cursor_next(c, &ev) == 1) {
+		const weft_node *node = weft_trace_node(t, weft_trace_stream(t, ev->stream)->node);
+		uint32_t dest = u32_field(t, ev, "destination_lp");
+		uint32_t src = u32_field(t, ev, "source_lp");
+		CHECK_EQ_U64((uint64_t)node->number, dest);
+		apart += src != dest;
+		weft_event_class cls;
+		weft_event_classify(t, ev, &cls);
+		char want[64];
+		snprintf(want, sizeof want, "evtrace/lp.%u", src);
+		CHECK(cls.flow_from_stream == weft_trace_stream_find(t, want));
+		records++;
+	}
+	weft_cursor_free(c);
+	CHECK_EQ_U64(records, 2392);
+	CHECK(apart == 515);
+	for (size_t s = 0; s < weft_trace_stream_count(t); s++) {
+		const weft_node *node = weft_trace_node(t, weft_trace_stream(t, s)->node);
+		REQUIRE(weft_cursor_create_stream(t, (uint32_t)s, &c) == 0);
+		while (weft_cursor_next(c, &ev) == 1)
+			CHECK_EQ_U64((uint64_t)node->number, u32_field(t, ev, "destination_lp"));
+		weft_cursor_free(c);
+	}
+	weft_trace_free(t);
+}
+
 /* The im-everything model: a magic, the LP id, a count; analysis: count, time. */
 static void test_schema_im(void)
 {
@@ -1267,6 +1316,7 @@ int main(void)
 	test_forced_kind();
 	test_not_ross();
 	test_big_endian();
+	test_evtrace_destination();
 	test_schema_im();
 	test_schema_phold();
 	test_schema_errors();

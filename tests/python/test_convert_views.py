@@ -7,6 +7,7 @@ import collections
 import json
 import os
 import shutil
+import struct
 import subprocess
 from decimal import Decimal
 from pathlib import Path
@@ -82,6 +83,73 @@ def test_ross_virtual_time(tmp_path):
     # in real time the send times are unknown: no flows
     real = chrome(trace, tmp_path, name="real.json")
     assert not [e for e in real if e["ph"] in "sf"]
+
+
+def vt_ns(value):
+    """The ns of a float32 virtual time at --vt-unit 1ms, as the view
+    rounds it (the stored float32, widened, times 1e6, nearest ns)."""
+    return int(struct.unpack("<f", struct.pack("<f", value))[0] * 1e6 + 0.5)
+
+
+def message_places(records):
+    """Per event-trace record, where its two ends belong: (source LP, virtual
+    send time) and (destination LP, virtual receive time), in ns."""
+    return collections.Counter(
+        ((f"lp.{r['fields']['source_lp']}", vt_ns(r["fields"]["virtual_send_time"])),
+         (f"lp.{r['fields']['destination_lp']}", vt_ns(r["fields"]["virtual_recv_time"])))
+        for r in records)
+
+
+def test_ross_flow_ends_on_both_lps(tmp_path):
+    """A message starts on its source LP at the send time and ends on its
+    destination LP at the receive time (it ended on the source LP)."""
+    trace = ROSS / "phold-evtrace-full" / "np1"
+    records = dump(trace)
+    assert sum(r["fields"]["source_lp"] != r["fields"]["destination_lp"]
+               for r in records) > 100
+    events = chrome(trace, tmp_path, "--time", "virtual", "--vt-unit", "1ms")
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    ends = {ph: {e["id"]: (threads[(e["pid"], e["tid"])], int(e["ts"] * 1000))
+                 for e in events if e["ph"] == ph} for ph in "sf"}
+    assert ends["s"].keys() == ends["f"].keys()
+    got = collections.Counter((ends["s"][i], ends["f"][i]) for i in ends["s"])
+    assert got == message_places(records)
+    # the record itself is the instant at the receiving end
+    instants = collections.Counter((threads[(e["pid"], e["tid"])], int(e["ts"] * 1000))
+                                   for e in events if e["ph"] == "i" and e["name"] == "EVENT")
+    assert instants == collections.Counter(to for _, to in message_places(records).elements())
+
+
+def test_ross_paraver_communications_join_both_lps(tmp_path):
+    """Paraver: the communication record of each message goes from the
+    source LP's row at the send time to the destination LP's row at the
+    receive time."""
+    trace = ROSS / "phold-evtrace-full" / "np1"
+    base = tmp_path / "out"
+    run_weft("convert", trace, "--to", "paraver", "-o", base, "--time", "virtual",
+             "--vt-unit", "1ms", expect=0)
+    lines = base.with_suffix(".prv").read_text().splitlines()
+    tasks = [int(t.split(":")[0]) for t in
+             lines[0][lines[0].index("):") + 2:].split(":", 3)[3].split("(", 1)[1][:-1]
+             .split(",")]
+    rows = base.with_suffix(".row").read_text().splitlines()
+    names = rows[rows.index(next(r for r in rows if r.startswith("LEVEL THREAD"))) + 1:]
+    row = {}
+    for task, count in enumerate(tasks, 1):
+        for thread in range(1, count + 1):
+            row[(task, thread)] = names[len(row)]
+    origin = next(int(l.split(":")[7]) for l in lines[1:] if l.split(":")[6] == "1")
+    got = collections.Counter()
+    for line in lines[1:]:
+        f = line.split(":")
+        if f[0] == "3":
+            send = (row[(int(f[3]), int(f[4]))], int(f[5]) + origin)
+            recv = (row[(int(f[9]), int(f[10]))], int(f[11]) + origin)
+            got[(send, recv)] += 1
+    want = collections.Counter({((f"evtrace/{a}", ta), (f"evtrace/{b}", tb)): n
+                                for ((a, ta), (b, tb)), n in message_places(dump(trace)).items()})
+    assert got == want
 
 
 def test_virtual_time_is_refused_for_pallas_output(tmp_path):

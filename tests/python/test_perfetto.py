@@ -102,7 +102,8 @@ def as_double(raw):
 # ---- Perfetto's messages -----------------------------------------------------------
 
 Track = collections.namedtuple("Track", "uuid parent kind name pid tid")
-Event = collections.namedtuple("Event", "time index type uuid name category args counter")
+Event = collections.namedtuple("Event",
+                               "time index type uuid name category args counter flows")
 
 
 class Slice:
@@ -235,7 +236,7 @@ class PerfettoTrace:
         f = collections.defaultdict(list)
         for num, wire, value in read_fields(body):
             f[num].append(value)
-        assert set(f) <= {3, 4, 9, 10, 11, 44}, f"TrackEvent fields {set(f)}"
+        assert set(f) <= {3, 4, 9, 10, 11, 44, 47, 48}, f"TrackEvent fields {set(f)}"
         uses_iids = bool(f[3] or f[4] or f[10])
         assert not uses_iids or flags & 2, "interned data used without flag 2"
         assert time is not None, "track event without a timestamp"
@@ -251,8 +252,12 @@ class PerfettoTrace:
         assert kind in (1, 2, 3, 4)
         if kind in (1, 3):
             assert name is not None, "slice or instant without a name"
+        # message ends: flow_ids start a flow, terminating_flow_ids end it
+        flows = [("out", struct.unpack("<Q", v)[0]) for v in f[47]] + \
+                [("in", struct.unpack("<Q", v)[0]) for v in f[48]]
+        assert not flows or kind == 3, "flows on instants only"
         self.events.append(Event(time, len(self.events), kind, uuid, name, category,
-                                 args, counter))
+                                 args, counter, flows))
 
     # -- slices, as Perfetto's importer sees them (sorted by time)
 
@@ -571,6 +576,34 @@ def test_ross_counters(tmp_path_factory):
         for (time, want), (gtime, value) in zip(sorted(values), sorted(mine)):
             assert gtime == time
             assert math.isclose(value, want, rel_tol=1e-6, abs_tol=1e-30), (key, time)
+
+
+def test_ross_flow_ends_on_both_lps(tmp_path):
+    """--time virtual: each event-trace record is a message from its source
+    LP's track at the virtual send time to its destination LP's track at
+    the virtual receive time (the receiving end was on the source LP)."""
+    trace = DATA_DIR / "ross" / "phold-evtrace-full" / "np1"
+    out = tmp_path / "v.pftrace"
+    run_weft("convert", trace, "--to", "perfetto", "-o", out, "--time", "virtual",
+             "--vt-unit", "1ms", expect=0)
+    t = PerfettoTrace(out.read_bytes())
+    ends = {"out": {}, "in": {}}
+    for e in t.instants:
+        for end, fid in e.flows:
+            assert fid not in ends[end]
+            ends[end][fid] = (t.stream_of(e.uuid), e.time)
+    assert ends["out"].keys() == ends["in"].keys()
+    got = collections.Counter((ends["out"][i], ends["in"][i]) for i in ends["out"])
+    records = [json.loads(line) for line in
+               run_weft("dump", "--json", trace, expect=0).stdout.splitlines()]
+    # the stored float32 widened, times 1e6 (1 ms per unit), nearest ns
+    ns = lambda v: int(struct.unpack("<f", struct.pack("<f", v))[0] * 1e6 + 0.5)  # noqa: E731
+    want = collections.Counter(
+        ((f"evtrace/lp.{r['fields']['source_lp']}", ns(r["fields"]["virtual_send_time"])),
+         (f"evtrace/lp.{r['fields']['destination_lp']}", ns(r["fields"]["virtual_recv_time"])))
+        for r in records)
+    assert sum(a[0] != b[0] for a, b in want.elements()) > 100
+    assert got == want
 
 
 # ---- Pallas -----------------------------------------------------------------------------------

@@ -96,7 +96,9 @@ typedef struct ross_record {
 	uint32_t fixed;       /* bytes before the model data (the event payload) */
 	uint64_t data_size;   /* bytes of model data after them */
 	uint64_t size;        /* fixed + data_size */
-	uint64_t pe, kp, lp;  /* ids (those the record has) */
+	/* Ids (those the record has). Event records: lp is the destination
+	 * LP, which processed the event and recorded it. */
+	uint64_t pe, kp, lp;
 	double virtual_time;  /* as stored (f64, or f32 for event records) */
 	double real_time;     /* seconds as stored by ROSS */
 	double recv_time;     /* event records: virtual receive time */

@@ -1063,9 +1063,10 @@ static int64_t source_lp_stream(const ross_data *d, const weft_event *event)
 
 /*
  * weft_event_classify() for ROSS: event-trace records are points (at
- * their virtual receive time, in virtual time); every other record (PE,
- * KP, LP, model samples) is a sample whose measuring fields are counters
- * of its entity.
+ * their virtual receive time, in virtual time) on the destination LP's
+ * stream, whose sending end the view draws on the source LP's stream (at
+ * the virtual send time); every other record (PE, KP, LP, model
+ * samples) is a sample whose measuring fields are counters of its entity.
  */
 static void ross_event_classify(const weft_trace *trace, const weft_event *event,
 				weft_event_class *out)

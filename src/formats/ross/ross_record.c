@@ -316,7 +316,7 @@ static ross_parse_status parse_event(const ross_parse_ctx *ctx, const uint8_t *p
 		return st;
 	rec->data_size = ld32(p + 20, be);
 	rec->size += rec->data_size;
-	rec->lp = ld32(p, be);
+	rec->lp = ld32(p + 4, be); /* filed at the LP that processed it */
 	double send = ldf32(p + 8, be), recv = ldf32(p + 12, be);
 	rec->virtual_time = send;
 	rec->recv_time = recv;
@@ -448,7 +448,7 @@ ross_parse_status weft__ross_frame(const ross_parse_ctx *ctx, const uint8_t *p,
 	rec->cls = ROSS_REC_EVENT;
 	rec->fixed = ROSS_EVENT_HEADER;
 	rec->pe = rec->kp = 0;
-	rec->lp = ld32(p, be);
+	rec->lp = ld32(p + 4, be);
 	rec->real_time = ldf32(p + 16, be);
 	return frame_data(rec, ld32(p + 20, be), left) ? ROSS_PARSE_OK : ROSS_PARSE_BAD;
 }
