@@ -477,7 +477,12 @@ static double efficiency(uint64_t processed, uint64_t rolled_back)
 	return 100.0 * (1.0 - (double)rolled_back / net);
 }
 
-/* The totals of all PEs of a section. */
+/*
+ * The totals of all PEs of a section: sums, except what every PE counts
+ * of the same collective operations (all-reduces, like GVTs): each PE
+ * takes part in each of them, so the run did as many as one PE, the
+ * largest count.
+ */
 static void section_total(const section *sec, pe_total *all)
 {
 	memset(all, 0, sizeof *all);
@@ -486,7 +491,10 @@ static void section_total(const section *sec, pe_total *all)
 		all->samples += t->samples;
 		all->has |= t->has;
 		for (int k = 0; k < SL_COUNTERS; k++)
-			all->counter[k] += t->counter[k];
+			if (k != SL_ALL_REDUCE)
+				all->counter[k] += t->counter[k];
+		if (t->counter[SL_ALL_REDUCE] > all->counter[SL_ALL_REDUCE])
+			all->counter[SL_ALL_REDUCE] = t->counter[SL_ALL_REDUCE];
 		for (int k = 0; k < PHASES; k++)
 			all->phase[k] += t->phase[k];
 		if (t->num_gvts > all->num_gvts)
@@ -858,8 +866,12 @@ static int run_summary(const cli_common *common, int json, int dedup)
 		int rc = assign_streams(&s);
 		if (rc == 0)
 			rc = read_run(&s);
+		/* (A file without engine samples has no PE table: NULL, which
+		 * qsort() must not get even for 0 elements.) */
 		for (size_t i = 0; rc == 0 && i < s.section_count; i++)
-			qsort(s.sections[i].pes, s.sections[i].pe_count, sizeof(pe_total), compare_pes);
+			if (s.sections[i].pe_count > 1)
+				qsort(s.sections[i].pes, s.sections[i].pe_count,
+				      sizeof(pe_total), compare_pes);
 		if (rc == 0 && json)
 			rc = print_json(&s, common);
 		else if (rc == 0)

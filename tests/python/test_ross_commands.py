@@ -12,6 +12,7 @@ import io
 import json
 import math
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -298,8 +299,10 @@ def test_summary_numbers(run):
         assert [p["pe"] for p in mode["pes"]] == sorted(per)
         for p in mode["pes"]:
             assert_totals(p, per[p["pe"]])
+        # all-reduces are collective: the run did as many as each PE (like GVTs)
         all_want = {"samples": sum(t["samples"] for t in per.values()),
                     **{c: sum(t[c] for t in per.values()) for c in COUNTERS},
+                    "all_reduce_count": max(t["all_reduce_count"] for t in per.values()),
                     "phases": {ph: sum(t["phases"][ph] for t in per.values())
                                for ph in PHASES},
                     "num_gvts": max(t["num_gvts"] for t in per.values()),
@@ -308,6 +311,11 @@ def test_summary_numbers(run):
         pe_recs = [r for r in files[f] if r["kind"] == "PE"]
         assert mode["end_samples"] == sum(r["virtual_time"] == DBL_MAX for r in pe_recs)
         assert mode["real_time_first"] == min(r["real_time"] for r in pe_recs)
+        # ROSS's own count (stdout.log) covers the whole run, the samples
+        # up to the last one: never above it
+        total = int(re.search(r"Total All Reduce Calls\s+(\d+)",
+                              (run / "stdout.log").read_text()).group(1))
+        assert mode["all"]["all_reduce_count"] <= total
 
 
 def python_duplicates(records):
@@ -383,6 +391,39 @@ def test_summary_kp_source_and_clock_rate(tmp_path):
                                expect=0).stdout)
     a, b = base["modes"][0]["all"]["phase_times"], fast["modes"][0]["all"]["phase_times"]
     assert all(math.isclose(b[p], a[p] / 2, rel_tol=1e-12) for p in PHASES)
+
+
+def analysis_only(data):
+    """The ANALYSIS_MODEL records of an analysis-lps file (48-byte headers
+    with flag 3), without its engine samples."""
+    kept, pos = bytearray(), 0
+    while pos < len(data):
+        typ, size = struct.unpack_from("<ii", data, pos)
+        if (typ, size) in ((0, 104), (1, 44), (2, 36), (2, 48), (3, 24)):
+            pos += 24 + size + (struct.unpack_from("<I", data, pos + 44)[0] if typ == 3 else 0)
+            continue
+        size = struct.unpack_from("<i", data, pos + 40)[0]
+        kept += data[pos:pos + 48 + size]
+        pos += 48 + size
+    return bytes(kept)
+
+
+def test_summary_modes_without_engine_samples(tmp_path):
+    """A mode file with no engine samples (empty, or model samples only) is
+    a section without PEs; its table of PEs is never sorted (qsort got NULL:
+    the ASan+UBSan build aborted)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "ross-stats-gvt.bin").write_bytes(b"")
+    vt = analysis_only((IM / "ross-stats-analysis-lps.bin").read_bytes())
+    assert len(vt) == 36 * 64
+    (run / "ross-stats-analysis-lps.bin").write_bytes(vt)
+    out = json.loads(run_weft("summary", "--json", run, expect=0).stdout)
+    assert [(m["mode"], m["source"], m["pes"], m["all"]["samples"]) for m in out["modes"]] \
+        == [("vt", None, [], 0), ("gvt", None, [], 0)]
+    text = run_weft("summary", run, expect=0).stdout
+    assert "vt samples (ross-stats-analysis-lps.bin): none" in text
+    assert "gvt samples (ross-stats-gvt.bin): none" in text
 
 
 # ---- weft plot ---------------------------------------------------------------------
