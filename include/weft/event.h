@@ -31,7 +31,11 @@ enum weft_event_flags {
 	WEFT_EVENT_JUMBO = 1u << 0,      /* ovni jumbo event: data holds its bytes */
 	WEFT_EVENT_BIG_ENDIAN = 1u << 1, /* payload/data bytes are big-endian */
 	WEFT_EVENT_INTERVAL = 1u << 2,   /* [time, end] is an interval */
-	WEFT_EVENT_REORDERED = 1u << 3   /* moved by unordered-region sorting */
+	WEFT_EVENT_REORDERED = 1u << 3,  /* moved by unordered-region sorting */
+	/* The format records no time for this event (ROSS analysis model
+	 * samples): its time is 0, not a moment of the run, and real-time
+	 * views and spans leave it out. */
+	WEFT_EVENT_NO_TIME = 1u << 4
 };
 
 typedef struct weft_event {

@@ -8,6 +8,7 @@
  * counter names), so that what the sink gets outlives the cursor's
  * event buffers. Nothing grows with the number of events.
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -682,28 +683,26 @@ static void advance_window(weft__view *v, uint64_t time)
 
 /*
  * --time virtual: a copy of the event at its virtual time (the field the
- * backend names, times the unit), in *copy. 0 when the event has none.
+ * backend names, times the unit), in *copy. 0 when the event has none,
+ * 2 when it is DBL_MAX (or infinite): the end of the run (ROSS's last
+ * real-time samples), which has no place on the axis.
  */
 static int virtual_event(weft__view *v, const weft_event *ev, const weft_event_class *c,
 			 weft_event *copy)
 {
-	if (c->virtual_time_field == NULL)
+	double vt;
+
+	if (c->virtual_time_field == NULL ||
+	    !arg_number(v, decode_args(v, ev), c->virtual_time_field, &vt))
 		return 0;
-	int n = decode_args(v, ev);
-	size_t len = strlen(c->virtual_time_field);
-	for (int i = 0; i < n; i++) {
-		double vt;
-		/* Negative, NaN or past 2^64 ns: no place on the axis. */
-		if (v->args[i].name_len != len ||
-		    memcmp(v->args[i].name, c->virtual_time_field, len) != 0 ||
-		    !field_number(&v->args[i], &vt) || !(vt >= 0) ||
-		    vt * v->options.virtual_unit >= 1.8e19)
-			continue;
-		*copy = *ev;
-		copy->time = copy->end = (uint64_t)(vt * v->options.virtual_unit + 0.5);
-		return 1;
-	}
-	return 0;
+	if (vt >= DBL_MAX)
+		return 2;
+	/* Negative, NaN or past 2^64 ns: no place on the axis. */
+	if (!(vt >= 0) || vt * v->options.virtual_unit >= 1.8e19)
+		return 0;
+	*copy = *ev;
+	copy->time = copy->end = (uint64_t)(vt * v->options.virtual_unit + 0.5);
+	return 1;
 }
 
 /* One event by its role, once its stream is ready and the window moved. */
@@ -747,11 +746,18 @@ void weft__view_event(weft__view *v, const weft_event *ev)
 		return;
 	weft_event_classify(v->trace, ev, &c);
 	if (v->options.virtual_unit > 0) {
-		if (!virtual_event(v, ev, &c, &copy)) {
-			v->stats.no_virtual_time++;
+		int placed = virtual_event(v, ev, &c, &copy);
+		if (placed != 1) {
+			if (placed == 2)
+				v->stats.virtual_end++;
+			else
+				v->stats.no_virtual_time++;
 			return;
 		}
 		ev = &copy;
+	} else if (ev->flags & WEFT_EVENT_NO_TIME) {
+		v->stats.no_real_time++;
+		return;
 	}
 	stream_view *s = &v->streams[ev->stream];
 	if (!s->ready && stream_ready(v, ev->stream) < 0)

@@ -19,6 +19,8 @@
  *     n-th receive of one key share it;
  *   - counter values (COUNTER events: one counter; SAMPLE events: one
  *     counter per numeric field, named after the field).
+ * Events that have no real time (WEFT_EVENT_NO_TIME) are left out of
+ * real-time views (counted), kept in virtual-time views.
  *
  * Tracks: a process track per parent node of the streams (ovni process,
  * Heph stream, ROSS PE, Pallas archive; a stream without a parent gets
@@ -150,6 +152,9 @@ typedef struct weft__view_stats {
 	uint64_t too_deep;          /* ENTERs past WEFT__VIEW_MAX_DEPTH (dropped) */
 	uint64_t bad_fields;        /* events whose fields could not be decoded */
 	uint64_t no_virtual_time;   /* virtual time: events without one (skipped) */
+	uint64_t virtual_end;       /* virtual time: samples at the end of the run
+	                               (virtual time DBL_MAX: skipped) */
+	uint64_t no_real_time;      /* real time: WEFT_EVENT_NO_TIME events (skipped) */
 	uint64_t tracks;
 } weft__view_stats;
 
