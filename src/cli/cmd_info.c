@@ -238,7 +238,8 @@ static void print_hierarchy(const weft_trace *trace)
 
 typedef struct stream_stats {
 	uint64_t events;
-	uint64_t first, last; /* valid when events > 0 */
+	uint64_t untimed;     /* of them without a real time (WEFT_EVENT_NO_TIME) */
+	uint64_t first, last; /* of the others: valid when events > untimed */
 } stream_stats;
 
 static void add_to_stats(stream_stats *st, const weft_event *ev);
@@ -267,11 +268,13 @@ static void print_stream(const weft_stream_info *si, const stream_stats *st)
 	printf("  [%" PRIu32 "] %s\n", si->index, si->path);
 	printf("      file: %s (%" PRIu64 " bytes)\n", si->file, si->file_size);
 	printf("      events: %" PRIu64, st->events);
-	if (st->events > 0) {
+	if (st->events > st->untimed) {
 		cli_format_duration(span, sizeof span, st->last - st->first);
 		printf(", first: %" PRIu64 ", last: %" PRIu64 ", span: %s",
 		       st->first, st->last, span);
 	}
+	if (st->untimed > 0)
+		printf(", without a real time: %" PRIu64, st->untimed);
 	printf("\n      finished: %s, byte order: %s",
 	       si->finished == 1 ? "yes" : si->finished == 0 ? "no" : "unknown",
 	       si->big_endian ? "big-endian" : "little-endian");
@@ -280,12 +283,22 @@ static void print_stream(const weft_stream_info *si, const stream_stats *st)
 	printf("\n");
 }
 
-/* Adds one event into the statistics of its stream. */
+/*
+ * Adds one event into the statistics of its stream. An event without a
+ * real time (time 0 by convention) is counted apart: it would stretch
+ * the span back to 0.
+ */
 static void add_to_stats(stream_stats *st, const weft_event *ev)
 {
-	if (st->events == 0 || ev->time < st->first)
+	if (ev->flags & WEFT_EVENT_NO_TIME) {
+		st->events++;
+		st->untimed++;
+		return;
+	}
+	int first = st->events == st->untimed;
+	if (first || ev->time < st->first)
 		st->first = ev->time;
-	if (st->events == 0 || ev->time > st->last)
+	if (first || ev->time > st->last)
 		st->last = ev->time;
 	st->events++;
 }
@@ -372,13 +385,15 @@ static int print_streams(weft_trace *trace, stream_stats *total)
 			first_error = rc;
 		print_stream(weft_trace_stream(trace, i), &st);
 		fputs(note, stdout);
-		if (st.events == 0)
-			continue;
-		if (total->events == 0 || st.first < total->first)
-			total->first = st.first;
-		if (total->events == 0 || st.last > total->last)
-			total->last = st.last;
+		int timed = total->events > total->untimed;
 		total->events += st.events;
+		total->untimed += st.untimed;
+		if (st.events == st.untimed)
+			continue;
+		if (!timed || st.first < total->first)
+			total->first = st.first;
+		if (!timed || st.last > total->last)
+			total->last = st.last;
 	}
 	free(all);
 	return first_error;
@@ -426,19 +441,26 @@ static void print_totals(const stream_stats *total)
 	char span[64];
 
 	printf("\nevents: %" PRIu64 "\n", total->events);
-	if (total->events > 0) {
+	if (total->events > total->untimed) {
 		cli_format_duration(span, sizeof span, total->last - total->first);
 		printf("time: %" PRIu64 " .. %" PRIu64 " (span %" PRIu64 " ns, %s)\n",
 		       total->first, total->last, total->last - total->first, span);
 	}
 }
 
-/* The diagnostics of opening and reading, or "none". */
-static void print_warnings(const weft_trace *trace)
+/*
+ * The diagnostics of opening and reading, and the count of events left
+ * out of the time span; or "none".
+ */
+static void print_warnings(const weft_trace *trace, const stream_stats *total)
 {
 	size_t n = weft_trace_diag_count(trace);
 
-	printf("\nwarnings: %s\n", n == 0 ? "none" : "");
+	printf("\nwarnings: %s\n", n == 0 && total->untimed == 0 ? "none" : "");
+	if (total->untimed > 0)
+		printf("  warning: %" PRIu64 " event(s) without a real time (ROSS analysis "
+		       "model samples: ROSS records none) left out of the time span\n",
+		       total->untimed);
 	for (size_t i = 0; i < n; i++) {
 		printf("  ");
 		cli_print_diag(stdout, weft_trace_diag(trace, i), weft_trace_path(trace));
@@ -458,7 +480,7 @@ static int run_info(const cli_common *common)
 	print_hierarchy(trace);
 	int rc = print_streams(trace, &total);
 	print_totals(&total);
-	print_warnings(trace);
+	print_warnings(trace, &total);
 	fflush(stdout);
 	if (rc < 0)
 		exit_code = cli_library_error("info", "reading the events failed", rc);

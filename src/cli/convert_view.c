@@ -198,6 +198,25 @@ static int files_commit(output_files *f)
 
 /* ---- Conversion ------------------------------------------------------------- */
 
+/* "weft convert: warning: <n> <what>" when n is not 0. */
+static void warn_count(uint64_t n, const char *what)
+{
+	if (n > 0)
+		fprintf(stderr, "weft convert: warning: %llu %s\n", (unsigned long long)n, what);
+}
+
+/* The events that have no place on the view's time axis, on stderr. */
+static void report_time_axis(const weft__view_stats *st)
+{
+	warn_count(st->no_real_time, "event(s) without a real time (ROSS analysis model "
+		   "samples: ROSS records none) left out of the real-time view (--time "
+		   "virtual shows them)");
+	warn_count(st->virtual_end, "sample(s) taken at the end of the run (virtual time "
+		   "DBL_MAX) left out: they have no place on the virtual time axis");
+	warn_count(st->no_virtual_time, "event(s) without a virtual time that fits the "
+		   "axis (none, negative, NaN or past 2^64 ns) left out");
+}
+
 /* What the view met, on stderr; 1 when data was lost (undecodable fields). */
 static int report_view(const weft__view_stats *st)
 {
@@ -212,6 +231,7 @@ static int report_view(const weft__view_stats *st)
 		fprintf(stderr, "weft convert: warning: %llu span(s) nested deeper than %d "
 			"levels were dropped\n", (unsigned long long)st->too_deep,
 			WEFT__VIEW_MAX_DEPTH);
+	report_time_axis(st);
 	if (st->bad_fields > 0)
 		fprintf(stderr, "weft convert: error: %llu event(s) with fields that could "
 			"not be decoded (written without them)\n",

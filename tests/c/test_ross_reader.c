@@ -905,6 +905,38 @@ static void test_schema_errors(void)
 
 /* ---- Times ---------------------------------------------------------------------------------------- */
 
+/*
+ * Analysis model samples have no real time (ROSS leaves it unset): time
+ * 0 and WEFT_EVENT_NO_TIME, even when the stored bytes are a plausible
+ * time; every other record has its real time and no flag.
+ */
+static void test_untimed_analysis(void)
+{
+	char path[8192];
+	snprintf(path, sizeof path, "%s/%s/ross-stats-analysis-lps.bin", data_root, IM);
+	buf b = load("im-everything/np1/ross-stats-analysis-lps.bin");
+	double plausible = 1147.6;
+	memcpy(b.p + 2752 + 32, &plausible, 8); /* the first ANALYSIS_MODEL record */
+	for (int pass = 0; pass < 2; pass++) {
+		weft_trace *t = open_ok(pass == 0 ? path :
+					write_file("x-analysis-lps.bin", b.p, b.len), NULL);
+		weft_cursor *c;
+		const weft_event *ev;
+		long untimed = 0;
+		REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
+		while (weft_cursor_next(c, &ev) == 1) {
+			int analysis = ev->code_len == 14 && memcmp(ev->code, "ANALYSIS_MODEL", 14) == 0;
+			CHECK(((ev->flags & WEFT_EVENT_NO_TIME) != 0) == analysis);
+			CHECK(analysis ? ev->time == 0 : ev->time > 1000000000000ull);
+			untimed += analysis;
+		}
+		weft_cursor_free(c);
+		CHECK(untimed == 36);
+		weft_trace_free(t);
+	}
+	free(b.p);
+}
+
 /* The clock rate rescales; garbage real times are clamped and noted. */
 static void test_times(void)
 {
@@ -1321,6 +1353,7 @@ int main(void)
 	test_schema_phold();
 	test_schema_errors();
 	test_times();
+	test_untimed_analysis();
 	test_small_windows();
 	test_old_lp_layout();
 	test_run_directory();

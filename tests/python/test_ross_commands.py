@@ -426,6 +426,85 @@ def test_summary_modes_without_engine_samples(tmp_path):
     assert "gvt samples (ross-stats-gvt.bin): none" in text
 
 
+# ---- Samples without a real time, samples at the end -------------------------------
+
+def real_span(run):
+    """(first, last) ns of the records that have a real time: every record
+    but ANALYSIS_MODEL (ROSS never sets its real time), and their count."""
+    times = [int(r["real_time"] * 1e9 + 0.5) for recs in golden_records(run).values()
+             for r in recs if r["kind"] != "ANALYSIS_MODEL"]
+    untimed = sum(r["kind"] == "ANALYSIS_MODEL" for recs in golden_records(run).values()
+                  for r in recs)
+    return min(times), max(times), untimed
+
+
+def ross_total_time(run):
+    """ROSS's own "Total Time" of the run (s), from its stdout.log."""
+    return float(re.search(r"Total Time \(Note[^)]*\)\s+([\d.]+)",
+                           (run / "stdout.log").read_text()).group(1))
+
+
+@pytest.mark.parametrize("run", [IM, ROSS / "phold-model-gvt" / "np2", VT_RUN],
+                         ids=lambda p: p.parent.name)
+def test_info_span_is_real_time(run):
+    """Analysis model samples (time 0: no real time) are left out of info's
+    span with a counted warning; the span is then the run's (ROSS's Total
+    Time, within the few ms of sampling before and after it)."""
+    first, last, untimed = real_span(run)
+    out = run_weft("info", run, expect=0).stdout
+    assert f"\ntime: {first} .. {last} (span {last - first} ns" in out
+    assert (last - first) / 1e9 < ross_total_time(run) + 0.01
+    if untimed:
+        assert untimed == 36
+        assert (f"warning: {untimed} event(s) without a real time (ROSS analysis model "
+                "samples: ROSS records none) left out of the time span") in out
+        assert out.count(f"events: 9, without a real time: 9\n") == 4
+    else:
+        assert "\nwarnings: none\n" in out
+
+
+def test_untimed_samples_left_out_of_real_time_views(tmp_path):
+    """Paraver's duration and time 0, Chrome's counters: only what has a real
+    time, with a counted warning; --time virtual keeps the model samples."""
+    first, last, untimed = real_span(IM)
+    base = tmp_path / "p"
+    proc = run_weft("convert", IM, "--to", "paraver", "-o", base, expect=0)
+    warning = (f"weft convert: warning: {untimed} event(s) without a real time (ROSS "
+               "analysis model samples: ROSS records none) left out of the real-time view")
+    assert warning in proc.stderr
+    prv = base.with_suffix(".prv").read_text().splitlines()
+    assert prv[0].split("):")[1].startswith(f"{last - first:020d}_ns:")
+    assert prv[1] == f"2:0:1:1:1:0:1:{first}"
+    out = tmp_path / "c.json"
+    proc = run_weft("convert", IM, "--to", "chrome", "-o", out, expect=0)
+    assert warning in proc.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    assert min(e["ts"] for e in events if "ts" in e) * 1000 >= first - 1
+    # the model samples' streams hold nothing else: no track, no counter at 0
+    assert not [e for e in events if e["ph"] == "M" and e["args"].get("name") == "model"]
+    assert not [e for e in events if e["ph"] == "C" and e["name"].endswith("sample_size")]
+    proc = run_weft("convert", IM, "--to", "chrome", "-o", out, "--force", "--time",
+                    "virtual", expect=0)
+    assert "without a real time" not in proc.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    model = [e for e in events if e["ph"] == "C" and e["name"].endswith("sample_size")]
+    assert len(model) == untimed
+
+
+@pytest.mark.parametrize("run,count", [(IM, 9), (RT_RUN, 26)], ids=["im", "rt"])
+def test_virtual_time_counts_end_samples(tmp_path, run, count):
+    """--time virtual leaves out the samples taken at the end of the run
+    (virtual time DBL_MAX) with a warning that counts them."""
+    want = sum(r.get("virtual_time") == DBL_MAX for recs in golden_records(run).values()
+               for r in recs)
+    assert want == count
+    proc = run_weft("convert", run, "--to", "chrome", "-o", tmp_path / "v.json",
+                    "--time", "virtual", expect=0)
+    assert (f"weft convert: warning: {count} sample(s) taken at the end of the run "
+            "(virtual time DBL_MAX) left out") in proc.stderr
+    assert "without a virtual time" not in proc.stderr
+
+
 # ---- weft plot ---------------------------------------------------------------------
 
 def plot(tmp_path, *args, name="p.svg"):

@@ -61,10 +61,14 @@ static void fill_event(const ross_reader *r, const ross_record *rec, const uint8
 		       uint64_t offset, weft_event *out)
 {
 	int clamped = 0;
-	out->time = weft__ross_time_ns(rec->real_time, r->d->time_scale, &clamped);
+	/* ROSS never sets the real time of analysis samples (garbage such as
+	 * 6e-154): they have none, whatever the bytes say. */
+	int untimed = rec->cls == ROSS_REC_ANALYSIS;
+	out->time = untimed ? 0 : weft__ross_time_ns(rec->real_time, r->d->time_scale, &clamped);
 	out->end = out->time;
 	out->offset = offset;
-	out->flags = r->f->parse.big_endian ? WEFT_EVENT_BIG_ENDIAN : 0;
+	out->flags = (r->f->parse.big_endian ? WEFT_EVENT_BIG_ENDIAN : 0) |
+		     (untimed ? WEFT_EVENT_NO_TIME : 0);
 	out->code = weft__ross_class_code(rec->cls);
 	out->code_len = weft__ross_class_code_len(rec->cls);
 	out->payload = p;
