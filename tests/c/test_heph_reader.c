@@ -373,6 +373,94 @@ static void test_truncated(void)
 	free(b.p);
 }
 
+/* Sets the size field of the packet at `at` to `size`. */
+static void set_size(buf *b, size_t at, uint32_t size)
+{
+	for (int i = 0; i < 4; i++)
+		b->p[at + 4 + i] = (unsigned char)(size >> (8 * (3 - i)));
+}
+
+/*
+ * A size that runs past the end of the file: an error when packets follow
+ * (the size is wrong and more than the last packet is lost), a warning
+ * when it is the last packet (what a crash of the writer leaves), also
+ * when the rest holds a magic that frames nothing; with and without the
+ * helper thread, which must give the same.
+ */
+static void test_wrong_sizes(void)
+{
+	struct { int packet; uint32_t size; int error; } cases[] = {
+		{ 1, 0x7fffffffu, 1 },  /* mid-file: 2 packets lost */
+		{ 2, 0x7fffffffu, 1 },  /* the one before the last */
+		{ 2, 0, 1 },            /* ... one byte past the end */
+		{ 3, 0x7fffffffu, 0 },  /* the last packet */
+		{ 3, 0, 0 },            /* ... one byte past the end */
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		buf b = { 0 };
+		size_t at[4];
+		add_epoch(&b, 1000);
+		for (int i = 0; i < 4; i++) {
+			at[i] = begin_event(&b, 1, (uint32_t)i, 0, 10 * (uint64_t)i + 10,
+					    10 * (uint64_t)i + 15, "work");
+			/* a packet header inside the last packet (a string
+			 * attribute) whose packet would run past the end */
+			if (i == 3) {
+				put_str(&b, "s");
+				put_be(&b, 0x04, 1);
+				put_be(&b, 8, 2);
+				put(&b, "\xc1\xfc\x1f\xb7\x00\x00\x00\x2a", 8);
+			}
+			end_packet(&b, at[i]);
+		}
+		int p = cases[k].packet;
+		set_size(&b, at[p], cases[k].size ? cases[k].size
+						  : (uint32_t)(b.len - at[p] + 1));
+		char *path = write_file("size.bin.log", &b);
+		weft_trace *t = open_ok(path, NULL);
+		const weft_diag *d = find_diag(t, "is larger than the");
+		REQUIRE(d != NULL);
+		CHECK_EQ_U64(d->offset, at[p] + 4);
+		CHECK(d->severity == (cases[k].error ? WEFT_SEV_ERROR : WEFT_SEV_WARNING));
+		CHECK(d->status == (cases[k].error ? WEFT_EFORMAT : WEFT_ETRUNCATED));
+		char want[64];
+		snprintf(want, sizeof want, "a packet starts at byte %zu within",
+			 p < 3 ? at[p + 1] : 0);
+		CHECK((strstr(d->message, want) != NULL) == cases[k].error);
+		CHECK_EQ_U64(weft_trace_diag_count(t), 1);
+		CHECK_EQ_U64(count_events(t), (uint64_t)p);
+		weft_trace_free(t);
+		check_same_with_helper(path);
+		free(b.p);
+	}
+}
+
+/* The same in the second half of a larger trace, which a helper scans. */
+static void test_wrong_size_second_half(void)
+{
+	buf b = { 0 };
+	size_t bad = 0;
+	add_epoch(&b, 1000);
+	for (uint32_t i = 0; i < 4000; i++) {
+		size_t at = b.len;
+		add_event(&b, 1, i, 10 * (uint64_t)i + 10, 10 * (uint64_t)i + 15, "work");
+		if (i == 3000)
+			bad = at;
+	}
+	set_size(&b, bad, 0x7fffffffu);
+	char *path = write_file("size-half.bin.log", &b);
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.threads = 2;
+	weft_trace *t = open_ok(path, &o);
+	const weft_diag *d = find_diag(t, "is larger than the");
+	CHECK(d != NULL && d->severity == WEFT_SEV_ERROR && d->offset == bad + 4);
+	CHECK_EQ_U64(count_events(t), 3000);
+	weft_trace_free(t);
+	check_same_with_helper(path);
+	free(b.p);
+}
+
 /*
  * Bad packet bodies: the packet is skipped with an error at the offset of
  * the problem; the packets after it are still read (the size frames them).
@@ -973,6 +1061,8 @@ int main(void)
 	test_wrong_magic_first();
 	test_framing_errors();
 	test_truncated();
+	test_wrong_sizes();
+	test_wrong_size_second_half();
 	test_bad_bodies();
 	test_unknown_option();
 	test_epoch_rebase();

@@ -128,6 +128,49 @@ def test_truncated_file_is_read_with_warning(tmp_path):
     assert "warning" in proc.stderr and "larger than" in proc.stderr
 
 
+def with_size(data, offset, size):
+    """The trace with the size field of the packet at `offset` set."""
+    return data[:offset + 4] + struct.pack(">I", size) + data[offset + 8:]
+
+
+@pytest.mark.parametrize("command", [["check"], ["dump"], ["convert", "--to", "chrome"]])
+@pytest.mark.parametrize("size", [0x7FFFFFFF, "past"])
+def test_wrong_size_mid_file_is_an_error(tmp_path, command, size):
+    """A size that runs past the end of the file while packets follow (a
+    corrupted size, not a cut last packet): the rest of the file is lost,
+    which is an error (exit 1), not the warning of a cut last packet."""
+    data = SAMPLE.read_bytes()
+    offsets = [e["offset"] for e in dump_json("--stored-order", SAMPLE)]
+    bad, after = offsets[9], offsets[10]
+    if size == "past":  # just one byte past the end
+        size = len(data) - bad + 1
+    path = tmp_path / "bad.bin.log"
+    path.write_bytes(with_size(data, bad, size))
+    args = command + [path] + (["-o", tmp_path / "o.json"] if command[0] == "convert" else [])
+    proc = run_weft(*args, expect=1)
+    out = proc.stdout + proc.stderr
+    assert f":{bad + 4}: error: packet size {size} is larger than the " in out
+    assert f"but a packet starts at byte {after} within them" in out
+    if command[0] == "dump":
+        assert len(proc.stdout.splitlines()) == 9  # the packets before it
+
+
+@pytest.mark.parametrize("command", [["check"], ["dump"], ["convert", "--to", "chrome"]])
+def test_wrong_size_of_the_last_packet_is_a_warning(tmp_path, command):
+    """The same size on the last packet loses that packet only: a warning,
+    as for a file cut by a crash of the writer (exit 0; check reports it,
+    as every problem, with exit 1)."""
+    data = SAMPLE.read_bytes()
+    last = dump_json("--stored-order", SAMPLE)[-1]["offset"]
+    path = tmp_path / "last.bin.log"
+    path.write_bytes(with_size(data, last, 0x7FFFFFFF))
+    args = command + [path] + (["-o", tmp_path / "o.json"] if command[0] == "convert" else [])
+    proc = run_weft(*args, expect=1 if command[0] == "check" else 0)
+    out = proc.stdout + proc.stderr
+    assert f":{last + 4}: warning: packet size 2147483647 is larger than the " in out
+    assert "error" not in out
+
+
 def many_packets(count):
     """A trace of `count` events over 3 streams, in runs of one stream."""
     counters = [0, 0, 0]

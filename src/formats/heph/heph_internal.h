@@ -108,6 +108,16 @@ heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t e
 				   const uint8_t **packet, uint32_t *size);
 
 /*
+ * After a packet whose size runs past the end of the file: 1 and *at when
+ * a packet starts in [from, end), that is a packet header (magic, size
+ * at least the fixed part) whose packet ends the file exactly or is
+ * followed by another header. Then the size was wrong and what follows
+ * is lost; 0 when the rest is only the cut last packet (a crash of the
+ * writer). Reads the rest of the file once at most, through `mf`.
+ */
+int weft__heph_packet_after(weft_mapfile *mf, uint64_t from, uint64_t end, uint64_t *at);
+
+/*
  * weft__heph_frame() inline for the common case: an event packet whole
  * inside the current mapping of `mf`. 1 with *packet and *size set (what
  * weft__heph_frame() would give), 0 for any other case, which the caller

@@ -82,6 +82,62 @@ heph_frame_status weft__heph_frame(weft_mapfile *mf, uint64_t offset, uint64_t e
 	return magic == HEPH_EVENT_MAGIC ? HEPH_FRAME_EVENT : HEPH_FRAME_META;
 }
 
+/* The size of the packet whose header is at p; 0 when it is none. */
+static uint32_t header_size(const uint8_t *p)
+{
+	uint32_t magic = heph_be32(p), n = heph_be32(p + 4);
+	uint32_t fixed = magic == HEPH_EVENT_MAGIC ? HEPH_EVENT_FIXED_SIZE :
+			 magic == HEPH_META_MAGIC ? HEPH_META_FIXED_SIZE : 0;
+	return fixed != 0 && n >= fixed ? n : 0;
+}
+
+/*
+ * 1 when a packet starts at `q`: its header frames a packet that ends the
+ * file exactly or is followed by another header (a magic inside an
+ * attribute value seldom does both).
+ */
+static int packet_starts_at(weft_mapfile *mf, uint64_t q, uint64_t end)
+{
+	const uint8_t *p = weft__mapfile_get(mf, q, HEPH_FRAME_SIZE);
+	uint32_t n = p != NULL ? header_size(p) : 0;
+	if (n == 0 || n > end - q)
+		return 0;
+	if (n == end - q)
+		return 1;
+	if (end - q - n < HEPH_FRAME_SIZE)
+		return 0;
+	p = weft__mapfile_get(mf, q + n, HEPH_FRAME_SIZE);
+	return p != NULL && header_size(p) != 0;
+}
+
+#define SEARCH_CHUNK (64u << 10)
+
+int weft__heph_packet_after(weft_mapfile *mf, uint64_t from, uint64_t end, uint64_t *at)
+{
+	/* Chunks overlap by a header's length less one byte, so that every
+	 * offset is looked at once. */
+	for (uint64_t c = from; c < end && end - c >= HEPH_FRAME_SIZE;) {
+		uint64_t len = end - c < SEARCH_CHUNK ? end - c : SEARCH_CHUNK;
+		const uint8_t *p = weft__mapfile_get(mf, c, len);
+		if (p == NULL)
+			return 0;
+		for (uint64_t i = 0; i + HEPH_FRAME_SIZE <= len; i++) {
+			uint32_t magic = heph_be32(p + i);
+			if (magic != HEPH_EVENT_MAGIC && magic != HEPH_META_MAGIC)
+				continue;
+			if (packet_starts_at(mf, c + i, end)) {
+				*at = c + i;
+				return 1;
+			}
+			/* (The check may have moved the window.) */
+			if ((p = weft__mapfile_get(mf, c, len)) == NULL)
+				return 0;
+		}
+		c += len - HEPH_FRAME_SIZE + 1;
+	}
+	return 0;
+}
+
 /* Cursor over the variable part of a packet, for the validators. */
 typedef struct packet_walk {
 	const uint8_t *base;  /* packet start */

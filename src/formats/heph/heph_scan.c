@@ -10,7 +10,8 @@
  * UTF-8, a length past the packet end) is skipped, since its size still
  * frames the next packet; a wrong magic or an impossible size ends the
  * readable part of the file (the framing is lost there); a truncated
- * final packet, which a crash of the writer leaves, is a warning.
+ * final packet, which a crash of the writer leaves, is a warning, but a
+ * size past the end while packets follow is an error (data is lost).
  *
  * The pass is bound by reading the file. On a machine with more than one
  * CPU the second half is scanned by a helper thread (see "Two halves").
@@ -360,6 +361,33 @@ static int scan_event(scan_ctx *s, const uint8_t *p, uint32_t size, uint64_t off
 	return 0;
 }
 
+#define STOP_NOTE " (reading stops there: every packet before it is read)"
+
+/*
+ * A packet at `offset` that the end of the file cuts (the framing's error
+ * is set): a warning when it is the last packet, cut by a crash of the
+ * writer; an error when packets start after it, for then its size is
+ * wrong and more than the last packet is lost.
+ */
+static void report_cut(scan_ctx *s, uint64_t offset, uint64_t end)
+{
+	char text[512];
+	uint64_t at, where = weft__error_offset();
+
+	if (scan_quiet(s))
+		return;
+	snprintf(text, sizeof text, "%s", weft__error_text());
+	if (end - offset > HEPH_FRAME_SIZE &&
+	    weft__heph_packet_after(&s->mf, offset + HEPH_FRAME_SIZE, end, &at))
+		scan_diag(s, WEFT_SEV_ERROR, WEFT_EFORMAT, where, "%s, but a packet starts "
+			  "at byte %llu within them: the size is wrong and the %llu bytes "
+			  "after this packet's header are lost" STOP_NOTE, text,
+			  (unsigned long long)at,
+			  (unsigned long long)(end - offset - HEPH_FRAME_SIZE));
+	else
+		scan_diag(s, WEFT_SEV_WARNING, WEFT_ETRUNCATED, where, "%s" STOP_NOTE, text);
+}
+
 /*
  * Frames every packet from `from` up to the end or the first framing
  * problem: 0. Returns 1 instead when it reaches s->stop_at exactly (the
@@ -383,16 +411,16 @@ static int scan_file(scan_ctx *s, uint64_t from)
 		heph_prefetch(&s->mf, offset);
 		if (st == HEPH_FRAME_END)
 			break;
-		if (st == HEPH_FRAME_TRUNCATED || st == HEPH_FRAME_BROKEN) {
-			if (st == HEPH_FRAME_BROKEN && offset == 0)
+		if (st == HEPH_FRAME_TRUNCATED) {
+			report_cut(s, offset, end);
+			s->d->valid_end = offset;
+			return 0;
+		}
+		if (st == HEPH_FRAME_BROKEN) {
+			if (offset == 0)
 				return weft__error(WEFT_EFORMAT, weft__error_file(),
 						   weft__error_offset(), "%s", weft__error_text());
-			scan_diag_last_error(s, st == HEPH_FRAME_TRUNCATED ?
-					     WEFT_SEV_WARNING : WEFT_SEV_ERROR,
-					     st == HEPH_FRAME_TRUNCATED ?
-					     WEFT_ETRUNCATED : WEFT_EFORMAT,
-					     " (reading stops there: every packet "
-					     "before it is read)");
+			scan_diag_last_error(s, WEFT_SEV_ERROR, WEFT_EFORMAT, STOP_NOTE);
 			s->d->valid_end = offset;
 			return 0;
 		}
