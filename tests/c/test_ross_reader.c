@@ -1170,6 +1170,54 @@ static void test_truncations(void)
 	}
 }
 
+/*
+ * A model data size (at most 1 MiB) that runs past the end of the file:
+ * an error when records start again within the bytes left (the size is
+ * wrong, more than the last record is lost), a warning for the last
+ * record (a cut file). Event records, model samples, analysis samples.
+ */
+static void test_wrong_data_sizes(void)
+{
+	static const struct { const char *rel, *name; uint32_t at; } files[] = {
+		{ "im-everything/np1/ross-stats-evtrace.bin", "wrong-evtrace.bin", 20 },
+		{ "im-everything/np1/ross-stats-model.bin", "wrong-model.bin", 44 },
+		{ "phold-model-gvt/np2/ross-stats-model.bin", "wrong2-model.bin", 44 },
+	};
+	for (size_t fi = 0; fi < sizeof files / sizeof files[0]; fi++) {
+		static size_t ends[4096];
+		size_t n = record_ends(files[fi].rel, ends, 4096);
+		REQUIRE(n >= 4);
+		size_t picks[] = { n / 2, n - 2, n - 1 };
+		for (size_t k = 0; k < 3; k++) {
+			size_t r = picks[k], start = ends[r - 1];
+			for (int past = 1; past <= 2; past++) {
+				buf b = load(files[fi].rel);
+				/* the model data (after the size field) ends 1 byte past
+				 * the end of the file, or a large size within 1 MiB */
+				uint32_t size = past == 1 ?
+						(uint32_t)(b.len - start - (files[fi].at + 4) + 1) :
+						1000000;
+				put32(b.p + start + files[fi].at, size);
+				weft_trace *t = open_ok(write_file(files[fi].name, b.p, b.len), NULL);
+				const weft_diag *d = find_diag(t, "bytes of model data, the file ends");
+				REQUIRE(d != NULL);
+				int last = r == n - 1;
+				CHECK_EQ_U64(d->offset, start + files[fi].at);
+				CHECK(d->severity == (last ? WEFT_SEV_WARNING : WEFT_SEV_ERROR));
+				char want[64];
+				snprintf(want, sizeof want, "records start at byte %zu within", ends[r]);
+				CHECK((strstr(d->message, want) != NULL) == !last);
+				if ((strstr(d->message, want) != NULL) != !last)
+					fprintf(stderr, "  %s record %zu: %s\n", files[fi].name, r,
+						d->message);
+				CHECK_EQ_I64(count_events(t), (long)r);
+				weft_trace_free(t);
+				free(b.p);
+			}
+		}
+	}
+}
+
 /* Impossible sizes: an error at the byte of the size; records before are read. */
 static void test_impossible_sizes(void)
 {
@@ -1359,6 +1407,7 @@ int main(void)
 	test_run_directory();
 	test_truncations();
 	test_impossible_sizes();
+	test_wrong_data_sizes();
 	test_garbage();
 	test_corruptions();
 	return tu_finish_dir(dir);

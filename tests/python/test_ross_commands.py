@@ -505,6 +505,35 @@ def test_virtual_time_counts_end_samples(tmp_path, run, count):
     assert "without a virtual time" not in proc.stderr
 
 
+# ---- Sizes past the end of the file ------------------------------------------------
+
+@pytest.mark.parametrize("which", ["middle", "last"])
+def test_model_data_size_past_the_end(tmp_path, which):
+    """A model data size that runs past the end of the file loses the rest:
+    an error (exit 1) when records follow, a warning (exit 0) when it is
+    the last record, cut as a crash of ROSS leaves it."""
+    src = IM / "ross-stats-evtrace.bin"
+    records = golden_records(IM)[src.name]
+    k = len(records) // 2 if which == "middle" else len(records) - 1
+    start = records[k]["offset"]
+    data = bytearray(src.read_bytes())
+    struct.pack_into("<I", data, start + 20, len(data) - start - 24 + 1)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / src.name).write_bytes(bytes(data))
+    expect = 1 if which == "middle" else 0
+    for args in (["dump"], ["convert", "--to", "chrome", "-o", tmp_path / "o.json", "--force"]):
+        proc = run_weft(*args, run, expect=expect)
+        assert f"ross-stats-evtrace.bin:{start + 20}: " in proc.stderr
+        if which == "middle":
+            assert (f"error: expected {len(data) - start - 23} bytes of model data, the "
+                    f"file ends after {len(data) - start - 24}, but records start at byte "
+                    f"{records[k + 1]['offset']} within them") in proc.stderr
+        else:
+            assert "warning: expected" in proc.stderr and "error" not in proc.stderr
+    assert len(run_weft("dump", run, expect=expect).stdout.splitlines()) == k
+
+
 # ---- weft plot ---------------------------------------------------------------------
 
 def plot(tmp_path, *args, name="p.svg"):

@@ -529,13 +529,32 @@ static int add_skip(ross_file *f, uint64_t from, uint64_t to)
 }
 
 /*
+ * A record that the end of the file cuts, without resync: when records
+ * start again within what is left, its size is wrong and more than the
+ * last record is lost. Then the note says so and it returns 1 (an error);
+ * 0 for a cut last record (a warning). What is left is at most the
+ * largest record (1 MiB of model data and a header).
+ */
+static int cut_loses_more(file_scan *s, uint64_t offset, char *note, size_t size)
+{
+	uint64_t next = find_resync(s, offset + 1);
+	if (next == UINT64_MAX)
+		return 0;
+	snprintf(note, size, ", but records start at byte %llu within them: the size is "
+		 "wrong and the %llu bytes to the end are lost (reading of this file "
+		 "stops here: every record before it is read)", (unsigned long long)next,
+		 (unsigned long long)(s->f->size - offset));
+	return 1;
+}
+
+/*
  * A record that cannot be read at `offset` (the error is set): with
  * resync, skips to the next run of valid records (returns 1 and moves
  * *offset); otherwise reports where reading stops (returns 0).
  */
 static int handle_bad(file_scan *s, ross_parse_status st, uint64_t *offset)
 {
-	char text[768], note[160];
+	char text[768], note[256];
 	const char *file = s->f->name;
 	uint64_t at = weft__error_offset();
 	snprintf(text, sizeof text, "%s", weft__error_text());
@@ -555,6 +574,9 @@ static int handle_bad(file_scan *s, ross_parse_status st, uint64_t *offset)
 	else if (s->c->d->resync && st == ROSS_PARSE_BAD)
 		snprintf(note, sizeof note, " (resync: no valid record follows; the %llu bytes "
 			 "to the end are skipped)", (unsigned long long)(s->f->size - *offset));
+	else if (st == ROSS_PARSE_TRUNCATED && !s->c->d->resync &&
+		 cut_loses_more(s, *offset, note, sizeof note))
+		st = ROSS_PARSE_BAD; /* more than the last record is lost */
 	else
 		snprintf(note, sizeof note, " (reading of this file stops here: every record "
 			 "before it is read)");
