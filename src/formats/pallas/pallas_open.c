@@ -323,9 +323,12 @@ static int load_archives(weft_trace *trace, pallas_trace *pt)
 		char file[512];
 		a->id = pt->defs.location_groups[i].id;
 		if (load_archive(pt, a, file) < 0) {
-			weft__trace_diag_last_error(trace, WEFT_SEV_WARNING,
-						    weft__error_offset() == WEFT_NO_OFFSET
-							    ? WEFT_ENOTFOUND : WEFT_EFORMAT,
+			/* A damaged archive (a count or size past its end) loses
+			 * the data of all its threads: an error, not a warning. */
+			int missing = weft__error_offset() == WEFT_NO_OFFSET;
+			weft__trace_diag_last_error(trace, missing ? WEFT_SEV_WARNING
+								   : WEFT_SEV_ERROR,
+						    missing ? WEFT_ENOTFOUND : WEFT_EFORMAT,
 						    " (the archive's threads are left out)");
 			weft__pallas_defs_free(&a->defs);
 			a->loaded = 0;
