@@ -201,6 +201,22 @@ const unsigned char *weft__mapfile_get(weft_mapfile *mf, uint64_t offset,
 				       uint64_t len);
 void weft__mapfile_close(weft_mapfile *mf);
 
+/*
+ * Whether records start at `at`, whose first `head` bytes are at p (a
+ * format's test, core/find_forward.c). The probe may read further through
+ * `mf`, which moves the window: p is then stale, and it must not use it
+ * after such a read. 1 when they start there.
+ */
+typedef int (*weft__start_probe)(void *ctx, weft_mapfile *mf, uint64_t at,
+				 const unsigned char *p);
+/*
+ * The first offset in [from, end - head] where `probe` says records start:
+ * 1 and *at, or 0 (none, or the file could not be read). Reads the bytes
+ * once, through the window of `mf`.
+ */
+int weft__find_forward(weft_mapfile *mf, uint64_t from, uint64_t end, uint32_t head,
+		       weft__start_probe probe, void *ctx, uint64_t *at);
+
 /* ---- Helper threads (core/threads.c) -------------------------------------- */
 
 /*

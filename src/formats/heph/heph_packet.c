@@ -110,32 +110,17 @@ static int packet_starts_at(weft_mapfile *mf, uint64_t q, uint64_t end)
 	return p != NULL && header_size(p) != 0;
 }
 
-#define SEARCH_CHUNK (64u << 10)
+/* weft__start_probe of Heph: a packet header that frames (see above). */
+static int packet_probe(void *ctx, weft_mapfile *mf, uint64_t at, const unsigned char *p)
+{
+	uint32_t magic = heph_be32(p);
+	return (magic == HEPH_EVENT_MAGIC || magic == HEPH_META_MAGIC) &&
+	       packet_starts_at(mf, at, *(const uint64_t *)ctx);
+}
 
 int weft__heph_packet_after(weft_mapfile *mf, uint64_t from, uint64_t end, uint64_t *at)
 {
-	/* Chunks overlap by a header's length less one byte, so that every
-	 * offset is looked at once. */
-	for (uint64_t c = from; c < end && end - c >= HEPH_FRAME_SIZE;) {
-		uint64_t len = end - c < SEARCH_CHUNK ? end - c : SEARCH_CHUNK;
-		const uint8_t *p = weft__mapfile_get(mf, c, len);
-		if (p == NULL)
-			return 0;
-		for (uint64_t i = 0; i + HEPH_FRAME_SIZE <= len; i++) {
-			uint32_t magic = heph_be32(p + i);
-			if (magic != HEPH_EVENT_MAGIC && magic != HEPH_META_MAGIC)
-				continue;
-			if (packet_starts_at(mf, c + i, end)) {
-				*at = c + i;
-				return 1;
-			}
-			/* (The check may have moved the window.) */
-			if ((p = weft__mapfile_get(mf, c, len)) == NULL)
-				return 0;
-		}
-		c += len - HEPH_FRAME_SIZE + 1;
-	}
-	return 0;
+	return weft__find_forward(mf, from, end, HEPH_FRAME_SIZE, packet_probe, &end, at);
 }
 
 /* Cursor over the variable part of a packet, for the validators. */
