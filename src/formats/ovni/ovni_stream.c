@@ -15,6 +15,7 @@
  * `max_region_events` events: the memory bound is that index (24 bytes an
  * event) plus the mapped span of the region.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,14 +157,79 @@ void weft__ovni_stream_close(void *state)
 	free(r);
 }
 
+/* Events in a row that show that events go on after a cut one. */
+#define RESUME_RUN 3
+
+/* What events_resume() looks for: events from this clock on. */
+typedef struct resume_probe {
+	ovni_reader *r;
+	uint64_t clock;
+} resume_probe;
+
+/*
+ * weft__start_probe of ovni: RESUME_RUN events frame one after the other
+ * from `at` (or fewer that end the file exactly), with clocks that do not
+ * go back from the cut event's.
+ */
+static int resume_probe_at(void *ctx, weft_mapfile *mf, uint64_t at, const unsigned char *p)
+{
+	const resume_probe *rp = ctx;
+	uint64_t clock = rp->clock, size;
+	if ((p[0] & OVNI_FLAG_RESERVED) || (unsigned)(p[1] - 0x20) > 0x5e)
+		return 0; /* (most bytes: no event header) */
+	for (int k = 0; k < RESUME_RUN && at < mf->size; k++) {
+		uint64_t avail = mf->size - at;
+		uint64_t head = OVNI_EVENT_HEADER_SIZE + (avail > OVNI_EVENT_HEADER_SIZE ? 4 : 0);
+		if (avail < head || (p = weft__mapfile_get(mf, at, head)) == NULL ||
+		    weft__ovni_event_size(p, avail, rp->r->big_endian, NULL, at, &size) < 0 ||
+		    ovni_load64(p + 4, rp->r->big_endian) < clock)
+			return 0;
+		clock = ovni_load64(p + 4, rp->r->big_endian);
+		at += size;
+	}
+	return 1;
+}
+
+/*
+ * After the event at `offset` that the end of the file cuts: 1 and *at
+ * when events start again after its header, for then its size is wrong
+ * and more than the last event is lost.
+ */
+static int events_resume(ovni_reader *r, uint64_t offset, uint64_t *at)
+{
+	const unsigned char *h = weft__mapfile_get(&r->mf, offset, OVNI_EVENT_HEADER_SIZE);
+	if (h == NULL)
+		return 0;
+	resume_probe rp = { r, ovni_load64(h + 4, r->big_endian) };
+	return weft__find_forward(&r->mf, offset + OVNI_EVENT_HEADER_SIZE, r->mf.size,
+				  OVNI_EVENT_HEADER_SIZE, resume_probe_at, &rp, at);
+}
+
 /*
  * Handles a stream that cannot go on at r->pos: a truncated last event is
  * expected in a stream that was not closed (a warning; everything before
- * it is valid), an error otherwise. Either way the stream ends here.
+ * it is valid), an error otherwise, or when events go on after it (its
+ * size is wrong). Either way the stream ends here.
  */
 static int reader_stop(ovni_reader *r, int rc)
 {
 	r->ended = 1;
+	if (rc == WEFT_ETRUNCATED && r->finished != 1) {
+		char text[512];
+		uint64_t offset = weft__error_offset(), at;
+		snprintf(text, sizeof text, "%s", weft__error_text());
+		if (offset < r->mf.size && r->mf.size - offset > OVNI_EVENT_HEADER_SIZE &&
+		    events_resume(r, offset, &at)) {
+			weft__trace_diag(r->trace, WEFT_SEV_ERROR, WEFT_EFORMAT, r->name, offset,
+					 "%s, but events start again at byte %llu: its size is "
+					 "wrong and the %llu bytes to the end are lost (the stream "
+					 "ends at its last complete event)", text,
+					 (unsigned long long)at,
+					 (unsigned long long)(r->mf.size - offset));
+			return 0;
+		}
+		weft__error(rc, r->name, offset, "%s", text);
+	}
 	if (rc == WEFT_ETRUNCATED) {
 		int severity = r->finished == 1 ? WEFT_SEV_ERROR : WEFT_SEV_WARNING;
 		weft__trace_diag_last_error(r->trace, severity, rc, r->finished == 1 ?
