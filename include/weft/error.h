@@ -36,6 +36,10 @@ const char *weft_last_error(void);
 
 /* Severity of a diagnostic collected while opening or reading a trace. */
 enum weft_severity {
+	/* The data is usable and kept whole; its layout is unusual but one
+	 * real writers produce (an ovni payload longer than the signature of
+	 * the 1.14 models). `weft check` counts notes only with --strict. */
+	WEFT_SEV_NOTE = 0,
 	WEFT_SEV_WARNING = 1, /* the data is usable; something is off */
 	WEFT_SEV_ERROR = 2    /* some data could not be read */
 };

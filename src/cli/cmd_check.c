@@ -19,14 +19,22 @@
 #include "cli/cli.h"
 
 enum check_option_id {
-	OPT_SORTED = 100
+	OPT_SORTED = 100,
+	OPT_STRICT
 };
 
 static const cli_option check_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "sorted", 0, 0, OPT_SORTED },
+	{ "strict", 0, 0, OPT_STRICT },
 	{ NULL, 0, 0, 0 }
 };
+
+/* What the options ask for. */
+typedef struct check_settings {
+	int want_sorted; /* --sorted */
+	int strict;      /* --strict: notes are problems too */
+} check_settings;
 
 /* At most this many problems of one kind are listed per stream. */
 #define MAX_REPORTS_PER_KIND 10
@@ -39,7 +47,10 @@ static void print_check_help(void)
 	       "Reads every event of TRACE and prints one line per problem:\n"
 	       "  <file>:<offset>: <severity>: <message>\n"
 	       "(file relative to the trace root; no offset when the problem is not at\n"
-	       "one place). Exit status 0 when the trace is clean, 1 otherwise.\n"
+	       "one place). Exit status 0 when the trace is clean, 1 otherwise. Notes\n"
+	       "(severity \"note\": layouts real runtimes write that differ from the ovni\n"
+	       "1.14 signature table, such as longer payloads, fully kept) are listed\n"
+	       "but only count with --strict.\n"
 	       "\n"
 	       "Checks: metadata (missing, conflicting, unfinished streams, missing\n"
 	       "loom_cpus), stream headers and byte order, truncated or malformed events,\n"
@@ -48,6 +59,7 @@ static void print_check_help(void)
 	       "\n"
 	       "options:\n"
 	       "  --sorted             also require sorted unordered regions (as ovniemu)\n"
+	       "  --strict             count notes as problems\n"
 	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
 	       "  --clock-offsets FILE ovnisync clock offsets\n"
 	       "  -h, --help           this text\n"
@@ -382,20 +394,29 @@ static void check_sorted(const char *path, problem_list *problems)
 			    report.moved_events);
 }
 
-/* Diagnostics of the library first, then the problems found here. */
-static size_t print_problems(const weft_trace *trace, const problem_list *problems)
+/*
+ * Diagnostics of the library first, then the problems found here.
+ * Returns how many count as problems (notes only with --strict); *notes
+ * gets the number of notes.
+ */
+static size_t print_problems(const weft_trace *trace, const problem_list *problems,
+			     int strict, size_t *notes)
 {
 	size_t n = weft_trace_diag_count(trace);
 	const char *root = weft_trace_path(trace);
 
-	for (size_t i = 0; i < n; i++)
-		cli_print_diag(stdout, weft_trace_diag(trace, i), root);
+	*notes = 0;
+	for (size_t i = 0; i < n; i++) {
+		const weft_diag *d = weft_trace_diag(trace, i);
+		*notes += d->severity == WEFT_SEV_NOTE;
+		cli_print_diag(stdout, d, root);
+	}
 	for (size_t i = 0; i < problems->count; i++) {
 		const problem *p = &problems->items[i];
 		weft_diag d = { p->severity, 0, p->file, p->offset, p->message };
 		cli_print_diag(stdout, &d, root);
 	}
-	return n + problems->count;
+	return n - (strict ? 0 : *notes) + problems->count;
 }
 
 /*
@@ -426,8 +447,9 @@ static int report_open_failure(const char *path, int status)
  * Opens in stored order, reads every stream, prints the problems and a
  * summary line; the exit code says whether anything was found.
  */
-static int run_check(cli_common *common, int want_sorted)
+static int run_check(cli_common *common, const check_settings *set)
 {
+	int want_sorted = set->want_sorted;
 	weft_trace *trace;
 	problem_list problems;
 	uint64_t events = 0;
@@ -444,10 +466,14 @@ static int run_check(cli_common *common, int want_sorted)
 		events += check_stream(trace, (uint32_t)i, want_sorted, &problems);
 	if (want_sorted && weft_trace_format(trace) == WEFT_FORMAT_OVNI)
 		check_sorted(common->trace_path, &problems);
-	size_t found = print_problems(trace, &problems);
+	size_t notes;
+	size_t found = print_problems(trace, &problems, set->strict, &notes);
 	if (problems.out_of_memory)
 		fprintf(stderr, "weft check: out of memory: some problems are not listed\n");
-	if (found == 0)
+	if (found == 0 && notes > 0)
+		printf("ok: %zu streams, %" PRIu64 " events, no problems (%zu note%s, "
+		       "counted with --strict)\n", streams, events, notes, notes == 1 ? "" : "s");
+	else if (found == 0)
 		printf("ok: %zu streams, %" PRIu64 " events, no problems\n", streams, events);
 	else
 		printf("%zu problems in %zu streams, %" PRIu64 " events\n", found, streams, events);
@@ -461,8 +487,8 @@ int cli_cmd_check(int argc, char **argv)
 {
 	cli_parser parser;
 	cli_common common;
+	check_settings set = { 0, 0 };
 	const char *value;
-	int want_sorted = 0;
 	int id;
 
 	cli_common_init(&common);
@@ -475,11 +501,13 @@ int cli_cmd_check(int argc, char **argv)
 			return CLI_EXIT_OK;
 		}
 		if (id == OPT_SORTED)
-			want_sorted = 1;
+			set.want_sorted = 1;
+		else if (id == OPT_STRICT)
+			set.strict = 1;
 		else if (cli_common_option(&common, "check", id, value) != 1)
 			return CLI_EXIT_FAILURE;
 	}
 	if (cli_take_trace_path(&common, &parser) < 0)
 		return CLI_EXIT_FAILURE;
-	return run_check(&common, want_sorted);
+	return run_check(&common, &set);
 }

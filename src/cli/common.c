@@ -40,10 +40,12 @@ int cli_library_error(const char *command, const char *what, int status)
 	return CLI_EXIT_FAILURE;
 }
 
-/* "warning" or "error", as printed in problem lines. */
+/* "note", "warning" or "error", as printed in problem lines. */
 const char *cli_severity_name(int severity)
 {
-	return severity == WEFT_SEV_ERROR ? "error" : "warning";
+	if (severity == WEFT_SEV_ERROR)
+		return "error";
+	return severity == WEFT_SEV_NOTE ? "note" : "warning";
 }
 
 /*

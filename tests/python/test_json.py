@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from weftlib import (OLD_TRACES, events_of_stream_file, expected_fields_json,
+from weftlib import (OLD_TRACES, PEER_TRACES, events_of_stream_file, expected_fields_json,
                      parse_dump, run_weft, stream_file, v3_dir, v3_traces,
                      with_payload)
 
@@ -53,11 +53,31 @@ def test_json_offsets_point_at_the_event(trace):
         assert (mcv, clock, payload.hex()) == (obj["code"], obj["time"], obj["payload"])
 
 
-def test_json_decode_error_key_for_mismatched_payload():
-    objs = json_events(OLD_TRACES[2] / "ovni")
-    bad = [o for o in objs if o["code"] == "OB." and o["payload"]]
+def test_json_decode_error_key_for_mismatched_payload(copy_trace):
+    """A payload shorter than its signature: the 2-byte OB. payload of the
+    v2 trace, renamed OHx (16 bytes: i32 cpu, i32 tid, u64 tag)."""
+    trace = copy_trace(OLD_TRACES[2])
+    obs = trace / "loom.node1.trace/proc.1000/thread.1002.obs"
+    data = bytearray(obs.read_bytes())
+    assert data[36:40] == b"\x01OB."
+    data[37:40] = b"OHx"
+    obs.write_bytes(bytes(data))
+    objs = json_events(trace)
+    bad = [o for o in objs if o["code"] == "OHx" and o["payload"] == "efbe"]
     assert len(bad) == 1
-    assert bad[0]["fields"] == {} and "OB." in bad[0]["decode_error"]
+    assert bad[0]["fields"] == {} and "OHx expects 16" in bad[0]["decode_error"]
+
+
+def test_json_longer_payload_keeps_the_rest_as_extra(copy_trace):
+    """nOS-V 4.1 writes OCn with 8 bytes (the table: i32 cpu): cpu, then
+    the other 4 bytes as "extra"; OB. with 2 bytes (no fields): none."""
+    objs = json_events(PEER_TRACES / "rt-nosv-several-tasks" / "ovni")
+    ocn = [o for o in objs if o["code"] == "OCn"]
+    assert len(ocn) == 1
+    assert ocn[0]["fields"] == {"cpu": 2, "extra": "01000000"}
+    assert ocn[0]["payload"] == "0200000001000000" and "decode_error" not in ocn[0]
+    ob = [o for o in json_events(OLD_TRACES[2] / "ovni") if o["code"] == "OB." and o["payload"]]
+    assert len(ob) == 1 and ob[0]["fields"] == {} and "decode_error" not in ob[0]
 
 
 def test_json_and_text_escape_strings(copy_trace):

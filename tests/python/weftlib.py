@@ -59,6 +59,10 @@ def v3_dir(name):
     return OVNI_DATA / "v3" / name
 
 
+# Traces of ovni 1.14's own tests and of the real nOS-V 4.1 runtime that
+# weft once mishandled (README.md there): directory with ovni/ and goldens.
+PEER_TRACES = OVNI_DATA / "peer"
+
 OLD_TRACES = {  # layout version -> directory with ovni/ and golden/
     1: OVNI_DATA / "v1" / "1.4.1",
     2: OVNI_DATA / "v2" / "1.10.0",
@@ -158,17 +162,36 @@ INT_FORMATS = {"u8": "<B", "u16": "<H", "u32": "<I", "u64": "<Q",
                "i8": "<b", "i16": "<h", "i32": "<i", "i64": "<q"}
 
 
+class Extra(bytes):
+    """The bytes after the fields a signature names (field "extra")."""
+
+
 def decode_payload(mcv, payload):
-    """[(name, value)] by the signature of `mcv` (value int or bytes for
-    str), or None when the MCV is unknown or the payload does not match.
+    """[(name, value)] by the signature of `mcv` (value int, bytes for str,
+    a list for the array of a jumbo event of one fixed-size field such as
+    VWC, Extra for the bytes after the named fields), or None when the MCV
+    is unknown, its signature names no fields, or the payload is too short.
     `payload` is as printed by -x: for jumbo events the size, then data."""
     if mcv not in SIGNATURES:
         return None
     jumbo, fields = SIGNATURES[mcv]
+    if not fields:
+        return None
     if jumbo:
         if len(payload) < 4 or struct.unpack("<I", payload[:4])[0] != len(payload) - 4:
             return None
         payload = payload[4:]
+    if jumbo and len(fields) == 1 and fields[0][0] != "str":
+        ftype, fname = fields[0]
+        size = struct.calcsize(INT_FORMATS[ftype])
+        n = len(payload) // size
+        if n == 0:
+            return None
+        out = [(fname, [struct.unpack_from(INT_FORMATS[ftype], payload, i * size)[0]
+                        for i in range(n)])]
+        if len(payload) > n * size:
+            out.append(("extra", Extra(payload[n * size:])))
+        return out
     out = []
     pos = 0
     for ftype, fname in fields:
@@ -184,10 +207,29 @@ def decode_payload(mcv, payload):
                 return None
             out.append((fname, struct.unpack_from(INT_FORMATS[ftype], payload, pos)[0]))
             pos += size
-    has_str = any(t == "str" for t, _ in fields)
-    if not has_str and pos != len(payload):
-        return None
+    if pos != len(payload):
+        out.append(("extra", Extra(payload[pos:])))
     return out
+
+
+def field_text(value):
+    """A decoded value as weft dump prints it."""
+    if isinstance(value, Extra):
+        return "".join(":%02x" % b for b in value)
+    if isinstance(value, bytes):
+        return text_string(value)
+    if isinstance(value, list):
+        return "[" + ",".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def field_json(value):
+    """A decoded value as weft dump --json gives it."""
+    if isinstance(value, Extra):
+        return value.hex()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value
 
 
 def text_string(raw):
@@ -224,10 +266,7 @@ def expected_fields_text(mcv, payload):
     decoded = decode_payload(mcv, payload)
     if not decoded:
         return "".join(":%02x" % b for b in payload)
-    parts = []
-    for name, value in decoded:
-        parts.append(f"{name}={text_string(value) if isinstance(value, bytes) else value}")
-    return " ".join(parts)
+    return " ".join(f"{name}={field_text(value)}" for name, value in decoded)
 
 
 def expected_fields_json(mcv, payload):
@@ -235,8 +274,7 @@ def expected_fields_json(mcv, payload):
     decoded = decode_payload(mcv, payload)
     if not decoded:
         return {}
-    return {name: (value.decode("utf-8", errors="replace") if isinstance(value, bytes)
-                   else value) for name, value in decoded}
+    return {name: field_json(value) for name, value in decoded}
 
 
 # ---- Streams on disk ------------------------------------------------------------
@@ -271,4 +309,4 @@ def stream_paths_of_dump(events):
     return sorted({e[2] for e in events})
 
 
-MESSAGE_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<offset>\d+): (?P<sev>warning|error): (?P<msg>.*)$")
+MESSAGE_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<offset>\d+): (?P<sev>note|warning|error): (?P<msg>.*)$")

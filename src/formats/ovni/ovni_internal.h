@@ -17,6 +17,8 @@
 #define OVNI_FLAG_JUMBO 0x10u
 #define OVNI_FLAG_RESERVED 0xe0u
 #define OVNI_SIZE_MASK 0x0fu
+/* Bound of the signature table (ovni_signatures.c checks it). */
+#define OVNI_MAX_SIGNATURES 1023
 
 /* Defaults of the bounds documented in docs/ovni.md. */
 #define OVNI_DEFAULT_READ_BUDGET (32ull << 20)
@@ -54,6 +56,9 @@ typedef struct ovni_data {
 	int stored_order;
 	ovni_mark *marks;           /* mark types of the metadata */
 	size_t mark_count;
+	/* Signatures whose events were reported for a layout that differs
+	 * from the table (one note per event kind and trace). */
+	uint64_t layout_noted[(OVNI_MAX_SIGNATURES + 63) / 64];
 } ovni_data;
 
 /* Reads the stream header of `mf`: sets *big_endian, or fails. */
@@ -77,19 +82,46 @@ int weft__ovni_signature_index(const unsigned char *mcv);
 
 /*
  * The table behind weft__ovni_signature_index() (3 ASCII MCV characters,
- * 7 bits each, to the index + 1; 0: unknown), built by its first call.
+ * 7 bits each), built by its first call. An entry holds the signature
+ * index + 1 (0: unknown) in its low OVNI_SIG_INDEX_BITS bits and, above
+ * them, the flags byte (size code, jumbo bit) of an event whose payload
+ * is exactly what the signature names: the reader's layout check is then
+ * one load and one compare per event (an event with other flags is looked
+ * at closer by weft__ovni_layout_differs). OVNI_FLAGS_ALWAYS_CHECK, which
+ * no valid event has (valid flags are 0x00..0x0f and 0x13), marks
+ * signatures whose size the flags cannot tell.
  */
 #define OVNI_SIGNATURE_TABLE_SIZE (1u << 21)
+#define OVNI_SIG_INDEX_BITS 10
+#define OVNI_SIG_INDEX_MASK ((1u << OVNI_SIG_INDEX_BITS) - 1)
+#define OVNI_FLAGS_ALWAYS_CHECK 0x1fu
 extern uint16_t weft__ovni_signature_table[OVNI_SIGNATURE_TABLE_SIZE];
+
+/* The table entry of the printable 3-character MCV at m. */
+static inline unsigned ovni_signature_entry(const unsigned char *m)
+{
+	return weft__ovni_signature_table[((uint32_t)m[0] << 14) |
+					  ((uint32_t)m[1] << 7) | m[2]];
+}
 
 /* weft__ovni_signature_index() inlined: only once the table is built. */
 static inline int ovni_signature_index_built(const unsigned char *m)
 {
 	if ((m[0] | m[1] | m[2]) & 0x80)
 		return -1;
-	return (int)weft__ovni_signature_table[((uint32_t)m[0] << 14) |
-					       ((uint32_t)m[1] << 7) | m[2]] - 1;
+	return (int)(ovni_signature_entry(m) & OVNI_SIG_INDEX_MASK) - 1;
 }
+
+/* Name of the field that holds the bytes after the named fields. */
+#define OVNI_EXTRA_FIELD "extra"
+
+/*
+ * 1 (with why in msg) when an event of signature i with these flags and
+ * `bytes` payload (jumbo: data) bytes holds more than its signature
+ * names, or is jumbo where the signature is not (or the reverse); 0 when
+ * it matches; -1 when it is too short.
+ */
+int weft__ovni_layout_differs(int i, unsigned flags, uint64_t bytes, char *msg, size_t cap);
 
 /* weft_event_classify() for ovni traces (ovni_classify.c). */
 void weft__ovni_event_classify(const weft_trace *trace, const weft_event *event,

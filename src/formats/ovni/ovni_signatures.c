@@ -5,6 +5,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "formats/ovni/ovni_internal.h"
@@ -13,6 +14,8 @@ static const weft_ovni_signature signatures[] = {
 #include "ovni_signatures.inc"
 };
 #define SIGNATURE_COUNT (sizeof signatures / sizeof signatures[0])
+_Static_assert(sizeof signatures / sizeof signatures[0] <= OVNI_MAX_SIGNATURES,
+	       "OVNI_MAX_SIGNATURES is too small for the signature table");
 
 /* A field of a signature, parsed once from its "u32 name, str x" text. */
 #define MAX_FIELDS 8
@@ -28,6 +31,10 @@ typedef struct compiled_signature {
 	int count;
 	uint32_t fixed_size; /* bytes of the non-string fields */
 	int has_str;
+	/* A jumbo event of one fixed-size field (nOS-V's VWC, "i64 value"):
+	 * the data is an array of it, one element per counter, as ovniemu
+	 * reads it (data size / element size of them). */
+	int array;
 } compiled_signature;
 
 /*
@@ -102,6 +109,22 @@ static void compile_signature(const weft_ovni_signature *sig, compiled_signature
 		else
 			c->fixed_size += f->size;
 	}
+	c->array = sig->jumbo && c->count == 1 && !c->has_str;
+}
+
+/*
+ * The flags byte an event of this signature has when its payload is
+ * exactly what the signature names (see weft__ovni_signature_flags).
+ */
+static unsigned expected_flags(const weft_ovni_signature *sig, const compiled_signature *c)
+{
+	if (c->array)
+		return OVNI_FLAGS_ALWAYS_CHECK; /* the data size says how many */
+	if (sig->jumbo)
+		return OVNI_FLAG_JUMBO | 0x03u;
+	if (c->has_str || c->fixed_size == 1 || c->fixed_size > 16)
+		return OVNI_FLAGS_ALWAYS_CHECK; /* no normal event can match */
+	return c->fixed_size ? c->fixed_size - 1 : 0;
 }
 
 /* Builds the lookup table once (first lookup, any thread). */
@@ -110,9 +133,10 @@ static void table_build(void)
 	for (size_t i = 0; i < SIGNATURE_COUNT; i++) {
 		int32_t key = mcv_key((const unsigned char *)signatures[i].mcv);
 		/* The TSV lists a few events twice: the first one counts. */
-		if (key >= 0 && table[key] == 0)
-			table[key] = (uint16_t)(i + 1);
 		compile_signature(&signatures[i], &compiled[i]);
+		if (key >= 0 && table[key] == 0)
+			table[key] = (uint16_t)((i + 1) | (unsigned)expected_flags(
+				&signatures[i], &compiled[i]) << OVNI_SIG_INDEX_BITS);
 	}
 }
 
@@ -127,7 +151,7 @@ static inline int signature_index(const unsigned char *mcv)
 		atomic_store_explicit(&table_ready, 1, memory_order_release);
 	}
 	int32_t key = mcv_key(mcv);
-	return key < 0 ? -1 : (int)table[key] - 1;
+	return key < 0 ? -1 : (int)(table[key] & OVNI_SIG_INDEX_MASK) - 1;
 }
 
 int weft__ovni_signature_index(const unsigned char *mcv)
@@ -183,10 +207,68 @@ static inline void set_scalar(weft_field *o, weft_type type, const uint8_t *raw,
 	}
 }
 
+/* Fills the parts of a field every decoded field shares. */
+static void field_init(weft_field *o, const compiled_field *f, int big_endian)
+{
+	o->name = f->name;
+	o->name_len = f->name_len;
+	o->is_array = 0;
+	o->count = 1;
+	o->raw = NULL;
+	o->raw_size = 0;
+	o->big_endian = big_endian;
+}
+
+/* The bytes after the named fields, as the field "extra". */
+static void extra_field(weft_field *o, const uint8_t *p, uint64_t size)
+{
+	static const char name[] = OVNI_EXTRA_FIELD;
+	o->name = name;
+	o->name_len = sizeof name - 1;
+	o->type = WEFT_TYPE_BYTES;
+	o->is_array = 0;
+	o->count = 1;
+	o->v.s.ptr = (const char *)p;
+	o->v.s.len = (size_t)size;
+	o->raw = NULL;
+	o->raw_size = 0;
+	o->big_endian = 0;
+}
+
+/* The jumbo data of an array signature (VWC) as one array field. */
+static int decode_array(const compiled_signature *c, const weft_ovni_signature *sig,
+			const weft_event *ev, const char *file, weft_field *out, size_t cap)
+{
+	const compiled_field *f = &c->fields[0];
+	uint64_t n = ev->data_size / f->size;
+	if (n == 0 || n > UINT32_MAX)
+		return weft__error(WEFT_EFORMAT, file, ev->offset,
+				   "%s expects an array of %s (%u bytes each), found %llu "
+				   "data bytes", sig->mcv, sig->fields, f->size,
+				   (unsigned long long)ev->data_size);
+	int big_endian = (ev->flags & WEFT_EVENT_BIG_ENDIAN) != 0;
+	uint64_t rest = ev->data_size - n * f->size;
+	if (cap > 0) {
+		field_init(&out[0], f, big_endian);
+		out[0].type = f->type;
+		out[0].is_array = 1;
+		out[0].count = (uint32_t)n;
+		out[0].raw = ev->data;
+		out[0].raw_size = (size_t)(n * f->size);
+	}
+	if (rest > 0 && cap > 1)
+		extra_field(&out[1], ev->data + n * f->size, rest);
+	return rest > 0 ? 2 : 1;
+}
+
 /*
  * Decodes the payload (normal events) or the jumbo data (jumbo events) by
- * the event's signature. The sizes must match the signature exactly: a
- * mismatch is reported rather than guessed around.
+ * the event's signature: the fields it names, in order, then the bytes
+ * that follow them, if any, as the field "extra" (real runtimes write
+ * longer payloads than the 1.14 table says: nOS-V's 8-byte OCn). A
+ * signature that names no fields gives none (the bytes are shown raw); a
+ * jumbo event of one fixed-size field is an array. A payload too short for
+ * the named fields is reported rather than guessed around.
  */
 int weft__ovni_event_fields(const weft_trace *trace, const weft_event *ev,
 			    weft_field *out, size_t cap)
@@ -194,42 +276,32 @@ int weft__ovni_event_fields(const weft_trace *trace, const weft_event *ev,
 	if (ev->code_len != 3)
 		return 0;
 	int i = signature_index((const unsigned char *)ev->code);
-	if (i < 0)
+	if (i < 0 || compiled[i].count == 0)
 		return 0;
 	const compiled_signature *c = &compiled[i];
-	const weft_stream_info *s = &trace->streams[ev->stream];
+	const char *file = trace->streams[ev->stream].file;
 	int jumbo = (ev->flags & WEFT_EVENT_JUMBO) != 0;
+	if (c->array && jumbo)
+		return decode_array(c, &signatures[i], ev, file, out, cap);
 	const uint8_t *p = jumbo ? ev->data : ev->payload;
 	uint64_t size = jumbo ? ev->data_size : ev->payload_size;
 	int big_endian = (ev->flags & WEFT_EVENT_BIG_ENDIAN) != 0;
-	if (jumbo != signatures[i].jumbo)
-		return weft__error(WEFT_EFORMAT, s->file, ev->offset,
-				   "%s is %sa jumbo event in the %s model, found %s",
-				   signatures[i].mcv, signatures[i].jumbo ? "" : "not ",
-				   signatures[i].model, jumbo ? "a jumbo event" : "a normal event");
-	if (c->has_str ? size < c->fixed_size + 1 : size != c->fixed_size)
-		return weft__error(WEFT_EFORMAT, s->file, ev->offset,
+	if (size < c->fixed_size + (uint32_t)c->has_str)
+		return weft__error(WEFT_EFORMAT, file, ev->offset,
 				   "%s expects %s%u payload bytes (%s), found %llu",
 				   signatures[i].mcv, c->has_str ? "at least " : "",
 				   c->fixed_size + (uint32_t)c->has_str,
-				   c->count ? signatures[i].fields : "no fields",
-				   (unsigned long long)size);
+				   signatures[i].fields, (unsigned long long)size);
 	uint64_t pos = 0;
 	weft_field spare;
 	for (int k = 0; k < c->count; k++) {
 		const compiled_field *f = &c->fields[k];
 		weft_field *o = (size_t)k < cap ? &out[k] : &spare;
-		o->name = f->name;
-		o->name_len = f->name_len;
-		o->is_array = 0;
-		o->count = 1;
-		o->raw = NULL;
-		o->raw_size = 0;
-		o->big_endian = big_endian;
+		field_init(o, f, big_endian);
 		if (f->type == WEFT_TYPE_STR) {
 			const uint8_t *nul = memchr(p + pos, '\0', size - pos);
 			if (nul == NULL)
-				return weft__error(WEFT_EFORMAT, s->file, ev->offset,
+				return weft__error(WEFT_EFORMAT, file, ev->offset,
 						   "%s: string field %.*s is not NUL-terminated",
 						   signatures[i].mcv, (int)f->name_len, f->name);
 			o->type = WEFT_TYPE_STR;
@@ -239,11 +311,57 @@ int weft__ovni_event_fields(const weft_trace *trace, const weft_event *ev,
 			continue;
 		}
 		if (pos + f->size > size)
-			return weft__error(WEFT_EFORMAT, s->file, ev->offset,
+			return weft__error(WEFT_EFORMAT, file, ev->offset,
 					   "%s: field %.*s past the payload end",
 					   signatures[i].mcv, (int)f->name_len, f->name);
 		set_scalar(o, f->type, p + pos, big_endian);
 		pos += f->size;
 	}
-	return c->count;
+	if (pos == size)
+		return c->count;
+	if ((size_t)c->count < cap)
+		extra_field(&out[c->count], p + pos, size - pos);
+	return c->count + 1;
+}
+
+/*
+ * Whether an event of signature i with these flags and `bytes` payload
+ * bytes (jumbo: data bytes) has more than the signature names, or is a
+ * jumbo event where the signature is not (or the reverse): 1 with the
+ * explanation in msg, 0 when it matches, -1 when it is too short (an
+ * error weft_event_fields() reports).
+ */
+int weft__ovni_layout_differs(int i, unsigned flags, uint64_t bytes, char *msg, size_t cap)
+{
+	const compiled_signature *c = &compiled[i];
+	const weft_ovni_signature *sig = &signatures[i];
+	int jumbo = (flags & OVNI_FLAG_JUMBO) != 0;
+	uint32_t need = c->fixed_size + (uint32_t)c->has_str;
+	const char *names = c->count ? sig->fields : "no fields";
+	if (bytes < need)
+		return -1;
+	const char *what = jumbo ? "data" : "payload";
+	if (jumbo != sig->jumbo) {
+		snprintf(msg, cap, "%s is a %s event here (%llu %s bytes), a %s event "
+			 "with %s in the ovni 1.14 %s model: %s; reported once per event "
+			 "kind", sig->mcv, jumbo ? "jumbo" : "normal", (unsigned long long)bytes,
+			 what, sig->jumbo ? "jumbo" : "normal", names, sig->model,
+			 c->count ? "the fields it names are decoded, the other bytes kept raw" :
+			 "the bytes are kept raw");
+		return 1;
+	}
+	uint64_t named = c->array ? bytes - bytes % c->fields[0].size : need;
+	if (c->array ? (bytes % c->fields[0].size == 0 && bytes > 0) : (c->has_str || bytes == need))
+		return 0;
+	if (c->count == 0)
+		snprintf(msg, cap, "%s has %llu %s bytes, its ovni 1.14 signature has no "
+			 "fields: the bytes are kept raw; reported once per event kind",
+			 sig->mcv, (unsigned long long)bytes, what);
+	else
+		snprintf(msg, cap, "%s has %llu %s bytes, its ovni 1.14 signature names "
+			 "%llu (%s): those fields are decoded, the other %llu bytes kept raw "
+			 "(field \"" OVNI_EXTRA_FIELD "\"); reported once per event kind",
+			 sig->mcv, (unsigned long long)bytes, what, (unsigned long long)named,
+			 names, (unsigned long long)(bytes - named));
+	return 1;
 }

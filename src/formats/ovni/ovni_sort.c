@@ -107,13 +107,18 @@ static int rewrite_stream(weft_trace *t, uint32_t s)
 }
 
 /*
- * Did reading the stream report anything since diags_before? A stream
- * with a truncated tail, bad bytes or a region beyond the look-back is
- * left as it is: rewriting it would drop or misplace bytes.
+ * The first warning or error reading the stream reported since
+ * diags_before, or NULL. A stream with a truncated tail, bad bytes or a
+ * region beyond the look-back is left as it is: rewriting it would drop
+ * or misplace bytes. Notes (payloads longer than their signature) change
+ * nothing here: events are copied whole.
  */
-static int stream_had_problems(const weft_trace *t, size_t diags_before)
+static const weft_diag *stream_problem(const weft_trace *t, size_t diags_before)
 {
-	return t->diag_count > diags_before;
+	for (size_t i = diags_before; i < t->diag_count; i++)
+		if (t->diags[i].severity != WEFT_SEV_NOTE)
+			return &t->diags[i];
+	return NULL;
 }
 
 int weft_ovni_sort(const char *path, int check_only, weft_ovni_sort_report *report)
@@ -132,11 +137,11 @@ int weft_ovni_sort(const char *path, int check_only, weft_ovni_sort_report *repo
 		rc = survey_stream(t, s, &regions, &moved);
 		if (rc < 0)
 			break;
-		if (stream_had_problems(t, diags_before)) {
+		const weft_diag *problem = stream_problem(t, diags_before);
+		if (problem != NULL) {
 			rc = weft__error(WEFT_EFORMAT, t->streams[s].file, WEFT_NO_OFFSET,
 					 "the stream has problems (%s): not sorted, "
-					 "so that no byte is lost",
-					 t->diags[t->diag_count - 1].message);
+					 "so that no byte is lost", problem->message);
 			break;
 		}
 		report->streams++;

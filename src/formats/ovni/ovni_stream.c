@@ -29,6 +29,7 @@ typedef struct region_entry {
 
 typedef struct ovni_reader {
 	weft_trace *trace;
+	ovni_data *data;
 	uint32_t stream;
 	const char *name;        /* stream file, relative to the trace root */
 	weft_mapfile mf;
@@ -125,6 +126,7 @@ int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state)
 	if (r == NULL)
 		return weft__error(WEFT_ENOMEM, info->file, WEFT_NO_OFFSET, "out of memory");
 	r->trace = trace;
+	r->data = data;
 	r->stream = stream;
 	r->name = info->file;
 	r->finished = info->finished;
@@ -143,6 +145,7 @@ int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state)
 	}
 	r->pos = OVNI_STREAM_HEADER_SIZE;
 	r->scan_pos = r->pos;
+	(void)weft__ovni_signature_index((const unsigned char *)"OHx"); /* builds the table */
 	*state = r;
 	return 0;
 }
@@ -241,12 +244,49 @@ static int reader_stop(ovni_reader *r, int rc)
 	return rc;
 }
 
+/*
+ * An event whose flags are not those of its signature: a note, once per
+ * event kind and trace, when it holds more than the signature names (the
+ * decoder keeps the rest as raw bytes); a payload too short is left to
+ * weft_event_fields(), which reports it.
+ */
+static void note_layout(ovni_reader *r, int i, const unsigned char *p, uint64_t offset,
+			uint64_t size)
+{
+	uint64_t *noted = &r->data->layout_noted[i / 64];
+	uint64_t bit = 1ull << (i % 64);
+	if (*noted & bit)
+		return;
+	unsigned code = p[0] & OVNI_SIZE_MASK;
+	uint64_t bytes = (p[0] & OVNI_FLAG_JUMBO) ? size - OVNI_EVENT_HEADER_SIZE - 4 :
+			 (code ? code + 1u : 0u);
+	char msg[512];
+	if (weft__ovni_layout_differs(i, p[0], bytes, msg, sizeof msg) <= 0)
+		return;
+	*noted |= bit;
+	weft__trace_diag(r->trace, WEFT_SEV_NOTE, WEFT_EFORMAT, r->name, offset, "%s", msg);
+}
+
+/*
+ * The cheap part of the layout check: one table load, one compare (the
+ * MCV is printable: the reader checked it). Unknown MCVs (entry 0) are
+ * never looked at.
+ */
+static inline void check_layout(ovni_reader *r, const unsigned char *p, uint64_t offset,
+				uint64_t size)
+{
+	unsigned e = ovni_signature_entry(p + 1);
+	if (WEFT_UNLIKELY(e != 0 && (e >> OVNI_SIG_INDEX_BITS) != p[0]))
+		note_layout(r, (int)(e & OVNI_SIG_INDEX_MASK) - 1, p, offset, size);
+}
+
 /* Parses the event at `offset` (whose size is known valid) into ev. */
 static void fill_event(ovni_reader *r, const unsigned char *p, uint64_t offset,
 		       uint64_t size, uint64_t seq, weft_event *ev)
 {
 	uint64_t clock = ovni_load64(p + 4, r->big_endian);
 	unsigned code = p[0] & OVNI_SIZE_MASK;
+	check_layout(r, p, offset, size);
 	ev->time = clock + (uint64_t)r->clock_offset;
 	ev->end = ev->time;
 	ev->offset = offset;
