@@ -81,3 +81,18 @@ def test_vwc_counters_are_an_array():
 def test_convert_exits_0(tmp_path, name, to):
     proc = run_weft("convert", trace(name), "--to", to, "-o", tmp_path / "out", expect=0)
     assert "error" not in proc.stderr
+
+
+def test_sort_into_previous_region_as_ovnisort(copy_trace):
+    """ovni's sort-into-previous-region: weft sort writes the bytes
+    ovnisort wrote (the -sorted trace is the same run after ovnisort), and
+    reading the unsorted trace gives ovnidump's lines of the sorted one."""
+    unsorted = PEER_TRACES / "emu-ovni-sort-into-previous-region-unsorted"
+    golden = PEER_TRACES / "emu-ovni-sort-into-previous-region-sorted"
+    proc = run_weft("dump", "-x", unsorted / "ovni", expect=0)
+    assert proc.stdout == (golden / "ovnidump-x.txt").read_text()
+    assert "warning" not in proc.stderr
+    trace = copy_trace(unsorted)
+    run_weft("sort", trace, expect=0)
+    rel = "loom.vm.0/proc.11553/thread.11553/stream.obs"
+    assert (trace / rel).read_bytes() == (golden / "ovni" / rel).read_bytes()

@@ -3,6 +3,7 @@ of weft and of the real ovni tools, decoding payloads from the ovni event
 signature table, and comparing merged event sequences."""
 
 import collections
+import json
 import os
 import re
 import struct
@@ -310,3 +311,36 @@ def stream_paths_of_dump(events):
 
 
 MESSAGE_LINE = re.compile(r"^(?P<file>[^:\n]+):(?P<offset>\d+): (?P<sev>note|warning|error): (?P<msg>.*)$")
+
+
+# ---- Writing small ovni traces -----------------------------------------------
+
+def ovni_event(mcv, clock, payload=b"", jumbo=None):
+    """The bytes of one little-endian ovni event: a normal event with
+    0 or 2..16 payload bytes, or (jumbo=data) a jumbo event."""
+    if jumbo is not None:
+        return bytes([0x13]) + mcv.encode() + struct.pack("<QI", clock, len(jumbo)) + jumbo
+    assert len(payload) != 1 and len(payload) <= 16
+    flags = len(payload) - 1 if payload else 0
+    return bytes([flags]) + mcv.encode() + struct.pack("<Q", clock) + payload
+
+
+def write_ovni_stream(trace_dir, events, loom="vm.0", pid=1, tid=None, cpus=((0, 0),),
+                      require=None, extra_meta=None):
+    """Writes loom.<loom>/proc.<pid>/thread.<tid> of a layout-3 trace: the
+    events (bytes from ovni_event, or one bytes object) and a finished
+    stream.json as libovni 1.14 writes it. Returns the stream.obs path."""
+    tid = pid if tid is None else tid
+    d = Path(trace_dir) / f"loom.{loom}" / f"proc.{pid}" / f"thread.{tid}"
+    d.mkdir(parents=True, exist_ok=True)
+    body = events if isinstance(events, (bytes, bytearray)) else b"".join(events)
+    (d / "stream.obs").write_bytes(b"ovni" + struct.pack("<I", 1) + body)
+    meta = {"version": 3, "ovni": {
+        "lib": {"version": "1.14.0", "commit": "test"}, "part": "thread",
+        "tid": tid, "pid": pid, "loom": loom, "app_id": 1,
+        "require": require or {"ovni": "1.1.0"},
+        "loom_cpus": [{"index": i, "phyid": p} for i, p in cpus], "finished": 1}}
+    for key, value in (extra_meta or {}).items():
+        meta["ovni"][key] = value
+    (d / "stream.json").write_text(json.dumps(meta, indent=4))
+    return d / "stream.obs"

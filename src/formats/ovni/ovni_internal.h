@@ -25,6 +25,9 @@
 #define OVNI_MIN_WINDOW (1ull << 20)
 #define OVNI_MAX_WINDOW (16ull << 20)
 #define OVNI_DEFAULT_MAX_REGION_EVENTS (4ull << 20)
+/* Events ovnisort looks back over to place a region (its ring of
+ * 1,000,000 slots, -n default, holds one less). */
+#define OVNI_SORT_LOOK_BACK 999999u
 /* Metadata files larger than this are refused (they are a few KiB). */
 #define OVNI_MAX_JSON_BYTES (64ull << 20)
 

@@ -640,6 +640,8 @@ static void set_bounds(ovni_data *d, const weft_open_options *o, size_t streams)
 	d->window = w;
 	d->max_region_events = o->unordered_max_events ? o->unordered_max_events :
 			       OVNI_DEFAULT_MAX_REGION_EVENTS;
+	if (d->max_region_events > UINT32_MAX)
+		d->max_region_events = UINT32_MAX; /* the index keeps 32-bit places */
 	d->stored_order = o->stored_order;
 }
 

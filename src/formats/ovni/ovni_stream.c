@@ -7,13 +7,15 @@
  *
  * Unordered regions (OU[ .. OU]) hold events whose clocks may go back in
  * time, also before the OU[ itself. Unless stored order is asked, the
- * reader scans ahead of what it delivers by `lookback` bytes; when the scan
- * meets an OU[, every event from the delivery point to the matching OU] is
- * indexed, stably sorted by clock and delivered from the index. So an
- * unordered region may move events back by at most `lookback` bytes of the
- * stream (and not past an earlier region), and may hold at most
+ * reader delivers them in the order ovnisort writes (docs/ovni.md): it
+ * scans ahead of what it delivers by `lookback` bytes; when the scan meets
+ * an OU[, every event from the delivery point to the matching OU] is
+ * indexed and the region sorted there as ovnisort sorts it, and the next
+ * regions join the block as long as their sort would reach back into it.
+ * So a region may move events back by at most `lookback` bytes of the
+ * stream (and not past a delivered block), and a block holds at most
  * `max_region_events` events: the memory bound is that index (24 bytes an
- * event) plus the mapped span of the region.
+ * event) plus the mapped span of the block.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,8 @@
 typedef struct region_entry {
 	uint64_t clock;  /* raw clock, before the offset */
 	uint64_t offset; /* file offset of the event */
-	uint64_t seq;    /* stored index, keeps the sort stable */
+	uint32_t seq;    /* stored index, from the block's first event */
+	uint32_t rank;   /* place in the order before a sort (keeps it stable) */
 } region_entry;
 
 typedef struct ovni_reader {
@@ -375,13 +378,18 @@ static int map_event(ovni_reader *r, uint64_t offset,
 	return 0;
 }
 
-/* Orders region entries by clock, then stored order (a stable sort). */
+/*
+ * Orders region entries by clock, then by their place in the current
+ * order: a stable sort of the current order, as ovnisort's (glibc's merge
+ * sort) is. (ovnisort compares clocks as signed numbers when sorting, but
+ * aborts when that order is not the unsigned one: the same results.)
+ */
 static int entry_cmp(const void *a, const void *b)
 {
 	const region_entry *x = a, *y = b;
 	if (x->clock != y->clock)
 		return x->clock < y->clock ? -1 : 1;
-	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+	return x->rank < y->rank ? -1 : (x->rank > y->rank);
 }
 
 /* Appends one entry to the block index, growing it within the bound. */
@@ -396,30 +404,39 @@ static int index_push(ovni_reader *r, uint64_t clock, uint64_t offset, uint64_t 
 		r->index = p;
 		r->index_cap = cap;
 	}
-	r->index[r->index_count++] = (region_entry){ clock, offset, seq };
+	r->index[r->index_count++] = (region_entry){ clock, offset,
+		(uint32_t)(seq - r->seq), 0 };
 	return 0;
 }
 
+/* Where one region lies in the block index. */
+typedef struct region_span {
+	uint64_t ou;     /* file offset of its OU[ */
+	size_t open;     /* index of the OU[ entry */
+	size_t close;    /* index of the OU] entry, or the end of what was indexed */
+	int closed;      /* an OU] ends it */
+} region_span;
+
 /*
- * Builds the sorted index of every event from r->pos to the OU] that
- * closes the region opened at `ou_offset` (or to the end of the stream).
+ * Appends to the block index every event from `from` on, up to and with
+ * the first OU] after the OU[ at rg->ou (or to the end of the stream, or
+ * to the event bound). Sets *end to the offset after the last one.
  */
-static int index_region(ovni_reader *r, uint64_t ou_offset)
+static int index_region(ovni_reader *r, uint64_t from, region_span *rg, uint64_t *end)
 {
-	uint64_t offset = r->pos, seq = r->seq, region_events = 0;
-	int in_region = 0;
-	r->index_count = 0;
-	r->index_next = 0;
+	uint64_t offset = from, seq = r->seq + r->index_count;
+	rg->closed = 0;
+	rg->open = SIZE_MAX;
 	while (offset < r->mf.size) {
 		uint64_t size;
 		const unsigned char *p;
 		if (map_event(r, offset, &p, &size) < 0)
 			break; /* the error is met again when delivery gets there */
-		if (offset == ou_offset)
-			in_region = 1;
-		if (in_region && ++region_events > r->max_region_events) {
+		if (offset == rg->ou)
+			rg->open = r->index_count;
+		if (r->index_count >= r->max_region_events) {
 			weft__trace_diag(r->trace, WEFT_SEV_WARNING, WEFT_ENOMEM, r->name,
-					 ou_offset, "unordered region longer than %llu events: "
+					 rg->ou, "unordered region longer than %llu events: "
 					 "sorted in pieces", (unsigned long long)r->max_region_events);
 			break;
 		}
@@ -428,16 +445,149 @@ static int index_region(ovni_reader *r, uint64_t ou_offset)
 			return rc;
 		offset += size;
 		seq++;
-		if (in_region && ovni_mcv_is(p + 1, "OU]"))
+		if (rg->open != SIZE_MAX && r->index_count - 1 > rg->open &&
+		    ovni_mcv_is(p + 1, "OU]")) {
+			rg->closed = 1;
 			break;
+		}
 	}
-	qsort(r->index, r->index_count, sizeof *r->index, entry_cmp);
+	rg->close = rg->closed ? r->index_count - 1 : r->index_count;
+	*end = offset;
+	return 0;
+}
+
+/*
+ * Where ovnisort starts sorting a region: the last event before its OU]
+ * whose clock is below the smallest clock inside the region (it and
+ * everything after it are sorted). Searched in the block index, within
+ * the OVNI_SORT_LOOK_BACK events ovnisort keeps. Returns the index, or
+ * SIZE_MAX when the block has none.
+ */
+static size_t region_destination(const ovni_reader *r, const region_span *rg,
+				 uint64_t *min_clock, uint64_t *looked)
+{
+	uint64_t m = UINT64_MAX;
+	for (size_t i = rg->open + 1; i < rg->close; i++)
+		if (r->index[i].clock < m)
+			m = r->index[i].clock;
+	*min_clock = m;
+	*looked = 0;
+	for (size_t i = rg->close; i-- > 0; ++*looked)
+		if (r->index[i].clock < m)
+			return i;
+	return SIZE_MAX;
+}
+
+/*
+ * Sorts the region `rg` of the block index as ovnisort does: stably, from
+ * its destination up to (not with) its OU]. A region whose destination
+ * lies before the block (delivered already) is sorted from the block's
+ * start: what needed to go further comes late, and delivery reports it.
+ * When ovnisort would refuse the stream (no destination within the events
+ * it looks back over), a warning says so; the region is still sorted.
+ */
+static void sort_region(ovni_reader *r, const region_span *rg)
+{
+	if (rg->open == SIZE_MAX || rg->close <= rg->open + 1)
+		return; /* empty: ovnisort leaves it (and warns) */
+	uint64_t min_clock, looked;
+	size_t from = region_destination(r, rg, &min_clock, &looked);
+	if (from == SIZE_MAX)
+		from = 0;
+	/* ovnisort looks back over its last OVNI_SORT_LOOK_BACK events (or
+	 * takes the stream's start when it has fewer). */
+	if (looked >= OVNI_SORT_LOOK_BACK)
+		weft__trace_diag(r->trace, WEFT_SEV_WARNING, WEFT_EFORMAT, r->name,
+				 r->index[rg->open].offset, "unordered region: no event with "
+				 "a clock below %llu in the %u events before its OU] (ovnisort's "
+				 "look-back): ovnisort cannot sort this stream (\"cannot find a "
+				 "event previous to clock\")", (unsigned long long)min_clock,
+				 OVNI_SORT_LOOK_BACK);
+	for (size_t i = from; i < rg->close; i++)
+		r->index[i].rank = (uint32_t)i;
+	qsort(r->index + from, rg->close - from, sizeof *r->index, entry_cmp);
+}
+
+/*
+ * Would ovnisort's sort of the region at `ou` (after the block, which ends
+ * at `end`) reach into the block? Only when every event from the block's
+ * end to that OU[ and the block's last event are not below the smallest
+ * clock inside the region. A read-only scan; 0 also when the region is
+ * empty, left open, or damaged.
+ */
+static int region_reaches_back(ovni_reader *r, uint64_t end, uint64_t ou)
+{
+	uint64_t min_before = r->index[r->index_count - 1].clock, min_inner = UINT64_MAX;
+	uint64_t offset = end;
+	int inside = 0;
+	while (offset < r->mf.size) {
+		uint64_t size;
+		const unsigned char *p;
+		if (map_event(r, offset, &p, &size) < 0)
+			return 0;
+		uint64_t clock = ovni_load64(p + 4, r->big_endian);
+		if (inside && ovni_mcv_is(p + 1, "OU]"))
+			return min_inner != UINT64_MAX && min_before >= min_inner;
+		if (inside && clock < min_inner)
+			min_inner = clock;
+		if (!inside && clock < min_before)
+			min_before = clock;
+		inside |= offset == ou;
+		offset += size;
+	}
+	return 0;
+}
+
+/*
+ * The next OU[ within `lookback` bytes after `end` that belongs with the
+ * block (its sort would reach into it), or UINT64_MAX.
+ */
+static uint64_t next_overlapping_region(ovni_reader *r, uint64_t end)
+{
+	uint64_t offset = end, limit = end + r->lookback;
+	while (offset < limit && offset < r->mf.size) {
+		uint64_t size;
+		const unsigned char *p;
+		if (map_event(r, offset, &p, &size) < 0)
+			return UINT64_MAX;
+		if (ovni_mcv_is(p + 1, "OU["))
+			return region_reaches_back(r, end, offset) ? offset : UINT64_MAX;
+		offset += size;
+	}
+	return UINT64_MAX;
+}
+
+/*
+ * Builds the block index: every event from r->pos to the OU] that closes
+ * the region opened at `ou_offset` (or to the end of the stream), with
+ * that region sorted as ovnisort sorts it; then, as long as the next
+ * region's sort would reach back into the block, that region too (so the
+ * events of a later region can go before the end of an earlier one).
+ */
+static int build_block(ovni_reader *r, uint64_t ou_offset)
+{
+	region_span rg = { .ou = ou_offset };
+	uint64_t end;
+	r->index_count = 0;
+	r->index_next = 0;
+	int rc = index_region(r, r->pos, &rg, &end);
+	while (rc == 0) {
+		sort_region(r, &rg);
+		if (!rg.closed || r->index_count >= r->max_region_events)
+			break;
+		rg = (region_span){ .ou = next_overlapping_region(r, end) };
+		if (rg.ou == UINT64_MAX)
+			break;
+		rc = index_region(r, end, &rg, &end);
+	}
+	if (rc < 0)
+		return rc;
 	/* Map the whole block at once: it is delivered in random order. */
-	if (offset > r->pos && weft__mapfile_get(&r->mf, r->pos, offset - r->pos) == NULL)
+	if (end > r->pos && weft__mapfile_get(&r->mf, r->pos, end - r->pos) == NULL)
 		return WEFT_EIO;
-	r->index_end = offset;
-	r->index_end_seq = seq;
-	r->scan_pos = offset;
+	r->index_end = end;
+	r->index_end_seq = r->seq + r->index_count;
+	r->scan_pos = end;
 	return 0;
 }
 
@@ -488,8 +638,8 @@ static int next_from_index(ovni_reader *r, weft_event *ev)
 	int rc = map_event(r, e->offset, &p, &size);
 	if (rc < 0)
 		return reader_stop(r, rc);
-	fill_event(r, p, e->offset, size, e->seq, ev);
-	if (e->seq != in_place)
+	fill_event(r, p, e->offset, size, r->seq + e->seq, ev);
+	if (r->seq + e->seq != in_place)
 		ev->flags |= WEFT_EVENT_REORDERED;
 	if (r->index_next == r->index_count) {
 		r->pos = r->index_end;
@@ -550,7 +700,7 @@ int weft__ovni_stream_next(void *state, weft_event *ev)
 	if (r->scan) {
 		uint64_t ou = scan_ahead(r);
 		if (ou != UINT64_MAX) {
-			int rc = index_region(r, ou);
+			int rc = build_block(r, ou);
 			if (rc < 0)
 				return rc;
 			if (r->index_count > 0)
