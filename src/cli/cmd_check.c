@@ -7,8 +7,10 @@
  * and reading (missing or conflicting metadata, unfinished streams,
  * truncated or malformed events, byte order, ...), payloads that do not
  * match their event's layout, clocks that go back outside unordered
- * regions (each stream in stored order), and with --sorted whether the
- * unordered regions are sorted (what ovniemu requires).
+ * regions (each stream in stored order), ovniemu's clock gate between the
+ * first clocks of the streams, and with --sorted whether the unordered
+ * regions are sorted (what ovniemu requires). Notes (layouts that differ
+ * from the signature table but are kept whole) count only with --strict.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -55,7 +57,9 @@ static void print_check_help(void)
 	       "Checks: metadata (missing, conflicting, unfinished streams, missing\n"
 	       "loom_cpus), stream headers and byte order, truncated or malformed events,\n"
 	       "payloads that do not match their event's signature, clocks going back\n"
-	       "outside unordered regions.\n"
+	       "outside unordered regions; ovni: what ovniemu refuses before emulating\n"
+	       "(first clocks of the streams more than 1 h apart without clock offsets,\n"
+	       "CPUs of a loom with a duplicated index or phyid).\n"
 	       "\n"
 	       "options:\n"
 	       "  --sorted             also require sorted unordered regions (as ovniemu)\n"
@@ -260,12 +264,19 @@ static void add_read_failure(const weft_trace *trace, const char *file,
 		add_problem(problems, WEFT_SEV_ERROR, file, offset, "%s: %s", what, text);
 }
 
+/* The first event of a stream (for the clock gate of ovni traces). */
+typedef struct stream_start {
+	int seen;
+	uint64_t time;
+	uint64_t offset;
+} stream_start;
+
 /*
  * Reads one stream through its own cursor. Returns the number of events
- * read; problems go to the list.
+ * read; problems go to the list, the first event to *start (when given).
  */
 static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted,
-			     problem_list *problems)
+			     stream_start *start, problem_list *problems)
 {
 	stream_check sc;
 	weft_cursor *cursor;
@@ -283,6 +294,8 @@ static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted
 		return 0;
 	}
 	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
+		if (start != NULL && !start->seen)
+			*start = (stream_start){ 1, ev->time, ev->offset };
 		check_payload(trace, sc.info, &sc.bad_payloads, sc.fields,
 			      sizeof sc.fields / sizeof sc.fields[0], ev, problems);
 		/* Heph stores an event when it ends: its clocks are not ordered. */
@@ -373,6 +386,41 @@ static uint64_t check_merged(weft_trace *trace, problem_list *problems)
 
 /* ---- Whole trace --------------------------------------------------------------------- */
 
+/* ovniemu's bound between the first clocks of the streams: one hour. */
+#define CLOCK_GATE_NS (3600ull * 1000000000ull)
+
+/*
+ * The clock gate ovniemu checks before emulating: the first clock of each
+ * stream (clock offsets applied) within one hour of that of the first
+ * stream (in path order) that has events; otherwise the looms need the
+ * clock offsets of ovnisync ("detected large clock gate").
+ */
+static void check_clock_gate(const weft_trace *trace, const stream_start *starts,
+			     problem_list *problems)
+{
+	size_t n = weft_trace_stream_count(trace);
+	size_t first = SIZE_MAX;
+
+	for (size_t i = 0; i < n; i++)
+		if (starts[i].seen && (first == SIZE_MAX ||
+		    strcmp(weft_trace_stream(trace, i)->path,
+			   weft_trace_stream(trace, first)->path) < 0))
+			first = i;
+	for (size_t i = 0; first != SIZE_MAX && i < n; i++) {
+		uint64_t a = starts[i].time, b = starts[first].time;
+		uint64_t delta = a > b ? a - b : b - a;
+		if (!starts[i].seen || delta <= CLOCK_GATE_NS)
+			continue;
+		problems->stream = (uint32_t)i;
+		add_problem(problems, WEFT_SEV_ERROR, weft_trace_stream(trace, i)->file,
+			    starts[i].offset, "first clock %" PRIu64 " is %.2f h from the "
+			    "first clock of %s (more than 1 h): ovniemu refuses the trace "
+			    "(\"detected large clock gate\") unless clock offsets align the "
+			    "looms (ovnisync's clock-offsets.txt, --clock-offsets)",
+			    a, (double)delta / 3.6e12, weft_trace_stream(trace, first)->path);
+	}
+}
+
 /* --sorted: what weft_ovni_sort() would do, as one trace-level problem. */
 static void check_sorted(const char *path, problem_list *problems)
 {
@@ -462,8 +510,16 @@ static int run_check(cli_common *common, const check_settings *set)
 	size_t streams = weft_trace_stream_count(trace);
 	if (weft_trace_file_order_default(trace))
 		events = check_merged(trace, &problems);
+	int ovni = weft_trace_format(trace) == WEFT_FORMAT_OVNI;
+	stream_start *starts = ovni ? calloc(streams ? streams : 1, sizeof *starts) : NULL;
+	if (ovni && starts == NULL)
+		problems.out_of_memory = 1;
 	for (size_t i = 0; !weft_trace_file_order_default(trace) && i < streams; i++)
-		events += check_stream(trace, (uint32_t)i, want_sorted, &problems);
+		events += check_stream(trace, (uint32_t)i, want_sorted,
+				       starts ? &starts[i] : NULL, &problems);
+	if (starts != NULL)
+		check_clock_gate(trace, starts, &problems);
+	free(starts);
 	if (want_sorted && weft_trace_format(trace) == WEFT_FORMAT_OVNI)
 		check_sorted(common->trace_path, &problems);
 	size_t notes;

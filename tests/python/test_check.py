@@ -202,3 +202,66 @@ def test_big_endian_stream_read_or_refused(copy_trace):
             assert b1 == b2
     info = run_weft("info", trace, expect=0).stdout
     assert "byte order: big-endian" in info
+
+
+# ---- What ovniemu refuses before emulating --------------------------------------
+
+HOUR = 3600 * 10**9
+
+
+def gate_trace(tmp_path, second_clock):
+    """Two looms on hosts a and b, first clocks 1000 and second_clock; a
+    third stream without events (not looked at)."""
+    from weftlib import ovni_event, write_ovni_stream
+    write_ovni_stream(tmp_path, [ovni_event("OB.", 1000), ovni_event("OB.", 2000)], loom="a.0")
+    write_ovni_stream(tmp_path, [ovni_event("OB.", second_clock)], loom="b.0", pid=2)
+    write_ovni_stream(tmp_path, [], loom="c.0", pid=3)
+    return tmp_path
+
+
+def test_clock_gate(tmp_path):
+    """ovniemu: every stream's first clock within one hour of the first
+    stream's (clock offsets applied), or "detected large clock gate"."""
+    trace = gate_trace(tmp_path / "apart", 1000 + HOUR + 1)
+    found = problems(run_weft("check", trace, expect=1).stdout)
+    assert [(f[0], f[1], f[2]) for f in found] == [
+        ("loom.b.0/proc.2/thread.2/stream.obs", 8, "error")]
+    assert found[0][3].startswith(f"first clock {1000 + HOUR + 1} is 1.00 h from the first "
+                                  "clock of loom.a.0/proc.1/thread.1 (more than 1 h)")
+    trace = gate_trace(tmp_path / "hour", 1000 + HOUR)
+    run_weft("check", trace, expect=0)
+    trace = gate_trace(tmp_path / "offsets", 1000 + 2 * HOUR)
+    (trace / "clock-offsets.txt").write_text(
+        "rank hostname offset_median offset_mean offset_std\n"
+        f"0 a 0 0 0\n1 b {-2 * HOUR} 0 0\n2 c 0 0 0\n")
+    run_weft("check", trace, expect=0)
+
+
+def cpu_trace(tmp_path, *per_process):
+    """One loom, one process per list of (index, phyid) CPUs it declares."""
+    from weftlib import ovni_event, write_ovni_stream
+    for pid, cpus in enumerate(per_process, 1):
+        write_ovni_stream(tmp_path, [ovni_event("OB.", 1000)], pid=pid, cpus=cpus)
+    return tmp_path
+
+
+@pytest.mark.parametrize("cpus,why", [
+    ([[(0, 0)], [(0, 1)], [(0, 2)]],
+     'CPU index 0 is declared for phyid 0 and phyid 1 (ovniemu: "cpu with index 0 already taken")'),
+    ([[(0, 0), (1, 1)], [(1, 0)]],
+     'CPU phyid 0 has index 0 and index 1 (ovniemu: "mismatch index in existing cpu")'),
+    ([[(0, 0)], [(2, 1)]],
+     'CPU index 2 out of bounds: the loom has 2 CPUs, indices 0..1 (ovniemu: "cpu index out of bounds")'),
+])
+def test_loom_cpus_ovniemu_refuses(tmp_path, cpus, why):
+    """ovni's duplicated-cpu-index test: each process of a loom declares
+    index 0 for its own phyid; and the other rules of ovniemu's loom.c."""
+    found = problems(run_weft("check", cpu_trace(tmp_path, *cpus), expect=1).stdout)
+    assert found == [("loom.vm.0", None, "warning", "the CPUs of this loom (ovni.loom_cpus "
+                      f"of its streams) are not valid: {why}; ovniemu refuses the trace")]
+
+
+def test_loom_cpus_split_over_processes_are_fine(tmp_path):
+    """partial-cpus / merge-cpus-loom: each process declares some CPUs, or
+    the same ones again."""
+    run_weft("check", cpu_trace(tmp_path, [(0, 4)], [(1, 7), (0, 4)], [(2, 5)]), expect=0)

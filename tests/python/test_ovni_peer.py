@@ -96,3 +96,16 @@ def test_sort_into_previous_region_as_ovnisort(copy_trace):
     run_weft("sort", trace, expect=0)
     rel = "loom.vm.0/proc.11553/thread.11553/stream.obs"
     assert (trace / rel).read_bytes() == (golden / "ovni" / rel).read_bytes()
+
+
+def test_check_refuses_the_clock_gate_of_ovni_clockgate_test():
+    """ovni's clockgate test: 4 looms whose first clocks are 2 h apart, no
+    clock offsets. ovniemu refuses it ("detected large clock gate"),
+    naming the same streams with the same distances."""
+    out = run_weft("check", trace("emu-ovni-clockgate"), expect=1).stdout
+    ours = [(l.split("/stream.obs")[0], l.split(" is ")[1].split(" h ")[0])
+            for l in out.splitlines() if "detected large clock gate" in l]
+    log = (PEER_TRACES / "emu-ovni-clockgate" / "ovniemu-l.log").read_text()
+    golden = [(l.split("stream ")[1].split(" has")[0], l.split("delta=")[1].split(" h")[0])
+              for l in log.splitlines() if "has starting clock too far" in l]
+    assert ours == golden and len(golden) == 3

@@ -601,17 +601,87 @@ static int apply_clock_offsets(open_ctx *ctx, const char *path, int required)
 
 /* ---- Open / close ------------------------------------------------------------ */
 
+/* An integer >= 0 from a JSON number (ovniemu casts them to int), or -1. */
+static int64_t json_index(const json_t *v)
+{
+	if (!json_is_number(v))
+		return -1;
+	double d = json_number_value(v);
+	return d >= 0 && d < 2147483648.0 ? (int64_t)d : -1;
+}
+
+/*
+ * The merged loom_cpus of a loom, by ovniemu's rules: every entry an
+ * object with index and phyid >= 0, one index per phyid, and indices
+ * exactly 0..N-1 for the N phyids. Writes what is wrong into why
+ * (0 when nothing is).
+ */
+static int loom_cpus_problem(const json_t *cpus, char *why, size_t cap)
+{
+	size_t n = json_array_size(cpus);
+	size_t phyids = 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *c = json_array_get(cpus, i);
+		int64_t index = json_index(json_object_get(c, "index"));
+		int64_t phyid = json_index(json_object_get(c, "phyid"));
+		int first = 1;
+		if (index < 0 || phyid < 0)
+			return snprintf(why, cap, "a CPU without a valid index and phyid "
+					"(entry %zu)", i), 1;
+		for (size_t k = 0; k < i; k++) {
+			const json_t *o = json_array_get(cpus, k);
+			int64_t oi = json_index(json_object_get(o, "index"));
+			int64_t op = json_index(json_object_get(o, "phyid"));
+			if (op == phyid && oi != index)
+				return snprintf(why, cap, "CPU phyid %lld has index %lld and "
+						"index %lld (ovniemu: \"mismatch index in "
+						"existing cpu\")", (long long)phyid, (long long)oi,
+						(long long)index), 1;
+			if (oi == index && op != phyid)
+				return snprintf(why, cap, "CPU index %lld is declared for phyid "
+						"%lld and phyid %lld (ovniemu: \"cpu with index "
+						"%lld already taken\")", (long long)index, (long long)op,
+						(long long)phyid, (long long)index), 1;
+			first &= op != phyid;
+		}
+		phyids += first;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t index = json_index(json_object_get(json_array_get(cpus, i), "index"));
+		if ((uint64_t)index >= phyids)
+			return snprintf(why, cap, "CPU index %lld out of bounds: the loom has "
+					"%zu CPUs, indices 0..%zu (ovniemu: \"cpu index out of "
+					"bounds\")", (long long)index, phyids, phyids - 1), 1;
+	}
+	return 0;
+}
+
+/* A loom's CPUs: missing (mandatory per loom) or not valid for ovniemu. */
+static void check_loom_cpus(weft_trace *t, uint32_t node, const json_t *m)
+{
+	const json_t *cpus = json_object_get(json_object_get(m, "ovni"), "loom_cpus");
+	char why[256];
+	if (cpus == NULL)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_ENOTFOUND, t->nodes[node].path,
+				 WEFT_NO_OFFSET, "no stream of this loom lists its CPUs "
+				 "(ovni.loom_cpus, mandatory per loom)");
+	else if (!json_is_array(cpus) || json_array_size(cpus) == 0)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, t->nodes[node].path,
+				 WEFT_NO_OFFSET, "ovni.loom_cpus is not a non-empty array");
+	else if (loom_cpus_problem(cpus, why, sizeof why))
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, t->nodes[node].path,
+				 WEFT_NO_OFFSET, "the CPUs of this loom (ovni.loom_cpus of its "
+				 "streams) are not valid: %s; ovniemu refuses the trace", why);
+}
+
 /* Stores the merged metadata in the nodes and checks per-loom keys. */
 static int finish_metadata(open_ctx *ctx)
 {
 	weft_trace *t = ctx->trace;
 	for (size_t i = 0; i < t->node_count; i++) {
 		json_t *m = i < ctx->meta_cap ? ctx->meta[i] : NULL;
-		if (strcmp(t->nodes[i].kind, "loom") == 0 &&
-		    json_object_get(json_object_get(m, "ovni"), "loom_cpus") == NULL)
-			weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_ENOTFOUND, t->nodes[i].path,
-					 WEFT_NO_OFFSET, "no stream of this loom lists its CPUs "
-					 "(ovni.loom_cpus, mandatory per loom)");
+		if (strcmp(t->nodes[i].kind, "loom") == 0)
+			check_loom_cpus(t, (uint32_t)i, m);
 		if (m == NULL)
 			continue;
 		char *text = json_dumps(m, JSON_COMPACT);
