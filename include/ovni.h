@@ -44,6 +44,9 @@ extern "C" {
 
 #define OVNI_STREAM_EXT ".obs"
 
+/* Version of the "ovni" model that every stream requires (libovni 1.14). */
+#define OVNI_MODEL_VERSION "1.1.0"
+
 /* Version of the libovni API this library implements (semver). */
 #define OVNI_LIB_VERSION "1.14.0"
 #define OVNI_GIT_COMMIT "weft"

@@ -4,7 +4,9 @@
  * The buffer only ever holds whole events and is only written out whole,
  * so a stream cut short by a crash ends at an event boundary (up to what
  * the kernel itself was writing). Flushes are recorded with an OF[ / OF]
- * pair, as libovni does, so the cost of tracing shows in the trace.
+ * pair where libovni puts it (in the buffer, after the flush), so the cost
+ * of tracing shows in the trace and the events land where libovni's do;
+ * the pair's clocks are never below the event before it.
  */
 #include <string.h>
 
@@ -141,7 +143,7 @@ ov_put_flush_event(uint8_t *dst, char value, uint64_t clock)
 }
 
 /* Writes out a full buffer, timing it; the caller adds the OF pair after
- * the event that did not fit, whose clock is earlier than t0. */
+ * the event that did not fit. */
 static void
 ov_flush_full(struct ov_thread *t, uint64_t *t0, uint64_t *t1)
 {
@@ -149,17 +151,46 @@ ov_flush_full(struct ov_thread *t, uint64_t *t0, uint64_t *t1)
 	*t0 = ov_clock();
 	ov_buffer_write(t);
 	*t1 = ov_clock();
+	t->flush_tail = NULL;
 	pthread_mutex_unlock(&t->lock);
 }
 
-/* Appends the OF[ / OF] pair of an automatic flush (callers make sure it
- * fits: the buffer was just emptied and holds at least OV_MIN_BUF). */
+/*
+ * Appends the OF[ / OF] pair of a flush timed t0..t1 (callers make sure
+ * it fits: the buffer was just emptied and holds at least OV_MIN_BUF).
+ * Its clocks are raised to `after`, the clock of the event before it: a
+ * program that stamps its events ahead of ovni_clock_now() (ovni's
+ * clockgate test: +2 h) must not get a clock that goes backwards.
+ */
 static void
-ov_add_flush_pair(struct ov_thread *t, uint64_t t0, uint64_t t1)
+ov_add_flush_pair(struct ov_thread *t, uint64_t t0, uint64_t t1, uint64_t after)
 {
+	t0 = t0 > after ? t0 : after;
+	t1 = t1 > t0 ? t1 : t0;
 	ov_put_flush_event(t->fast->pos, '[', t0);
 	ov_put_flush_event(t->fast->pos + 12, ']', t1);
 	__atomic_store_n(&t->fast->pos, t->fast->pos + 24, __ATOMIC_RELEASE);
+}
+
+/* Clock of the last event between p and end (0 when none): a walk by the
+ * event sizes, only done by ovni_flush(). */
+static uint64_t
+ov_last_clock(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t clock = 0;
+
+	while (p < end) {
+		unsigned flags = p[0];
+		size_t size = ov_ev_size_of(flags);
+		memcpy(&clock, p + 4, 8);
+		if (flags & OVNI_EV_JUMBO) {
+			uint32_t n;
+			memcpy(&n, p + 12, 4);
+			size += n;
+		}
+		p += size;
+	}
+	return clock;
 }
 
 /* Reports why a normal event cannot be emitted, or makes room for it. */
@@ -180,7 +211,7 @@ ov_emit_slow(struct ov_thread *t, const struct ovni_ev *ev, const char *func)
 	ov_flush_full(t, &t0, &t1);
 	memcpy(t->fast->pos, ev, size);
 	t->fast->pos += size;
-	ov_add_flush_pair(t, t0, t1);
+	ov_add_flush_pair(t, t0, t1, ev->header.clock);
 }
 
 /* ---- Public emit functions ------------------------------------------ */
@@ -239,13 +270,16 @@ ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
 			ov_write2(t->fd, h, 16, buf, bufsize, "a jumbo event");
 		pthread_mutex_unlock(&t->lock);
 	}
-	ov_add_flush_pair(t, t0, t1);
+	ov_add_flush_pair(t, t0, t1, ev->header.clock);
 }
 
 /*
- * Writes every buffered event now. OF[ goes out with the buffer and OF]
- * right after it, so the pair is on disk when ovni_flush() returns (in
- * libovni 1.14 the pair stays in the buffer and is lost at thread close).
+ * Writes every buffered event now, then puts the OF[ / OF] pair that
+ * times the write into the buffer, as libovni does: it reaches the disk
+ * with the next write, and a stream that closes with nothing after it
+ * leaves it out (libovni loses it there; writing it would add events
+ * libovni's trace does not have, after a last event the program may have
+ * stamped ahead of the clock).
  */
 void
 ovni_flush(void)
@@ -257,13 +291,12 @@ ovni_flush(void)
 	if (!ov_proc.ready)
 		ov_die("ovni_flush", "the process is not initialized");
 
-	uint8_t end[12];
 	pthread_mutex_lock(&t->lock);
-	ov_put_flush_event(t->fast->pos, '[', ov_clock()); /* fits in OV_SLACK */
-	t->fast->pos += 12;
+	uint64_t last = ov_last_clock(t->buf, t->fast->pos);
+	uint64_t t0 = ov_clock();
 	ov_buffer_write(t);
-	ov_put_flush_event(end, ']', ov_clock());
-	if (!t->dead)
-		ov_write_all(t->fd, end, sizeof(end), "the event stream");
+	uint64_t t1 = ov_clock();
+	ov_add_flush_pair(t, t0, t1, last);
+	t->flush_tail = t->fast->pos;
 	pthread_mutex_unlock(&t->lock);
 }

@@ -29,9 +29,6 @@
  * The library keeps its TLS tiny so it still fits when dlopen()ed. */
 #define OV_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
-/* Version of the "ovni" model every stream requires. */
-#define OV_MODEL_VERSION "1.1.0"
-
 /* Bytes past the buffer limit that are always allocated: room for the
  * fixed 28-byte copy of the emit path and for the OF[ event of a flush. */
 #define OV_SLACK 64
@@ -54,9 +51,6 @@ struct ov_proc {
 	char loomdir[PATH_MAX];
 	char tmpdir[PATH_MAX];
 	int move_to_final;
-	int rank_set;
-	int rank;
-	int nranks;
 	size_t bufsize;
 };
 
@@ -68,7 +62,9 @@ struct ov_proc {
  */
 struct ov_fast {
 	uint8_t *pos;        /* next free byte; events end at or before limit */
-	uint8_t *limit;      /* buf + capacity; OV_SLACK bytes follow it */
+	uint8_t *limit;      /* buf + capacity - 1 (an event that would fill the
+			      * buffer flushes it first, as in libovni);
+			      * OV_SLACK bytes follow it */
 	struct ov_thread *t; /* the stream of this thread, or NULL */
 };
 
@@ -87,6 +83,15 @@ struct ov_thread {
 	int dead;
 	json_t *meta; /* the stream.json object */
 	json_t *cpus; /* ovni_add_cpu() entries, or NULL */
+	/* Rank and number of ranks, set by ovni_proc_set_rank() from this
+	 * thread (libovni writes them in the caller's stream only). */
+	int rank_set;
+	int rank;
+	int nranks;
+	/* The buffer position just after the OF[ / OF] pair that the last
+	 * ovni_flush() put there, or NULL: a buffer that holds only that pair
+	 * when the stream closes is not written (libovni never writes it). */
+	uint8_t *flush_tail;
 	char dir[PATH_MAX];       /* thread dir where files are written */
 	char dir_final[PATH_MAX]; /* its final place (OVNI_TMPDIR only) */
 	struct ov_thread *prev, *next; /* registry of open streams */

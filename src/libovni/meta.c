@@ -42,7 +42,7 @@ ov_meta_new(const struct ov_thread *t)
 				 "pid", ov_proc.pid,
 				 "loom", ov_proc.loom,
 				 "app_id", ov_proc.app,
-				 "require", "ovni", OV_MODEL_VERSION);
+				 "require", "ovni", OVNI_MODEL_VERSION);
 	return ov_json_check(meta, "ovni_thread_init", "the stream metadata");
 }
 
@@ -58,17 +58,17 @@ ov_meta_ovni(struct ov_thread *t)
 	return o;
 }
 
-/* What is only known when the stream is closed: rank and nranks of the
- * process, the CPUs added by this thread, and finished: 1 when the user
- * closed the stream with ovni_thread_free(). */
+/* What is only known when the stream is closed: rank and nranks set by
+ * this thread, the CPUs added by this thread, and finished: 1 when the
+ * user closed the stream with ovni_thread_free(). */
 void
 ov_meta_finalize(struct ov_thread *t, int finished)
 {
 	json_t *o = ov_meta_ovni(t);
 
-	if (ov_proc.rank_set) {
-		json_object_set_new(o, "rank", json_integer(ov_proc.rank));
-		json_object_set_new(o, "nranks", json_integer(ov_proc.nranks));
+	if (t->rank_set) {
+		json_object_set_new(o, "rank", json_integer(t->rank));
+		json_object_set_new(o, "nranks", json_integer(t->nranks));
 	}
 	if (t->cpus != NULL)
 		json_object_set(o, "loom_cpus", t->cpus);

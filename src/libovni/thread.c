@@ -176,15 +176,20 @@ ovni_proc_init(int app, const char *loom, int pid)
 	ov_proc.ready = 1;
 }
 
-/* Rank and number of ranks of the process: stored in every stream at close. */
+/* Rank and number of ranks of the process. As in libovni, the calling
+ * thread must be initialized, and they go into its stream only (at
+ * close; the emulator takes them from any stream of the process). */
 void
 ovni_proc_set_rank(int rank, int nranks)
 {
 	if (!ov_proc.ready)
 		ov_die("ovni_proc_set_rank", "the process is not initialized");
-	ov_proc.rank_set = 1;
-	ov_proc.rank = rank;
-	ov_proc.nranks = nranks;
+	if (ov_fast.t == NULL)
+		ov_die("ovni_proc_set_rank", "thread not yet initialized (call "
+		       "ovni_thread_init first)");
+	ov_fast.t->rank_set = 1;
+	ov_fast.t->rank = rank;
+	ov_fast.t->nranks = nranks;
 }
 
 /* Removes a directory if it is empty (the OVNI_TMPDIR leftovers). */
@@ -294,7 +299,7 @@ ovni_thread_init(pid_t tid)
 	ov_meta_store(t);
 
 	ov_fast.pos = t->buf;
-	ov_fast.limit = t->buf + ov_proc.bufsize;
+	ov_fast.limit = t->buf + ov_proc.bufsize - 1;
 	ov_fast.t = t;
 	t->fast = &ov_fast;
 	ov_registry_add(t);
@@ -339,6 +344,8 @@ ov_stream_close_locked(struct ov_thread *t, int finished)
 	if (t->dead)
 		return;
 	uint8_t *end = __atomic_load_n(&t->fast->pos, __ATOMIC_ACQUIRE);
+	if (end == t->flush_tail)
+		end = t->buf; /* only the pair of the last ovni_flush() */
 	if (end > t->buf)
 		ov_write_all(t->fd, t->buf, (size_t) (end - t->buf), "the event stream");
 	if (close(t->fd) != 0)
@@ -372,8 +379,8 @@ ov_thread_release(struct ov_thread *t)
 }
 
 /* Closes the stream of the calling thread properly: every buffered event
- * (including the OF pair of a last ovni_flush) is written, then
- * stream.json with finished: 1. */
+ * is written (but not a lone OF pair of a last ovni_flush(), as in
+ * libovni), then stream.json with finished: 1. */
 void
 ovni_thread_free(void)
 {

@@ -33,6 +33,14 @@ static void c_proc_twice(void) { ready(); ovni_proc_init(1, "x", 1); }
 static void c_free_twice(void) { ready(); ovni_thread_free(); ovni_thread_free(); }
 static void c_flush_uninit(void) { ovni_flush(); }
 
+/* libovni needs the calling thread's stream to hold the rank. */
+static void
+c_rank_before_thread(void)
+{
+	ovni_proc_init(1, "testhost.misuse", getpid());
+	ovni_proc_set_rank(0, 1);
+}
+
 /* A 1-byte payload cannot be encoded. */
 static void
 c_payload_one(void)
@@ -121,6 +129,8 @@ static const death_case cases[] = {
 	{ "proc twice", c_proc_twice, "ovni_proc_init" },
 	{ "free twice", c_free_twice, "ovni_thread_free" },
 	{ "flush before init", c_flush_uninit, "ovni_flush" },
+	{ "rank before thread init", c_rank_before_thread,
+	  "ovni_proc_set_rank: thread not yet initialized" },
 	{ "1-byte payload", c_payload_one, "ovni_payload_add" },
 	{ "payload overflow", c_payload_overflow, "ovni_payload_add" },
 	{ "jumbo with payload", c_jumbo_with_payload, "ovni_ev_jumbo_emit" },

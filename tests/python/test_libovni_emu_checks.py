@@ -808,7 +808,8 @@ def test_weft_traces_exercise_the_rules(weft_traces):
     r = weft_streams(weft_traces, "ranks")
     assert len(w) == 4 and len(r) == 6
     assert len(procs_of(r)) == 3
-    assert sorted(s.ovni("rank") for s in r) == [0, 0, 1, 1, 2, 2]
+    # rank/nranks in the stream of the thread that set them, as in libovni
+    assert sorted(s.ovni("rank") for s in r if s.ovni("rank") is not None) == [0, 1, 2]
     assert {s.ovni("app_id") for s in r} == {2}
     assert sum(1 for s in r if "loom_cpus" in s.ovni_obj()) == 2
     assert loom_cpus(r)["h1check.ranks"][0] == {10: 0, 11: 1}
