@@ -68,6 +68,14 @@ def chain():
             ovni_event("OUj", 66, jumbo=b"x" * 7), ev("OU]", 121), ev("OHe", 130)]
 
 
+def past_a_region():
+    """The third region's event goes before the first region's events, past
+    the second region, whose own events stay after the first one."""
+    return [ev("OHx", 1), ev("OB.", 10), ev("OU[", 20), ev("OB.", 15, 2), ev("OU]", 21),
+            ev("OB.", 22), ev("OU[", 30), ev("OB.", 25), ev("OU]", 31),
+            ev("OU[", 40), ev("OB.", 12, 4), ev("OU]", 41), ev("OHe", 50)]
+
+
 def separate_regions():
     """Two close regions that do not overlap, a tie between them."""
     return [ev("OHx", 1), ev("OU[", 100), ev("OB.", 90), ev("OB.", 95), ev("OU]", 101),
@@ -110,6 +118,7 @@ SORTED = {
     "overlap": overlap,
     "overlap-flush": overlap_flush,
     "chain": chain,
+    "past-a-region": past_a_region,
     "separate-regions": separate_regions,
     "odd-regions": odd_regions,
     "from-stream-start": from_stream_start,

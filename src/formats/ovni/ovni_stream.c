@@ -21,41 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/ovni/ovni_internal.h"
-
-typedef struct region_entry {
-	uint64_t clock;  /* raw clock, before the offset */
-	uint64_t offset; /* file offset of the event */
-	uint32_t seq;    /* stored index, from the block's first event */
-	uint32_t rank;   /* place in the order before a sort (keeps it stable) */
-} region_entry;
-
-typedef struct ovni_reader {
-	weft_trace *trace;
-	ovni_data *data;
-	uint32_t stream;
-	const char *name;        /* stream file, relative to the trace root */
-	weft_mapfile mf;
-	int big_endian;
-	int finished;
-	int64_t clock_offset;
-	uint64_t pos;            /* offset of the next event in stored order */
-	uint64_t seq;            /* stored index of the event at pos */
-	uint64_t last_clock;     /* clock of the last delivered event */
-	int backwards_reported;
-	int in_region;           /* stored order: inside OU[ .. OU] */
-	/* Scan-ahead for unordered regions (not used in stored order). */
-	int scan;
-	uint64_t lookback;
-	uint64_t max_region_events;
-	uint64_t scan_pos;
-	/* Sorted index of the block being delivered, when any. */
-	region_entry *index;
-	size_t index_count, index_next, index_cap;
-	uint64_t index_end;      /* file offset just past the block */
-	uint64_t index_end_seq;
-	int ended;
-} ovni_reader;
+#include "formats/ovni/ovni_reader.h"
 
 int weft__ovni_read_header(weft_mapfile *mf, int *big_endian)
 {
@@ -160,6 +126,7 @@ void weft__ovni_stream_close(void *state)
 		return;
 	weft__mapfile_close(&r->mf);
 	free(r->index);
+	free(r->notes);
 	free(r);
 }
 
@@ -350,8 +317,8 @@ static inline const unsigned char *peek_event(const ovni_reader *r, uint64_t off
  * Maps the event at `offset` and validates its size: sets *event and
  * *size, or returns a WEFT_E* code with the error set.
  */
-static int map_event(ovni_reader *r, uint64_t offset,
-		     const unsigned char **event, uint64_t *size)
+int weft__ovni_map_event(ovni_reader *r, uint64_t offset,
+			 const unsigned char **event, uint64_t *size)
 {
 	const unsigned char *fast = peek_event(r, offset, size);
 	if (WEFT_LIKELY(fast != NULL)) {
@@ -379,219 +346,6 @@ static int map_event(ovni_reader *r, uint64_t offset,
 }
 
 /*
- * Orders region entries by clock, then by their place in the current
- * order: a stable sort of the current order, as ovnisort's (glibc's merge
- * sort) is. (ovnisort compares clocks as signed numbers when sorting, but
- * aborts when that order is not the unsigned one: the same results.)
- */
-static int entry_cmp(const void *a, const void *b)
-{
-	const region_entry *x = a, *y = b;
-	if (x->clock != y->clock)
-		return x->clock < y->clock ? -1 : 1;
-	return x->rank < y->rank ? -1 : (x->rank > y->rank);
-}
-
-/* Appends one entry to the block index, growing it within the bound. */
-static int index_push(ovni_reader *r, uint64_t clock, uint64_t offset, uint64_t seq)
-{
-	if (r->index_count == r->index_cap) {
-		size_t cap = r->index_cap ? r->index_cap * 2 : 1024;
-		region_entry *p = realloc(r->index, cap * sizeof *p);
-		if (p == NULL)
-			return weft__error(WEFT_ENOMEM, r->name, offset,
-					   "out of memory indexing an unordered region");
-		r->index = p;
-		r->index_cap = cap;
-	}
-	r->index[r->index_count++] = (region_entry){ clock, offset,
-		(uint32_t)(seq - r->seq), 0 };
-	return 0;
-}
-
-/* Where one region lies in the block index. */
-typedef struct region_span {
-	uint64_t ou;     /* file offset of its OU[ */
-	size_t open;     /* index of the OU[ entry */
-	size_t close;    /* index of the OU] entry, or the end of what was indexed */
-	int closed;      /* an OU] ends it */
-} region_span;
-
-/*
- * Appends to the block index every event from `from` on, up to and with
- * the first OU] after the OU[ at rg->ou (or to the end of the stream, or
- * to the event bound). Sets *end to the offset after the last one.
- */
-static int index_region(ovni_reader *r, uint64_t from, region_span *rg, uint64_t *end)
-{
-	uint64_t offset = from, seq = r->seq + r->index_count;
-	rg->closed = 0;
-	rg->open = SIZE_MAX;
-	while (offset < r->mf.size) {
-		uint64_t size;
-		const unsigned char *p;
-		if (map_event(r, offset, &p, &size) < 0)
-			break; /* the error is met again when delivery gets there */
-		if (offset == rg->ou)
-			rg->open = r->index_count;
-		if (r->index_count >= r->max_region_events) {
-			weft__trace_diag(r->trace, WEFT_SEV_WARNING, WEFT_ENOMEM, r->name,
-					 rg->ou, "unordered region longer than %llu events: "
-					 "sorted in pieces", (unsigned long long)r->max_region_events);
-			break;
-		}
-		int rc = index_push(r, ovni_load64(p + 4, r->big_endian), offset, seq);
-		if (rc < 0)
-			return rc;
-		offset += size;
-		seq++;
-		if (rg->open != SIZE_MAX && r->index_count - 1 > rg->open &&
-		    ovni_mcv_is(p + 1, "OU]")) {
-			rg->closed = 1;
-			break;
-		}
-	}
-	rg->close = rg->closed ? r->index_count - 1 : r->index_count;
-	*end = offset;
-	return 0;
-}
-
-/*
- * Where ovnisort starts sorting a region: the last event before its OU]
- * whose clock is below the smallest clock inside the region (it and
- * everything after it are sorted). Searched in the block index, within
- * the OVNI_SORT_LOOK_BACK events ovnisort keeps. Returns the index, or
- * SIZE_MAX when the block has none.
- */
-static size_t region_destination(const ovni_reader *r, const region_span *rg,
-				 uint64_t *min_clock, uint64_t *looked)
-{
-	uint64_t m = UINT64_MAX;
-	for (size_t i = rg->open + 1; i < rg->close; i++)
-		if (r->index[i].clock < m)
-			m = r->index[i].clock;
-	*min_clock = m;
-	*looked = 0;
-	for (size_t i = rg->close; i-- > 0; ++*looked)
-		if (r->index[i].clock < m)
-			return i;
-	return SIZE_MAX;
-}
-
-/*
- * Sorts the region `rg` of the block index as ovnisort does: stably, from
- * its destination up to (not with) its OU]. A region whose destination
- * lies before the block (delivered already) is sorted from the block's
- * start: what needed to go further comes late, and delivery reports it.
- * When ovnisort would refuse the stream (no destination within the events
- * it looks back over), a warning says so; the region is still sorted.
- */
-static void sort_region(ovni_reader *r, const region_span *rg)
-{
-	if (rg->open == SIZE_MAX || rg->close <= rg->open + 1)
-		return; /* empty: ovnisort leaves it (and warns) */
-	uint64_t min_clock, looked;
-	size_t from = region_destination(r, rg, &min_clock, &looked);
-	if (from == SIZE_MAX)
-		from = 0;
-	/* ovnisort looks back over its last OVNI_SORT_LOOK_BACK events (or
-	 * takes the stream's start when it has fewer). */
-	if (looked >= OVNI_SORT_LOOK_BACK)
-		weft__trace_diag(r->trace, WEFT_SEV_WARNING, WEFT_EFORMAT, r->name,
-				 r->index[rg->open].offset, "unordered region: no event with "
-				 "a clock below %llu in the %u events before its OU] (ovnisort's "
-				 "look-back): ovnisort cannot sort this stream (\"cannot find a "
-				 "event previous to clock\")", (unsigned long long)min_clock,
-				 OVNI_SORT_LOOK_BACK);
-	for (size_t i = from; i < rg->close; i++)
-		r->index[i].rank = (uint32_t)i;
-	qsort(r->index + from, rg->close - from, sizeof *r->index, entry_cmp);
-}
-
-/*
- * Would ovnisort's sort of the region at `ou` (after the block, which ends
- * at `end`) reach into the block? Only when every event from the block's
- * end to that OU[ and the block's last event are not below the smallest
- * clock inside the region. A read-only scan; 0 also when the region is
- * empty, left open, or damaged.
- */
-static int region_reaches_back(ovni_reader *r, uint64_t end, uint64_t ou)
-{
-	uint64_t min_before = r->index[r->index_count - 1].clock, min_inner = UINT64_MAX;
-	uint64_t offset = end;
-	int inside = 0;
-	while (offset < r->mf.size) {
-		uint64_t size;
-		const unsigned char *p;
-		if (map_event(r, offset, &p, &size) < 0)
-			return 0;
-		uint64_t clock = ovni_load64(p + 4, r->big_endian);
-		if (inside && ovni_mcv_is(p + 1, "OU]"))
-			return min_inner != UINT64_MAX && min_before >= min_inner;
-		if (inside && clock < min_inner)
-			min_inner = clock;
-		if (!inside && clock < min_before)
-			min_before = clock;
-		inside |= offset == ou;
-		offset += size;
-	}
-	return 0;
-}
-
-/*
- * The next OU[ within `lookback` bytes after `end` that belongs with the
- * block (its sort would reach into it), or UINT64_MAX.
- */
-static uint64_t next_overlapping_region(ovni_reader *r, uint64_t end)
-{
-	uint64_t offset = end, limit = end + r->lookback;
-	while (offset < limit && offset < r->mf.size) {
-		uint64_t size;
-		const unsigned char *p;
-		if (map_event(r, offset, &p, &size) < 0)
-			return UINT64_MAX;
-		if (ovni_mcv_is(p + 1, "OU["))
-			return region_reaches_back(r, end, offset) ? offset : UINT64_MAX;
-		offset += size;
-	}
-	return UINT64_MAX;
-}
-
-/*
- * Builds the block index: every event from r->pos to the OU] that closes
- * the region opened at `ou_offset` (or to the end of the stream), with
- * that region sorted as ovnisort sorts it; then, as long as the next
- * region's sort would reach back into the block, that region too (so the
- * events of a later region can go before the end of an earlier one).
- */
-static int build_block(ovni_reader *r, uint64_t ou_offset)
-{
-	region_span rg = { .ou = ou_offset };
-	uint64_t end;
-	r->index_count = 0;
-	r->index_next = 0;
-	int rc = index_region(r, r->pos, &rg, &end);
-	while (rc == 0) {
-		sort_region(r, &rg);
-		if (!rg.closed || r->index_count >= r->max_region_events)
-			break;
-		rg = (region_span){ .ou = next_overlapping_region(r, end) };
-		if (rg.ou == UINT64_MAX)
-			break;
-		rc = index_region(r, end, &rg, &end);
-	}
-	if (rc < 0)
-		return rc;
-	/* Map the whole block at once: it is delivered in random order. */
-	if (end > r->pos && weft__mapfile_get(&r->mf, r->pos, end - r->pos) == NULL)
-		return WEFT_EIO;
-	r->index_end = end;
-	r->index_end_seq = r->seq + r->index_count;
-	r->scan_pos = end;
-	return 0;
-}
-
-/*
  * Advances the scan-ahead position up to `lookback` bytes past r->pos.
  * Returns the offset of an OU[ met on the way, UINT64_MAX when none.
  */
@@ -601,7 +355,7 @@ static uint64_t scan_ahead(ovni_reader *r)
 	while (r->scan_pos < limit && r->scan_pos < r->mf.size) {
 		uint64_t size = 0;
 		const unsigned char *p = NULL; /* set when map_event succeeds */
-		if (map_event(r, r->scan_pos, &p, &size) < 0) {
+		if (weft__ovni_map_event(r, r->scan_pos, &p, &size) < 0) {
 			r->scan_pos = r->mf.size; /* delivery reports it */
 			break;
 		}
@@ -635,7 +389,7 @@ static int next_from_index(ovni_reader *r, weft_event *ev)
 	const region_entry *e = &r->index[r->index_next++];
 	uint64_t size = 0;
 	const unsigned char *p = NULL; /* set when map_event succeeds */
-	int rc = map_event(r, e->offset, &p, &size);
+	int rc = weft__ovni_map_event(r, e->offset, &p, &size);
 	if (rc < 0)
 		return reader_stop(r, rc);
 	fill_event(r, p, e->offset, size, r->seq + e->seq, ev);
@@ -700,7 +454,7 @@ int weft__ovni_stream_next(void *state, weft_event *ev)
 	if (r->scan) {
 		uint64_t ou = scan_ahead(r);
 		if (ou != UINT64_MAX) {
-			int rc = build_block(r, ou);
+			int rc = weft__ovni_build_block(r, ou);
 			if (rc < 0)
 				return rc;
 			if (r->index_count > 0)
@@ -709,7 +463,7 @@ int weft__ovni_stream_next(void *state, weft_event *ev)
 	}
 	uint64_t size;
 	const unsigned char *p;
-	int rc = map_event(r, r->pos, &p, &size);
+	int rc = weft__ovni_map_event(r, r->pos, &p, &size);
 	if (rc < 0)
 		return reader_stop(r, rc);
 	deliver_in_place(r, p, size, ev);
