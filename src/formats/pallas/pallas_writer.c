@@ -1,8 +1,8 @@
 /*
  * formats/pallas/pallas_writer.c - the Pallas writer's objects and files
  * (weft/pallas.h): global archive, archives, thread writers, definitions,
- * the value vectors and every byte written. The grammar and the records
- * are in pallas_grammar.c.
+ * the value vectors and every byte written. The grammar is in
+ * pallas_grammar.c, the records API in pallas_write_records.c.
  *
  * Values: a vector keeps only its open sub-array in memory. When it holds
  * 1000 values it is encoded (raw, or one zstd frame at the configured

@@ -1,8 +1,9 @@
 /*
- * formats/pallas/pallas_writer_internal.h - what the two halves of the
+ * formats/pallas/pallas_writer_internal.h - what the parts of the
  * Pallas writer share:
  *
- *   pallas_grammar.c  the records API and the grammar of each thread
+ *   pallas_write_records.c  the records API (payloads, attribute lists)
+ *   pallas_grammar.c  the grammar of each thread
  *                     (events, sequences, loops, the per-depth token
  *                     lists and the search for repetitions)
  *   pallas_writer.c   the objects of the API (global archive, archives,
@@ -394,5 +395,11 @@ int weft__pw_grammar_init(pw_thread *t);
 void weft__pw_grammar_free(pw_thread *t);
 /* Closes the levels still open and fills the root sequence (thread close). */
 int weft__pw_grammar_finish(pw_thread *t);
+/*
+ * A record whose payload is one u32 (Enter, Leave...), without attributes,
+ * on a thread writer that is open: checked and recorded with the least
+ * work (the records API, pallas_write_records.c).
+ */
+int weft__pw_record_u32(pw_thread *t, uint64_t ts, int32_t record, int role, uint32_t v);
 
 #endif /* WEFT_PALLAS_WRITER_INTERNAL_H */

@@ -1,0 +1,242 @@
+/*
+ * cli/convert_pallas.h - the pieces of `weft convert --to pallas`
+ * (convert_pallas.c) shared by its files: the conversion state, the
+ * string and attribute tables and the definitions (convert_pallas_defs.c),
+ * the attribute lists of a record (convert_pallas_attrs.c) and the output
+ * directory (convert_pallas_output.c). docs/convert-pallas.md.
+ */
+#ifndef WEFT_CLI_CONVERT_PALLAS_H
+#define WEFT_CLI_CONVERT_PALLAS_H
+
+#include <stdint.h>
+
+#include "cli/convert.h"
+#include "weft/pallas.h"
+
+#define MAIN_NAME "main"              /* DIR/main.pallas */
+#define SPAN_DEPTH_MAX 1000           /* deeper spans become Generic events */
+#define STREAM_BATCH 32               /* thread writers open at once (shared files) */
+#define FIELDS_MAX 128                /* decoded fields of one event */
+#define STRING_VALUE_BUDGET (16u << 20) /* bytes of interned string values */
+#define STRING_VALUE_MAX 4096         /* longer string values stay in the payload */
+#define PAYLOAD_CHUNKS_MAX WEFT_PALLAS_ATTRS_MAX
+#define CODE_CACHE_SIZE 64
+#define CODE_CACHE_LEN 48
+#define FIELD_CACHE_SIZE 64
+#define NONE UINT32_MAX
+#define REMOVE_DEPTH_MAX 32           /* directory levels removed at most */
+
+/* ---- Types --------------------------------------------------------------------- */
+
+/* An interned string: its global string ref, and whether a region uses it. */
+typedef struct str_entry {
+	char *text;      /* NUL-terminated copy, NULL for a free slot */
+	uint32_t len;
+	uint32_t ref;
+	uint64_t hash;
+	int region;      /* region `ref` (named by this string) is defined */
+} str_entry;
+
+/* Open addressing table of strings (capacity a power of two). */
+typedef struct str_table {
+	str_entry *slots;
+	size_t cap, count;
+	uint64_t value_bytes; /* bytes interned as attribute values */
+} str_table;
+
+/* Open addressing table from a u64 key to a u32 value (attribute refs). */
+typedef struct u64_map {
+	uint64_t *keys;   /* key + 1; 0 = free */
+	uint32_t *values;
+	size_t cap, count;
+} u64_map;
+
+enum span_kind { SPAN_ENTER = 0, SPAN_INTERVAL = 1 };
+
+/* An open Pallas block of a thread, as the writer sees it. */
+typedef struct span {
+	const char *channel; /* ENTER: the classification's channel (NULL: own) */
+	uint64_t pair_key;   /* ENTER: closed by a LEAVE with the same key */
+	uint64_t end;        /* INTERVAL: the time of its pending Leave */
+	uint32_t region;
+	int32_t depth;       /* INTERVAL: call-tree depth of the event, -1 */
+	uint8_t kind;        /* enum span_kind */
+	uint8_t orphan;      /* ENTER whose LEAVE was written as a Generic */
+} span;
+
+/* A stream being written: its location and its thread writer. */
+typedef struct stream_out {
+	uint32_t stream;   /* source stream index */
+	uint32_t location; /* Pallas location id */
+	uint32_t group;    /* Pallas location group id */
+	weft_pallas_thread *thread;
+	span *stack;
+	uint32_t depth, cap;
+} stream_out;
+
+/* What the conversion had to adapt, reported on stderr at the end. */
+typedef struct conv_stats {
+	uint64_t leave_fallbacks;    /* LEAVE not closing the innermost block */
+	uint64_t interval_fallbacks; /* intervals overlapping without nesting */
+	uint64_t depth_fallbacks;    /* spans deeper than SPAN_DEPTH_MAX */
+	uint64_t strings_left_out;   /* string values over the budget */
+	uint64_t payloads_cut;       /* payloads longer than the attribute list */
+	uint64_t fields_left_out;    /* fields that did not fit the list */
+} conv_stats;
+
+/* The attribute of a field name (by its address, stable for most formats). */
+typedef struct field_attr {
+	const char *name; /* NULL: empty slot */
+	const char *text; /* the interned name: checked, as an address may be reused */
+	uint32_t len;
+	int type;
+	uint32_t ref;
+} field_attr;
+
+/* One code pattern verdict (per-stream reading applies the filter itself). */
+typedef struct code_verdict {
+	char code[CODE_CACHE_LEN];
+	uint8_t len;     /* 0: empty slot */
+	uint8_t selected;
+} code_verdict;
+
+/* The whole conversion. */
+typedef struct conv {
+	const cli_convert_job *job;
+	weft_trace *trace;
+	int same_format;              /* the source is a Pallas trace */
+	char *tmp_dir;                /* the trace being written */
+	weft_pallas_global *global;
+	weft_pallas_defs *defs;       /* global definitions */
+	str_table strings;
+	u64_map attributes;           /* (name ref << 8 | type) -> attribute ref */
+	uint32_t next_attribute;
+	uint32_t chunk_attr[PAYLOAD_CHUNKS_MAX]; /* weft.payload.<i>, NONE until used */
+	uint32_t code_attr, end_attr, size_attr; /* weft.code, weft.end, weft.payload_size */
+	field_attr field_cache[FIELD_CACHE_SIZE]; /* by field name address */
+	uint32_t *node_group;         /* node -> location group, NONE */
+	uint32_t root_group;          /* group of streams without a parent node */
+	weft_pallas_archive **archives; /* per location group */
+	uint32_t group_count, group_cap;
+	uint32_t *selected;           /* selected stream indices (location = position) */
+	uint32_t selected_count;
+	code_verdict *code_cache;
+	weft_field fields[FIELDS_MAX];
+	conv_stats stats;
+	int lost;                     /* some data could not be read */
+} conv;
+
+/* What goes into the attribute list of one record. */
+typedef struct attr_plan {
+	int with_code;       /* add weft.code */
+	const uint64_t *end; /* add weft.end */
+	int first_field;     /* fields before it are the record's own (Pallas sources) */
+	int field_count;     /* decoded fields in conv.fields */
+} attr_plan;
+
+/* ---- Tables and definitions (convert_pallas_defs.c) ---------------------------- */
+
+/* FNV-1a of a byte string, for the tables. */
+uint64_t cli_pallas_hash(const void *p, size_t n);
+
+/* Prints the library's last message for a failed writer call; returns -1. */
+int cli_pallas_writer_error(const char *what, int rc);
+
+/* Prints "out of memory"; returns -1. */
+int cli_pallas_out_of_memory(void);
+
+/* The slot of `s` (found, or the free slot where it would go). */
+str_entry *cli_pallas_str_slot(const str_table *t, const char *s, uint32_t len,
+			       uint64_t h);
+
+/* Frees the strings and the table. */
+void cli_pallas_str_free(str_table *t);
+
+/*
+ * The entry of string `s` (`len` bytes, no NUL inside), registered as a
+ * global string of the trace at its first use. NULL after printing why.
+ */
+str_entry *cli_pallas_intern(conv *c, const char *s, uint32_t len);
+
+/* Frees the map. */
+void cli_pallas_map_free(u64_map *m);
+
+/*
+ * The region named `name` (`len` bytes): one region per distinct name,
+ * whose ref is the ref of its name string. 0 or -1.
+ */
+int cli_pallas_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref);
+
+/* The same for a NUL-terminated name, remembered in *slot (NONE at first). */
+int cli_pallas_named_attribute(conv *c, const char *name, int type, uint32_t *slot);
+
+/*
+ * attribute_ref() for a field, through a small cache keyed by the address
+ * of the field's name (the formats' names mostly stay put; a name read
+ * from a file window may move: the text is compared too).
+ */
+int cli_pallas_field_attribute(conv *c, const weft_field *f, int type, uint32_t *ref);
+
+/*
+ * The location of selected stream number `loc`, named after its node, in
+ * its parent's group (made with its ancestors' when new); *group gets it.
+ */
+int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group);
+
+/* The selected streams: those whose path matches the stream glob. */
+int cli_pallas_select_streams(conv *c);
+
+/*
+ * What is defined before the events: the trace's metadata and the tables.
+ * Locations and their groups come with the first event of each stream
+ * (an empty Pallas thread cannot be read back: docs/convert-pallas.md).
+ */
+int cli_pallas_define_structure(conv *c);
+
+/* ---- Attribute lists (convert_pallas_attrs.c) ---------------------------------- */
+
+/*
+ * The attribute list of a record: weft.code and weft.end when asked, the
+ * decoded fields, then (unless the source is a Pallas trace, whose
+ * payloads are references to its own definitions) the stored bytes, for
+ * which room is kept for the size and up to 16 chunks.
+ */
+int cli_pallas_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
+			   weft_pallas_attrs *a);
+
+/*
+ * Decodes the event's fields into conv.fields; returns how many (0 when
+ * the format knows no layout or the payload does not match it: the
+ * payload attributes still keep the bytes).
+ */
+int cli_pallas_decode_fields(conv *c, const weft_event *ev);
+
+/* 1 when field i is named `name`. */
+int cli_pallas_field_named(const conv *c, int i, int count, const char *name);
+
+/*
+ * Pallas sources: the fields that are the record's own payload (region
+ * and region_ref of Enter/Leave, name and name_ref of Generic) rather than
+ * attributes; 0 for other sources.
+ */
+int cli_pallas_record_fields(const conv *c, int count);
+
+/* ---- The output directory (convert_pallas_output.c) ---------------------------- */
+
+/* Removes a directory tree given by its path; 0 or -1. */
+int cli_pallas_remove_tree(const char *path);
+
+/*
+ * Checks DIR before anything is read: missing is fine; existing needs
+ * --force and must be a Pallas trace (or empty), never anything else.
+ * *replace is set when DIR is to be replaced. An exit code.
+ */
+int cli_pallas_check_output(const char *out, int force, int *replace);
+
+/* Creates "<out>.<what>.XXXXXX" (mode 0777 less the umask); NULL after printing why. */
+char *cli_pallas_make_sibling_dir(const char *out, const char *what);
+
+/* Puts the finished trace in place (see replace_output); 0 or -1. */
+int cli_pallas_commit_output(const char *tmp, const char *out, int replace);
+
+#endif /* WEFT_CLI_CONVERT_PALLAS_H */

@@ -1,0 +1,427 @@
+/*
+ * cli/convert_pallas_defs.c - `weft convert --to pallas`: small helpers,
+ * the string table (every name, code and string value as a global string
+ * of the output), the attribute map, the definitions (regions and
+ * attributes named after what they stand for) and the location groups,
+ * archives and locations made from the source's nodes and streams.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/convert_pallas.h"
+
+/* ---- Small helpers --------------------------------------------------------------------- */
+
+/* FNV-1a of a byte string, for the tables. */
+uint64_t cli_pallas_hash(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211u;
+	return h;
+}
+
+/* Prints the library's last message for a failed writer call; returns -1. */
+int cli_pallas_writer_error(const char *what, int rc)
+{
+	const char *msg = weft_last_error();
+	fprintf(stderr, "weft convert: %s: %s\n", what,
+		msg != NULL && msg[0] != '\0' ? msg : weft_strerror(rc));
+	return -1;
+}
+
+/* Prints "out of memory"; returns -1. */
+int cli_pallas_out_of_memory(void)
+{
+	fprintf(stderr, "weft convert: out of memory\n");
+	return -1;
+}
+
+
+/* ---- String table ------------------------------------------------------------------------- */
+
+/* Doubles the table (or makes it); 0 or -1. */
+static int str_table_grow(str_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 256;
+	str_entry *slots = calloc(cap, sizeof *slots);
+	if (slots == NULL)
+		return -1;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (t->slots[i].text == NULL)
+			continue;
+		size_t j = t->slots[i].hash & (cap - 1);
+		while (slots[j].text != NULL)
+			j = (j + 1) & (cap - 1);
+		slots[j] = t->slots[i];
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = cap;
+	return 0;
+}
+
+/* The slot of `s` (found, or the free slot where it would go). */
+str_entry *cli_pallas_str_slot(const str_table *t, const char *s, uint32_t len,
+			       uint64_t h)
+{
+	size_t j = h & (t->cap - 1);
+	for (;;) {
+		str_entry *e = &t->slots[j];
+		if (e->text == NULL ||
+		    (e->hash == h && e->len == len && memcmp(e->text, s, len) == 0))
+			return e;
+		j = (j + 1) & (t->cap - 1);
+	}
+}
+
+/* Frees the strings and the table. */
+void cli_pallas_str_free(str_table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->slots[i].text);
+	free(t->slots);
+	memset(t, 0, sizeof *t);
+}
+
+/*
+ * The entry of string `s` (`len` bytes, no NUL inside), registered as a
+ * global string of the trace at its first use. NULL after printing why.
+ */
+str_entry *cli_pallas_intern(conv *c, const char *s, uint32_t len)
+{
+	str_table *t = &c->strings;
+	if ((t->count + 1) * 2 > t->cap && str_table_grow(t) < 0)
+		return cli_pallas_out_of_memory(), NULL;
+	uint64_t h = cli_pallas_hash(s, len);
+	str_entry *e = cli_pallas_str_slot(t, s, len, h);
+	if (e->text != NULL)
+		return e;
+	char *copy = malloc((size_t)len + 1);
+	if (copy == NULL)
+		return cli_pallas_out_of_memory(), NULL;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	int rc = weft_pallas_register_string(c->defs, copy, &e->ref);
+	if (rc < 0) {
+		free(copy);
+		return cli_pallas_writer_error("cannot add a string", rc), NULL;
+	}
+	e->text = copy;
+	e->len = len;
+	e->hash = h;
+	t->count++;
+	return e;
+}
+
+/* The string ref of a NUL-terminated string; 0 or -1. */
+static int string_ref(conv *c, const char *s, uint32_t *ref)
+{
+	str_entry *e = cli_pallas_intern(c, s, (uint32_t)strlen(s));
+	if (e == NULL)
+		return -1;
+	*ref = e->ref;
+	return 0;
+}
+
+/* ---- u64 -> u32 map --------------------------------------------------------------------------- */
+
+/* The slot index of `key` (found, or free). */
+static size_t u64_map_slot(const u64_map *m, uint64_t key)
+{
+	size_t j = cli_pallas_hash(&key, sizeof key) & (m->cap - 1);
+	while (m->keys[j] != 0 && m->keys[j] != key + 1)
+		j = (j + 1) & (m->cap - 1);
+	return j;
+}
+
+/* Doubles the map (or makes it); 0 or -1. */
+static int u64_map_grow(u64_map *m)
+{
+	u64_map n = { NULL, NULL, m->cap ? m->cap * 2 : 64, m->count };
+	n.keys = calloc(n.cap, sizeof *n.keys);
+	n.values = calloc(n.cap, sizeof *n.values);
+	if (n.keys == NULL || n.values == NULL) {
+		free(n.keys);
+		free(n.values);
+		return -1;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->keys[i] == 0)
+			continue;
+		size_t j = u64_map_slot(&n, m->keys[i] - 1);
+		n.keys[j] = m->keys[i];
+		n.values[j] = m->values[i];
+	}
+	free(m->keys);
+	free(m->values);
+	*m = n;
+	return 0;
+}
+
+/* The value of `key`, or NONE. */
+static uint32_t u64_map_get(const u64_map *m, uint64_t key)
+{
+	if (m->cap == 0)
+		return NONE;
+	size_t j = u64_map_slot(m, key);
+	return m->keys[j] != 0 ? m->values[j] : NONE;
+}
+
+/* Sets `key` (absent) to `value`; 0 or -1. */
+static int u64_map_put(u64_map *m, uint64_t key, uint32_t value)
+{
+	if ((m->count + 1) * 2 > m->cap && u64_map_grow(m) < 0)
+		return -1;
+	size_t j = u64_map_slot(m, key);
+	m->keys[j] = key + 1;
+	m->values[j] = value;
+	m->count++;
+	return 0;
+}
+
+/* Frees the map. */
+void cli_pallas_map_free(u64_map *m)
+{
+	free(m->keys);
+	free(m->values);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---- Definitions ---------------------------------------------------------------------------- */
+
+/*
+ * The region named `name` (`len` bytes): one region per distinct name,
+ * whose ref is the ref of its name string. 0 or -1.
+ */
+int cli_pallas_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref)
+{
+	str_entry *e = cli_pallas_intern(c, name, len);
+	if (e == NULL)
+		return -1;
+	if (!e->region) {
+		int rc = weft_pallas_add_region(c->defs, e->ref, e->ref);
+		if (rc < 0)
+			return cli_pallas_writer_error("cannot add a region", rc);
+		e->region = 1;
+	}
+	*ref = e->ref;
+	return 0;
+}
+
+/*
+ * The attribute named `name` (`len` bytes) of Pallas type `type`, defined
+ * at its first use (its description is its name). 0 or -1.
+ */
+static int attribute_ref(conv *c, const char *name, uint32_t len, int type, uint32_t *ref)
+{
+	str_entry *e = cli_pallas_intern(c, name, len);
+	if (e == NULL)
+		return -1;
+	uint64_t key = ((uint64_t)e->ref << 8) | (uint64_t)type;
+	uint32_t found = u64_map_get(&c->attributes, key);
+	if (found != NONE) {
+		*ref = found;
+		return 0;
+	}
+	uint32_t id = c->next_attribute;
+	int rc = weft_pallas_add_attribute(c->defs, id, e->ref, e->ref, type);
+	if (rc < 0)
+		return cli_pallas_writer_error("cannot add an attribute", rc);
+	if (u64_map_put(&c->attributes, key, id) < 0)
+		return cli_pallas_out_of_memory();
+	c->next_attribute++;
+	*ref = id;
+	return 0;
+}
+
+/* The same for a NUL-terminated name, remembered in *slot (NONE at first). */
+int cli_pallas_named_attribute(conv *c, const char *name, int type, uint32_t *slot)
+{
+	if (*slot != NONE)
+		return 0;
+	return attribute_ref(c, name, (uint32_t)strlen(name), type, slot);
+}
+
+/*
+ * attribute_ref() for a field, through a small cache keyed by the address
+ * of the field's name (the formats' names mostly stay put; a name read
+ * from a file window may move: the text is compared too).
+ */
+int cli_pallas_field_attribute(conv *c, const weft_field *f, int type, uint32_t *ref)
+{
+	uintptr_t key = ((uintptr_t)f->name >> 2) ^ (uintptr_t)type;
+	field_attr *e = &c->field_cache[key % FIELD_CACHE_SIZE];
+	if (e->name == f->name && e->len == f->name_len && e->type == type &&
+	    memcmp(e->text, f->name, f->name_len) == 0) {
+		*ref = e->ref;
+		return 0;
+	}
+	str_entry *name = cli_pallas_intern(c, f->name, f->name_len);
+	if (name == NULL || attribute_ref(c, f->name, f->name_len, type, ref) < 0)
+		return -1;
+	e->text = name->text;
+	e->name = f->name;
+	e->len = f->name_len;
+	e->type = type;
+	e->ref = *ref;
+	return 0;
+}
+
+/* ---- Location groups, archives and locations ------------------------------------------- */
+
+/* Adds a location group (and its archive) after the others; 0 or -1. */
+static int add_group(conv *c, uint32_t name, uint32_t parent, uint32_t *id)
+{
+	if (c->group_count == c->group_cap) {
+		uint32_t cap = c->group_cap ? c->group_cap * 2 : 16;
+		weft_pallas_archive **a = realloc(c->archives, cap * sizeof *a);
+		if (a == NULL)
+			return cli_pallas_out_of_memory();
+		c->archives = a;
+		c->group_cap = cap;
+	}
+	uint32_t g = c->group_count;
+	int rc = weft_pallas_add_location_group(c->defs, g, name, parent);
+	if (rc == 0)
+		rc = weft_pallas_archive_create(c->global, g, &c->archives[g]);
+	if (rc < 0)
+		return cli_pallas_writer_error("cannot add a location group", rc);
+	c->group_count++;
+	*id = g;
+	return 0;
+}
+
+/*
+ * Sets an archive's metadata: the source node's path, kind and merged
+ * metadata (a JSON text), so that nothing of the hierarchy is lost.
+ */
+static int describe_group(conv *c, uint32_t group, const weft_node *node)
+{
+	weft_pallas_defs *d = weft_pallas_archive_defs(c->archives[group]);
+	int rc = weft_pallas_add_metadata(d, "weft.path", node != NULL ? node->path : "");
+	if (rc == 0 && node != NULL)
+		rc = weft_pallas_add_metadata(d, "weft.kind", node->kind);
+	if (rc == 0 && node != NULL && strcmp(node->metadata_json, "{}") != 0)
+		rc = weft_pallas_add_metadata(d, "weft.metadata", node->metadata_json);
+	return rc < 0 ? cli_pallas_writer_error("cannot add metadata", rc) : 0;
+}
+
+/*
+ * The location group of node `id`, made at its first use after the
+ * groups of its ancestors (so that a parent always has a smaller id).
+ */
+static int node_group(conv *c, uint32_t id, uint32_t *out)
+{
+	if (c->node_group[id] != NONE) {
+		*out = c->node_group[id];
+		return 0;
+	}
+	const weft_node *node = weft_trace_node(c->trace, id);
+	uint32_t parent = WEFT_PALLAS_NO_PARENT, name, g;
+	if (node->parent != WEFT_NO_PARENT && node_group(c, node->parent, &parent) < 0)
+		return -1;
+	if (string_ref(c, node->name, &name) < 0 || add_group(c, name, parent, &g) < 0 ||
+	    describe_group(c, g, node) < 0)
+		return -1;
+	c->node_group[id] = g;
+	*out = g;
+	return 0;
+}
+
+/* The group of streams whose node has no parent, named after the trace. */
+static int root_group(conv *c, uint32_t *out)
+{
+	if (c->root_group != NONE) {
+		*out = c->root_group;
+		return 0;
+	}
+	const char *path = weft_trace_path(c->trace);
+	const char *slash = strrchr(path, '/');
+	const char *base = slash != NULL && slash[1] != '\0' ? slash + 1 : path;
+	uint32_t name;
+	if (string_ref(c, base, &name) < 0 ||
+	    add_group(c, name, WEFT_PALLAS_NO_PARENT, &c->root_group) < 0 ||
+	    describe_group(c, c->root_group, NULL) < 0)
+		return -1;
+	*out = c->root_group;
+	return 0;
+}
+
+/* The location group of selected stream number `loc`: its parent node's. */
+static int stream_group(conv *c, uint32_t loc, uint32_t *group)
+{
+	const weft_stream_info *s = weft_trace_stream(c->trace, c->selected[loc]);
+	const weft_node *node = weft_trace_node(c->trace, s->node);
+	return node->parent != WEFT_NO_PARENT ? node_group(c, node->parent, group)
+					       : root_group(c, group);
+}
+
+/*
+ * The location of selected stream number `loc`, named after its node, in
+ * its parent's group (made with its ancestors' when new); *group gets it.
+ */
+int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group)
+{
+	const weft_stream_info *s = weft_trace_stream(c->trace, c->selected[loc]);
+	const weft_node *node = weft_trace_node(c->trace, s->node);
+	uint32_t name;
+	if (stream_group(c, loc, group) < 0 || string_ref(c, node->name, &name) < 0)
+		return -1;
+	int rc = weft_pallas_add_location(weft_pallas_archive_defs(c->archives[*group]), loc,
+					  name, *group);
+	return rc < 0 ? cli_pallas_writer_error("cannot add a location", rc) : 0;
+}
+
+/* The selected streams: those whose path matches the stream glob. */
+int cli_pallas_select_streams(conv *c)
+{
+	size_t n = weft_trace_stream_count(c->trace);
+	const char *pattern = c->job->filter.stream_pattern;
+	c->selected = malloc((n ? n : 1) * sizeof *c->selected);
+	if (c->selected == NULL)
+		return cli_pallas_out_of_memory();
+	for (size_t i = 0; i < n; i++) {
+		const weft_stream_info *s = weft_trace_stream(c->trace, i);
+		if (pattern == NULL || fnmatch(pattern, s->path, 0) == 0)
+			c->selected[c->selected_count++] = (uint32_t)i;
+	}
+	return 0;
+}
+
+/* The source format and trace metadata, in the main file's metadata. */
+static int describe_trace(conv *c)
+{
+	weft_format f = weft_trace_format(c->trace);
+	const char *name = weft_format_name(f);
+	int rc = weft_pallas_add_metadata(c->defs, "weft.source.format", name ? name : "?");
+	if (rc == 0)
+		rc = weft_pallas_add_metadata(c->defs, "weft.source.path", weft_trace_path(c->trace));
+	const char *meta = weft_trace_metadata_json(c->trace);
+	if (rc == 0 && meta != NULL && strcmp(meta, "{}") != 0)
+		rc = weft_pallas_add_metadata(c->defs, "weft.source.metadata", meta);
+	return rc < 0 ? cli_pallas_writer_error("cannot add metadata", rc) : 0;
+}
+
+/*
+ * What is defined before the events: the trace's metadata and the tables.
+ * Locations and their groups come with the first event of each stream
+ * (an empty Pallas thread cannot be read back: docs/convert-pallas.md).
+ */
+int cli_pallas_define_structure(conv *c)
+{
+	size_t nodes = weft_trace_node_count(c->trace);
+	c->node_group = malloc((nodes ? nodes : 1) * sizeof *c->node_group);
+	if (c->node_group == NULL)
+		return cli_pallas_out_of_memory();
+	for (size_t i = 0; i < nodes; i++)
+		c->node_group[i] = NONE;
+	c->root_group = NONE;
+	for (size_t i = 0; i < PAYLOAD_CHUNKS_MAX; i++)
+		c->chunk_attr[i] = NONE;
+	c->code_attr = c->end_attr = c->size_attr = NONE;
+	return describe_trace(c);
+}
