@@ -6,11 +6,11 @@ timestamps against the full decode, and clear errors on damaged copies
 
 import json
 import re
-import shutil
 import struct
 
 import pytest
 
+from pallas_layout import patch
 from weftlib import DATA_DIR, run_weft
 
 PALLAS = DATA_DIR / "pallas"
@@ -131,19 +131,9 @@ def test_info_shows_settings_archives_and_threads():
 
 
 @pytest.fixture
-def broken(tmp_path):
+def broken(copy_pallas):
     """A writable copy of the small reference trace."""
-    dst = tmp_path / "t"
-    shutil.copytree(PALLAS / "write_pattern" / "trace", dst)
-    for p in dst.rglob("*"):
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    return dst
-
-
-def patch(path, offset, data):
-    b = bytearray(path.read_bytes())
-    b[offset:offset + len(data)] = data
-    path.write_bytes(bytes(b))
+    return copy_pallas("write_pattern")
 
 
 def test_wrong_version_byte(broken):

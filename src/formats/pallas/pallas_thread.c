@@ -39,8 +39,11 @@ void weft__pallas_vector_sub(const pallas_vector *v, uint64_t i,
 
 /*
  * A vector header: u64 size | u64 n_sub, then (durations) u64 min | max |
- * mean, then the sub-array entries. A size of 0 has nothing after it. The
- * sub-array sizes must add up to the size.
+ * mean, then the sub-array entries. A size of 0 has nothing after it,
+ * whatever n_sub says (Pallas writes 1 there: the empty sub-array it
+ * starts with): the vector then has no sub-arrays, so that nothing looks
+ * for entries that are not there. The sub-array sizes must add up to the
+ * size.
  */
 static int parse_vector(pallas_in *in, int durations, int which_file,
 			pallas_vector *v, const char *what)
@@ -53,8 +56,10 @@ static int parse_vector(pallas_in *in, int durations, int which_file,
 	if ((rc = weft__pallas_in_u64(in, &v->size, what)) < 0 ||
 	    (rc = weft__pallas_in_u64(in, &v->sub_count, what)) < 0)
 		return rc;
-	if (v->size == 0)
+	if (v->size == 0) {
+		v->sub_count = 0;
 		return 0;
+	}
 	if (durations &&
 	    ((rc = weft__pallas_in_u64(in, &v->min, what)) < 0 ||
 	     (rc = weft__pallas_in_u64(in, &v->max, what)) < 0 ||

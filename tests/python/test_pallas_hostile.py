@@ -1,0 +1,142 @@
+"""Damaged Pallas traces, made from a copy of a reference trace with one
+field changed (tests/python/pallas_layout.py says where each field is):
+every command gives a clear error naming the file and never crashes, also
+under ASan (the suite runs on the sanitizer build too). Each case is a
+count or an id that the reader once trusted."""
+
+import struct
+
+import pytest
+
+from pallas_layout import patch, splice, thread_layout
+from weftlib import DATA_DIR, run_weft
+
+PALLAS = DATA_DIR / "pallas"
+COMMANDS = [("info",), ("dump",), ("dump", "--json"), ("check",), ("top",),
+            ("profile",), ("profile", "--replay"), ("dump", "--structure")]
+
+
+@pytest.fixture
+def trace(copy_pallas):
+    """A writable copy of the small reference trace (one thread)."""
+    return copy_pallas("write_pattern")
+
+
+def thread_file(trace, archive=0, thread=0):
+    return trace / f"archive_{archive}" / f"thread_{thread}" / "thread.pallas"
+
+
+def run_all(path, tmp_path, *commands):
+    """Runs every command (and a conversion) on a damaged trace: none may
+    crash; returns {command: CompletedProcess}."""
+    out = {}
+    for args in commands or COMMANDS:
+        proc = run_weft(*args, path)
+        assert proc.returncode in (0, 1, 2), (args, proc.returncode, proc.stderr)
+        out[args] = proc
+    conv = run_weft("convert", path, "--to", "pallas", "-o", tmp_path / "conv")
+    assert conv.returncode in (0, 1, 2), conv.stderr
+    out["convert"] = conv
+    return out
+
+
+# ---- Vectors ------------------------------------------------------------------
+
+
+def test_empty_timestamp_vector_with_a_sub_array_count(trace, tmp_path):
+    """Issue 13 item 15: size 0 with n_sub 1 (what Pallas writes for an
+    empty vector) followed by the bytes of a sub-array entry: the vector
+    has nothing after its count, so the entry is read as the next event,
+    which is refused; it once left a NULL entry table with a count."""
+    path = thread_file(trace)
+    ts = thread_layout(path.read_bytes())["events"][0]["timestamps"]
+    patch(path, ts["at"], struct.pack("<Q", 0))
+    res = run_all(trace, tmp_path)
+    check = res[("check",)]
+    assert check.returncode == 1
+    assert "thread.pallas" in check.stdout and "expected at least 5" in check.stdout
+    assert res[("dump",)].returncode == 1 and "thread.pallas" in res[("dump",)].stderr
+
+
+def test_event_without_timestamps_that_occurs(trace, tmp_path):
+    """The same vector made consistent (its entries removed): the event has
+    no timestamps but the grammar uses it, which the replay reports."""
+    path = thread_file(trace)
+    ts = thread_layout(path.read_bytes())["events"][0]["timestamps"]
+    splice(path, ts["at"], ts["end"], struct.pack("<QQ", 0, 1))
+    res = run_all(trace, tmp_path)
+    assert res[("dump",)].returncode == 1
+    assert "E0 occurs more often than its 0 timestamps" in res[("dump",)].stderr
+    assert res[("check",)].returncode == 1
+
+
+@pytest.mark.parametrize("which", ["durations", "exclusive", "timestamps"])
+def test_empty_sequence_vector_with_a_sub_array_count(trace, tmp_path, which):
+    """Item 15 through `profile` (vector_sum) and the grammar API: a live
+    sequence whose vector has size 0 and n_sub 3, nothing after."""
+    path = thread_file(trace)
+    v = thread_layout(path.read_bytes())["sequences"][1][which]
+    splice(path, v["at"], v["end"], struct.pack("<QQ", 0, 3))
+    res = run_all(trace, tmp_path)
+    assert res[("profile",)].returncode in (0, 1, 2)
+
+
+# ---- Every count and id of a thread file ----------------------------------------
+
+
+def thread_fields(data):
+    """(name, offset, size) of the counts, ids and vector headers of a
+    thread.pallas: the header, the first two events, the first three
+    sequences, the first two loops and the id maps."""
+    t = thread_layout(data)
+    fields = [(k, t[k], 8 if k.endswith("count") or k == "first_timestamp" else 4)
+              for k in ("thread_id", "archive_id", "event_count", "sequence_count",
+                        "loop_count", "root", "first_timestamp")]
+    for i, e in enumerate(t["events"][:2]):
+        fields += [(f"E{i}.record", e["at"], 4), (f"E{i}.size", e["at"] + 4, 1),
+                   (f"E{i}.attr_size", e["attr_size_at"], 8)]
+        fields += vector_fields(f"E{i}.ts", e["timestamps"], False)
+    for i, s in enumerate(t["sequences"][:3]):
+        fields += [(f"S{i}.type", s["at"], 4), (f"S{i}.ntokens", s["at"] + 4, 8)]
+        if s["tokens"]:
+            fields.append((f"S{i}.token0", s["tokens_at"], 4))
+            for which in ("durations", "exclusive", "timestamps"):
+                fields += vector_fields(f"S{i}.{which}", s[which], which != "timestamps")
+    for i, l in enumerate(t["loops"][:2]):
+        fields += [(f"L{i}.repeated", l["at"], 4), (f"L{i}.iterations", l["at"] + 4, 4),
+                   (f"L{i}.occurrences", l["at"] + 8, 8)]
+    fields += [(m, t[m], 8) for m in ("event_map", "sequence_map", "loop_map")]
+    return fields
+
+
+def vector_fields(name, v, durations):
+    out = [(name + ".size", v["at"], 8), (name + ".n_sub", v["at"] + 8, 8)]
+    if "subs" in v:
+        out += [(name + ".sub0.size", v["subs"], 8),
+                (name + ".sub0.offset", v["subs"] + (32 if durations else 24), 8)]
+    return out
+
+
+VALUES = {1: [0, 0x80, 0xFF], 4: [0, 1, 0x3FFFFFFF, 0xFFFFFFFF],
+          8: [0, 1, 1001, 1 << 32, 1 << 63, (1 << 64) - 1]}
+
+
+def test_every_thread_field_damaged(trace, tmp_path):
+    """Each count, id and vector header of the thread file set in turn to
+    0, 1, a limit or a huge value: check (which reads every event),
+    dump --structure, profile (the grammar API) and convert give a result or a clear error, never a crash."""
+    path = thread_file(trace)
+    original = path.read_bytes()
+    for name, at, size in thread_fields(original):
+        for value in VALUES[size]:
+            path.write_bytes(original)
+            patch(path, at, value.to_bytes(size, "little"))
+            for args in (("check",), ("dump", "--structure"), ("profile",)):
+                proc = run_weft(*args, trace)
+                assert proc.returncode in (0, 1, 2), (name, value, args, proc.stderr)
+                if proc.returncode == 2:
+                    assert "thread.pallas" in proc.stderr or ".dat" in proc.stderr, \
+                        (name, value, args, proc.stderr)
+            conv = run_weft("convert", trace, "--to", "pallas", "-o",
+                            tmp_path / "conv", "--force")
+            assert conv.returncode in (0, 1, 2), (name, value, conv.stderr)
