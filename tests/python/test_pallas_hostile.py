@@ -4,14 +4,17 @@ every command gives a clear error naming the file and never crashes, also
 under ASan (the suite runs on the sanitizer build too). Each case is a
 count or an id that the reader once trusted."""
 
+import shutil
 import struct
 
 import pytest
 
-from pallas_layout import patch, splice, thread_layout
+from pallas_layout import (archive_layout, main_layout, patch, splice,
+                           thread_layout)
 from weftlib import DATA_DIR, run_weft
 
 PALLAS = DATA_DIR / "pallas"
+NO_REF = 0xFFFFFFFF
 COMMANDS = [("info",), ("dump",), ("dump", "--json"), ("check",), ("top",),
             ("profile",), ("profile", "--replay"), ("dump", "--structure")]
 
@@ -140,3 +143,67 @@ def test_every_thread_field_damaged(trace, tmp_path):
             conv = run_weft("convert", trace, "--to", "pallas", "-o",
                             tmp_path / "conv", "--force")
             assert conv.returncode in (0, 1, 2), (name, value, conv.stderr)
+
+
+# ---- Location groups and locations ------------------------------------------------
+
+
+def set_table(path, layout_of, table, entries):
+    """Replaces a location group or location table of a main or archive
+    file by `entries` ((id, name, parent) each)."""
+    data = path.read_bytes()
+    lay = layout_of(data)
+    start = lay[table]
+    count = struct.unpack_from("<Q", data, start)[0]
+    body = struct.pack("<Q", len(entries)) + b"".join(struct.pack("<III", *e)
+                                                       for e in entries)
+    splice(path, start, start + 8 + 12 * count, body)
+
+
+def add_thread_dirs(trace, *ids):
+    """Copies of thread_0 as thread_<id> in archive_0."""
+    for i in ids:
+        shutil.copytree(trace / "archive_0" / "thread_0", trace / "archive_0" / f"thread_{i}")
+
+
+def streams_of(trace):
+    out = run_weft("info", trace, expect=0).stdout
+    return [line.split()[1] for line in out.splitlines()
+            if line.startswith("  [") and "archive_" in line]
+
+
+def test_location_group_given_twice_with_main_file_locations(trace, tmp_path):
+    """Issue 13 item 16: the stream table was sized by the location total,
+    but the main file's locations were added once per archive of their
+    parent's id: two groups of id 0 and two main-file locations overflowed
+    it (glibc abort). The group given again is a warning, left out."""
+    main = trace / "main.pallas"
+    set_table(main, main_layout, "location_groups", [(0, 0, NO_REF), (0, 0, NO_REF)])
+    set_table(main, main_layout, "locations", [(1, 5, 0), (2, 5, 0)])
+    add_thread_dirs(trace, 1, 2)
+    res = run_all(trace, tmp_path)
+    info = res[("info",)]
+    assert info.returncode == 0
+    assert "location group 0 is defined again" in info.stdout
+    assert streams_of(trace) == ["archive_0/thread_0", "archive_0/thread_1",
+                                 "archive_0/thread_2"]
+
+
+def test_thread_given_twice_in_an_archive(trace, tmp_path):
+    """A thread id given twice (in the archive, and again in the main file)
+    would be two streams reading one directory: the later ones are
+    warnings, left out."""
+    set_table(trace / "archive_0" / "archive.pallas", archive_layout, "locations",
+              [(0, 5, 0), (0, 5, 0)])
+    set_table(trace / "main.pallas", main_layout, "locations", [(0, 5, 0)])
+    res = run_all(trace, tmp_path)
+    assert res[("info",)].stdout.count("thread 0 of archive 0 is defined again") == 2
+    assert streams_of(trace) == ["archive_0/thread_0"]
+    assert res[("check",)].returncode == 1
+
+
+def test_location_whose_parent_is_no_group(trace, tmp_path):
+    set_table(trace / "main.pallas", main_layout, "locations", [(7, 5, 3)])
+    res = run_all(trace, tmp_path)
+    assert "location 7: its parent 3 is not a location group" in res[("info",)].stdout
+    assert streams_of(trace) == ["archive_0/thread_0"]

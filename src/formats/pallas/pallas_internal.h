@@ -91,8 +91,11 @@ typedef struct pallas_group {
 
 typedef struct pallas_comm { uint32_t ref, name, group, parent; } pallas_comm;
 
-/* A location group (archive) or a location (thread). */
-typedef struct pallas_location { uint32_t id, name, parent; } pallas_location;
+/* A location group (archive) or a location (thread), and where it is. */
+typedef struct pallas_location {
+	uint32_t id, name, parent;
+	uint64_t offset;        /* of the entry in its file */
+} pallas_location;
 
 typedef struct pallas_metadata_item {
 	const char *key, *value; /* inside the file buffer, NUL-terminated */
@@ -242,6 +245,7 @@ void weft__pallas_cache_forget(pallas_value_cache *c, const pallas_thread *t);
 
 typedef struct pallas_archive {
 	uint32_t id;            /* location group id */
+	const pallas_location *group; /* its entry in the main file */
 	int loaded;             /* archive.pallas read */
 	uint8_t *buf;
 	size_t size;
@@ -263,7 +267,7 @@ typedef struct pallas_trace {
 	weft_pallas_settings settings;
 	pallas_defs defs;
 	pallas_archive *archives; size_t archive_count;
-	pallas_stream_ref *streams; size_t stream_count;
+	pallas_stream_ref *streams; size_t stream_count, stream_cap;
 	pallas_value_cache *cache;
 } pallas_trace;
 

@@ -234,8 +234,7 @@ static int load_archive(pallas_trace *pt, pallas_archive *a, char *file)
 }
 
 /* The archive node: "archive_<id>", with its name and definitions. */
-static int add_archive_node(weft_trace *trace, pallas_trace *pt, pallas_archive *a,
-			    const pallas_location *lg)
+static int add_archive_node(weft_trace *trace, pallas_trace *pt, pallas_archive *a)
 {
 	char name[32];
 	snprintf(name, sizeof name, WEFT_PALLAS_ARCHIVE_FMT, a->id);
@@ -243,6 +242,7 @@ static int add_archive_node(weft_trace *trace, pallas_trace *pt, pallas_archive 
 				      NULL, &a->node);
 	if (rc < 0)
 		return rc;
+	const pallas_location *lg = a->group;
 	json_t *m = json_pack("{s:o,s:o}", "name", name_json(pt, a, lg->name),
 			      "parent", lg->parent == WEFT_PALLAS_NO_REF
 						? json_null()
@@ -253,6 +253,12 @@ static int add_archive_node(weft_trace *trace, pallas_trace *pt, pallas_archive 
 	}
 	return weft__trace_set_node_metadata_object(trace, a->node, m);
 }
+
+/* A location (a thread) of an archive, and the file that defines it. */
+typedef struct loc_ref {
+	const pallas_location *loc;
+	const char *file;
+} loc_ref;
 
 /* A thread of an archive: a node and a stream, when its files exist. */
 static int add_thread(weft_trace *trace, pallas_trace *pt, uint32_t archive,
@@ -274,37 +280,176 @@ static int add_thread(weft_trace *trace, pallas_trace *pt, uint32_t archive,
 		free(file);
 		return 0;
 	}
+	/* The table grows first: a stream of the trace always has its entry. */
+	int rc = weft__array_grow((void **)&pt->streams, &pt->stream_cap,
+				  pt->stream_count + 1, sizeof *pt->streams);
 	uint32_t node, index;
-	int rc = weft__trace_add_node(trace, a->node, "thread", name, loc->id, NULL,
-				      &node);
-	json_t *m = json_pack("{s:o}", "name", name_json(pt, a, loc->name));
 	if (rc == 0)
-		rc = weft__trace_set_node_metadata_object(trace, node, m);
-	else
-		json_decref(m);
+		rc = weft__trace_add_node(trace, a->node, "thread", name, loc->id, NULL,
+					  &node);
+	if (rc == 0)
+		rc = weft__trace_set_node_metadata_object(
+			trace, node, json_pack("{s:o}", "name", name_json(pt, a, loc->name)));
 	if (rc == 0)
 		rc = weft__trace_add_stream(trace, node, rel, (uint64_t)st.st_size, &index);
-	if (rc == 0) {
-		trace->streams[index].finished = -1; /* Pallas does not record it */
-		pallas_stream_ref *s = &pt->streams[pt->stream_count++];
-		s->archive = archive;
-		s->location = loc->id;
-		s->dir = file;
-		char *slash = strrchr(file, '/');
-		*slash = '\0';
-		return 0;
+	if (rc < 0) {
+		free(file);
+		return rc;
 	}
-	free(file);
+	trace->streams[index].finished = -1; /* Pallas does not record it */
+	pallas_stream_ref *s = &pt->streams[pt->stream_count++];
+	s->archive = archive;
+	s->location = loc->id;
+	s->dir = file;
+	*strrchr(file, '/') = '\0';
+	return 0;
+}
+
+/* An id and the position of its entry, to find ids given twice. */
+typedef struct id_pos { uint32_t id, pos; } id_pos;
+
+static int cmp_id_pos(const void *a, const void *b)
+{
+	const id_pos *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * Sets skip[i] for each of the n ids that an earlier entry already has
+ * (ids[i].pos must be i on entry; ids comes back sorted by id).
+ */
+static void mark_duplicates(id_pos *ids, size_t n, uint8_t *skip)
+{
+	qsort(ids, n, sizeof *ids, cmp_id_pos);
+	for (size_t i = 1; i < n; i++)
+		if (ids[i].id == ids[i - 1].id)
+			skip[ids[i].pos] = 1;
+}
+
+/* 1 when `id` is in ids (n entries sorted by id). */
+static int has_id(const id_pos *ids, size_t n, uint32_t id)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ids[lo].id == id;
+}
+
+/*
+ * The locations of archive `a`, in the order its threads become streams:
+ * the archive's own, then the main file's whose parent is this location
+ * group. *out is malloc'd (*n entries).
+ */
+static int archive_locations(const pallas_trace *pt, const pallas_archive *a,
+			     const char *archive_file, loc_ref **out, size_t *n)
+{
+	size_t cap = a->defs.location_count + pt->defs.location_count;
+	loc_ref *list = malloc((cap ? cap : 1) * sizeof *list);
+	*out = list;
+	*n = 0;
+	if (list == NULL)
+		return weft__error(WEFT_ENOMEM, archive_file, WEFT_NO_OFFSET, "out of memory");
+	for (size_t k = 0; k < a->defs.location_count; k++)
+		list[(*n)++] = (loc_ref){ &a->defs.locations[k], archive_file };
+	for (size_t k = 0; k < pt->defs.location_count; k++)
+		if (pt->defs.locations[k].parent == a->id)
+			list[(*n)++] = (loc_ref){ &pt->defs.locations[k], pt->main_path };
+	return 0;
+}
+
+/*
+ * Adds the threads of archive `i` (its locations, see archive_locations).
+ * A thread id given twice in the archive is a warning, and only its first
+ * definition is used (each would read the same thread directory).
+ */
+static int add_archive_threads(weft_trace *trace, pallas_trace *pt, uint32_t i)
+{
+	pallas_archive *a = &pt->archives[i];
+	char file[512];
+	snprintf(file, sizeof file, "%s/" WEFT_PALLAS_ARCHIVE_FMT "/%s", pt->dir, a->id,
+		 WEFT_PALLAS_ARCHIVE_FILE);
+	loc_ref *list;
+	size_t n;
+	int rc = archive_locations(pt, a, file, &list, &n);
+	id_pos *ids = rc == 0 ? malloc((n ? n : 1) * sizeof *ids) : NULL;
+	uint8_t *skip = ids != NULL ? calloc(n ? n : 1, 1) : NULL;
+	if (rc == 0 && skip == NULL)
+		rc = weft__error(WEFT_ENOMEM, file, WEFT_NO_OFFSET, "out of memory");
+	for (size_t k = 0; rc == 0 && k < n; k++)
+		ids[k] = (id_pos){ list[k].loc->id, (uint32_t)k };
+	if (rc == 0)
+		mark_duplicates(ids, n, skip);
+	for (size_t k = 0; rc == 0 && k < n; k++) {
+		if (!skip[k]) {
+			rc = add_thread(trace, pt, i, list[k].loc);
+			continue;
+		}
+		weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_EFORMAT, list[k].file,
+				 list[k].loc->offset, "thread %u of archive %u is defined "
+				 "again: this definition is ignored", list[k].loc->id, a->id);
+	}
+	free(skip);
+	free(ids);
+	free(list);
 	return rc;
 }
 
-/* Counts the locations of all archives, for the stream table. */
-static size_t location_total(const pallas_trace *pt)
+/*
+ * Warns about the main file's locations whose parent is no location group
+ * (no archive reads them). `groups`: the group ids, sorted.
+ */
+static void check_orphan_locations(weft_trace *trace, const pallas_trace *pt,
+				   const id_pos *groups, size_t n)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < pt->archive_count; i++)
-		n += pt->archives[i].defs.location_count;
-	return n + pt->defs.location_count;
+	for (size_t k = 0; k < pt->defs.location_count; k++) {
+		const pallas_location *l = &pt->defs.locations[k];
+		if (!has_id(groups, n, l->parent))
+			weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_EFORMAT, pt->main_path,
+					 l->offset, "location %u: its parent %u is not a "
+					 "location group: the thread is left out", l->id,
+					 l->parent);
+	}
+}
+
+/*
+ * The archives: one per location group of the main file; a group id given
+ * twice is a warning and only its first definition is used.
+ */
+static int make_archives(weft_trace *trace, pallas_trace *pt, id_pos **sorted)
+{
+	size_t n = pt->defs.location_group_count;
+	id_pos *ids = malloc((n ? n : 1) * sizeof *ids);
+	uint8_t *skip = calloc(n ? n : 1, 1);
+	pt->archives = calloc(n ? n : 1, sizeof *pt->archives);
+	*sorted = ids;
+	if (ids == NULL || skip == NULL || pt->archives == NULL) {
+		free(skip);
+		return weft__error(WEFT_ENOMEM, pt->main_path, WEFT_NO_OFFSET, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++)
+		ids[i] = (id_pos){ pt->defs.location_groups[i].id, (uint32_t)i };
+	mark_duplicates(ids, n, skip);
+	for (size_t i = 0; i < n; i++) {
+		const pallas_location *lg = &pt->defs.location_groups[i];
+		if (skip[i]) {
+			weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_EFORMAT, pt->main_path,
+					 lg->offset, "location group %u is defined again: "
+					 "this definition is ignored", lg->id);
+			continue;
+		}
+		pallas_archive *a = &pt->archives[pt->archive_count++];
+		a->id = lg->id;
+		a->group = lg;
+	}
+	free(skip);
+	return 0;
 }
 
 /*
@@ -313,15 +458,11 @@ static size_t location_total(const pallas_trace *pt)
  */
 static int load_archives(weft_trace *trace, pallas_trace *pt)
 {
-	pt->archive_count = pt->defs.location_group_count;
-	pt->archives = calloc(pt->archive_count ? pt->archive_count : 1,
-			      sizeof *pt->archives);
-	if (pt->archives == NULL)
-		return weft__error(WEFT_ENOMEM, pt->main_path, WEFT_NO_OFFSET, "out of memory");
-	for (size_t i = 0; i < pt->archive_count; i++) {
+	id_pos *groups;
+	int rc = make_archives(trace, pt, &groups);
+	for (size_t i = 0; rc == 0 && i < pt->archive_count; i++) {
 		pallas_archive *a = &pt->archives[i];
 		char file[512];
-		a->id = pt->defs.location_groups[i].id;
 		if (load_archive(pt, a, file) < 0) {
 			/* A damaged archive (a count or size past its end) loses
 			 * the data of all its threads: an error, not a warning. */
@@ -334,21 +475,15 @@ static int load_archives(weft_trace *trace, pallas_trace *pt)
 			a->loaded = 0;
 		}
 	}
-	pt->streams = calloc(location_total(pt) + 1, sizeof *pt->streams);
-	if (pt->streams == NULL)
-		return weft__error(WEFT_ENOMEM, pt->main_path, WEFT_NO_OFFSET, "out of memory");
-	for (size_t i = 0; i < pt->archive_count; i++) {
-		pallas_archive *a = &pt->archives[i];
-		int rc = add_archive_node(trace, pt, a, &pt->defs.location_groups[i]);
-		for (size_t k = 0; rc == 0 && a->loaded && k < a->defs.location_count; k++)
-			rc = add_thread(trace, pt, (uint32_t)i, &a->defs.locations[k]);
-		for (size_t k = 0; rc == 0 && a->loaded && k < pt->defs.location_count; k++)
-			if (pt->defs.locations[k].parent == a->id)
-				rc = add_thread(trace, pt, (uint32_t)i, &pt->defs.locations[k]);
-		if (rc < 0)
-			return rc;
+	if (rc == 0)
+		check_orphan_locations(trace, pt, groups, pt->defs.location_group_count);
+	free(groups);
+	for (size_t i = 0; rc == 0 && i < pt->archive_count; i++) {
+		rc = add_archive_node(trace, pt, &pt->archives[i]);
+		if (rc == 0 && pt->archives[i].loaded)
+			rc = add_archive_threads(trace, pt, (uint32_t)i);
 	}
-	return 0;
+	return rc;
 }
 
 /* The trace-wide metadata: version, settings, global definitions. */

@@ -356,6 +356,7 @@ static int parse_locations(pallas_in *in, pallas_location **out, size_t *count,
 		return weft__error(WEFT_ENOMEM, in->file, WEFT_NO_OFFSET, "out of memory");
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *b;
+		(*out)[i].offset = weft__pallas_in_offset(in);
 		if ((rc = weft__pallas_in_bytes(in, 12, &b, what)) < 0)
 			return rc;
 		(*out)[i].id = weft__pallas_le32(b);
