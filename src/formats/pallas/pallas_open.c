@@ -342,10 +342,20 @@ static int has_id(const id_pos *ids, size_t n, uint32_t id)
 	return lo < n && ids[lo].id == id;
 }
 
+/* Orders locations of one table by id, then by place in the table. */
+static int cmp_loc_ref(const void *a, const void *b)
+{
+	const pallas_location *x = ((const loc_ref *)a)->loc, *y = ((const loc_ref *)b)->loc;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 /*
- * The locations of archive `a`, in the order its threads become streams:
- * the archive's own, then the main file's whose parent is this location
- * group. *out is malloc'd (*n entries).
+ * The locations of archive `a`, in the order its threads become streams,
+ * which is Pallas's (it sorts each table by id when it reads it): the
+ * archive's own by id, then the main file's whose parent is this
+ * location group, by id. *out is malloc'd (*n entries).
  */
 static int archive_locations(const pallas_trace *pt, const pallas_archive *a,
 			     const char *archive_file, loc_ref **out, size_t *n)
@@ -358,9 +368,12 @@ static int archive_locations(const pallas_trace *pt, const pallas_archive *a,
 		return weft__error(WEFT_ENOMEM, archive_file, WEFT_NO_OFFSET, "out of memory");
 	for (size_t k = 0; k < a->defs.location_count; k++)
 		list[(*n)++] = (loc_ref){ &a->defs.locations[k], archive_file };
+	size_t own = *n;
 	for (size_t k = 0; k < pt->defs.location_count; k++)
 		if (pt->defs.locations[k].parent == a->id)
 			list[(*n)++] = (loc_ref){ &pt->defs.locations[k], pt->main_path };
+	qsort(list, own, sizeof *list, cmp_loc_ref);
+	qsort(list + own, *n - own, sizeof *list, cmp_loc_ref);
 	return 0;
 }
 
@@ -419,8 +432,9 @@ static void check_orphan_locations(weft_trace *trace, const pallas_trace *pt,
 }
 
 /*
- * The archives: one per location group of the main file; a group id given
- * twice is a warning and only its first definition is used.
+ * The archives: one per location group of the main file, by id (Pallas's
+ * order); a group id given twice is a warning and only its first
+ * definition is used.
  */
 static int make_archives(weft_trace *trace, pallas_trace *pt, id_pos **sorted)
 {
@@ -436,7 +450,8 @@ static int make_archives(weft_trace *trace, pallas_trace *pt, id_pos **sorted)
 	for (size_t i = 0; i < n; i++)
 		ids[i] = (id_pos){ pt->defs.location_groups[i].id, (uint32_t)i };
 	mark_duplicates(ids, n, skip);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t k = 0; k < n; k++) {
+		uint32_t i = ids[k].pos;
 		const pallas_location *lg = &pt->defs.location_groups[i];
 		if (skip[i]) {
 			weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_EFORMAT, pt->main_path,
