@@ -140,6 +140,7 @@ typedef struct xev {
 	uint32_t lg, loc;
 	const char *code;
 	int32_t depth;
+	int64_t parent; /* index in its stream of the Enter of its innermost call */
 	int nf;
 	xfield f[MAX_FIELDS];
 	size_t order;  /* recording order */
@@ -158,6 +159,8 @@ typedef struct tw {
 	uint32_t lg, loc;
 	int depth;
 	uint32_t region[MAX_CALLS];
+	int64_t events;              /* recorded so far (the next one's index) */
+	int64_t call_start[MAX_CALLS]; /* index of the Enter of each open call */
 } tw;
 
 /* An attribute list and the fields it must decode to. */
@@ -203,6 +206,8 @@ static void expect_event(tw *w, uint64_t ts, const char *code, int32_t depth,
 	e->loc = w->loc;
 	e->code = code;
 	e->depth = depth;
+	e->parent = depth > 0 ? w->call_start[depth - 1] : -1;
+	w->events++;
 	for (int i = 0; i < npf; i++)
 		e->f[e->nf++] = pf[i];
 	for (int i = 0; a != NULL && i < a->nf; i++)
@@ -306,6 +311,7 @@ static void w_enter(tw *w, const xattrs *a, uint64_t ts, uint32_t r)
 	xfield f[2] = { fs("region", region_name(r)), fu("region_ref", WEFT_TYPE_U32, r) };
 	expect_event(w, ts, "Enter", w->depth, f, 2, a);
 	REQUIRE(w->depth < MAX_CALLS);
+	w->call_start[w->depth] = w->events - 1;
 	w->region[w->depth++] = r;
 }
 
@@ -712,11 +718,12 @@ static int same_event(const weft_trace *t, const weft_event *ev, const xev *x)
 {
 	if (ev->code_len != strlen(x->code) || memcmp(ev->code, x->code, ev->code_len) != 0 ||
 	    ev->time != x->time || ev->end != x->time || (int)ev->stream != x->stream ||
-	    ev->depth != x->depth) {
-		tu_fail(__FILE__, __LINE__, "event %zu: got %.*s at %llu stream %u depth %d, "
-			"recorded %s at %llu stream %d depth %d", x->order, (int)ev->code_len,
-			ev->code, (unsigned long long)ev->time, ev->stream, ev->depth, x->code,
-			(unsigned long long)x->time, x->stream, x->depth);
+	    ev->depth != x->depth || ev->parent != x->parent) {
+		tu_fail(__FILE__, __LINE__, "event %zu: got %.*s at %llu stream %u depth %d "
+			"parent %lld, recorded %s at %llu stream %d depth %d parent %lld",
+			x->order, (int)ev->code_len, ev->code, (unsigned long long)ev->time,
+			ev->stream, ev->depth, (long long)ev->parent, x->code,
+			(unsigned long long)x->time, x->stream, x->depth, (long long)x->parent);
 		return 0;
 	}
 	weft_field f[MAX_FIELDS + 4];

@@ -122,6 +122,28 @@ def test_streams_in_pallas_order():
                            ((0, 0), (0, 1), (0, 2), (1, 3), (1, 4), (1, 5))]
 
 
+def expected_parents(events):
+    """Each event's parent as a stack of Enters gives it: the index in its
+    stream of the Enter of the innermost call around it, -1 outside."""
+    parents, stacks, index = [], {}, {}
+    for e in events:
+        stack = stacks.setdefault(e["stream"], [])
+        i = index[e["stream"]] = index.get(e["stream"], -1) + 1
+        if e["code"] == "Leave" and stack:
+            stack.pop()
+        parents.append(stack[-1] if stack else -1)
+        if e["code"] == "Enter":
+            stack.append(i)
+    return parents
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_parent_is_the_enter_of_the_call(name):
+    """Issue 13 item 7: `parent` was -1 for every Pallas event."""
+    events = dump_json(PALLAS / name / "trace")
+    assert [e["parent"] for e in events] == expected_parents(events)
+
+
 def test_uncompressed_trace_has_the_same_events():
     zstd = dump_json(PALLAS / "wb_enterleave_f3_n1000_t2_logical" / "trace")
     none = dump_json(PALLAS / "wb_enterleave_f3_n1000_t2_logical_None" / "trace")

@@ -11,7 +11,10 @@
  *
  * Depth: the number of calls (block sequences below the root) around an
  * event; the Enter that starts a call and the Leave that ends it are at
- * the call's own depth, the events inside it one deeper.
+ * the call's own depth, the events inside it one deeper. Parent: the
+ * index in the stream (seq) of the first event of the innermost call
+ * around the event (its Enter), -1 outside calls; the Enter and the
+ * Leave of a call have the parent of the call.
  *
  * Termination on any input: the stack depth is bounded (a sequence that
  * contains itself is reported), every live sequence has tokens, and each
@@ -54,6 +57,9 @@ typedef struct pallas_reader {
 	size_t depth;
 	int block_depth;     /* block sequences on the stack */
 	int root_block;      /* 1 when the root sequence counts in block_depth */
+	/* By block depth (1..block_depth): seq of the block's first event, -1
+	 * until it comes. */
+	int64_t *call_start;
 	int boundary;        /* the last event starts or ends its call */
 	uint64_t emitted;
 	int failed;
@@ -74,7 +80,7 @@ static int push(pallas_reader *r, uint32_t token)
 	if (WEFT_PALLAS_TOKEN_TYPE(token) == WEFT_PALLAS_TOKEN_LOOP)
 		f->remaining = r->t->loops[id].iterations;
 	else if (r->t->sequences[id].type == WEFT_PALLAS_SEQUENCE_BLOCK)
-		r->block_depth++;
+		r->call_start[++r->block_depth] = -1;
 	return 0;
 }
 
@@ -240,10 +246,14 @@ int weft__pallas_stream_next(void *state, weft_event *ev)
 	ev->payload_size = e->payload_size;
 	ev->data = attrs;
 	ev->data_size = attr_size;
+	/* The first event of a block starts its call (and that of blocks
+	 * that start with this one). */
+	for (int d = r->block_depth; d > 0 && r->call_start[d] < 0; d--)
+		r->call_start[d] = (int64_t)ev->seq;
 	/* Blocks below the thread's root block are the calls. */
 	int calls = r->block_depth - r->root_block - r->boundary;
 	ev->depth = calls > 0 ? calls : 0;
-	ev->parent = -1;
+	ev->parent = calls > 0 ? r->call_start[r->root_block + calls] : -1;
 	return 1;
 }
 
@@ -279,6 +289,7 @@ void weft__pallas_stream_close(void *state)
 	weft__pallas_thread_free(r->t);
 	free(r->events);
 	free(r->stack);
+	free(r->call_start);
 	free(r);
 }
 
@@ -295,7 +306,8 @@ int weft__pallas_stream_open(weft_trace *trace, uint32_t stream, void **state)
 		r->events = calloc(r->t->event_count ? r->t->event_count : 1,
 				   sizeof *r->events);
 		r->stack = malloc(MAX_DEPTH * sizeof *r->stack);
-		if (r->events == NULL || r->stack == NULL)
+		r->call_start = malloc((MAX_DEPTH + 1) * sizeof *r->call_start);
+		if (r->events == NULL || r->stack == NULL || r->call_start == NULL)
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
 	if (rc == 0 && r->t->sequence_count > 0) {
