@@ -146,15 +146,17 @@ static int write_generic(conv *c, stream_out *s, const weft_event *ev, int nfiel
 {
 	attr_plan p = { 0, end, cli_pallas_record_fields(c, nfields), nfields };
 	weft_pallas_attrs a;
-	str_entry *name;
+	uint32_t name;
+	int rc;
 	if (p.first_field == 2 && cli_pallas_field_named(c, 0, nfields, "name") &&
 	    c->fields[0].type == WEFT_TYPE_STR)
-		name = cli_pallas_intern(c, c->fields[0].v.s.ptr, (uint32_t)c->fields[0].v.s.len);
+		rc = cli_pallas_intern(c, c->fields[0].v.s.ptr, (uint32_t)c->fields[0].v.s.len,
+				       &name, NULL);
 	else
-		name = cli_pallas_intern(c, ev->code, ev->code_len);
-	if (name == NULL || cli_pallas_build_attrs(c, ev, &p, &a) < 0)
+		rc = cli_pallas_intern(c, ev->code, ev->code_len, &name, NULL);
+	if (rc < 0 || cli_pallas_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
-	int rc = weft_pallas_record_generic(s->thread, &a, ev->time, name->ref);
+	rc = weft_pallas_record_generic(s->thread, &a, ev->time, name);
 	if (rc < 0)
 		return cli_pallas_writer_error("cannot write an event", rc);
 	return 0;

@@ -153,10 +153,13 @@ str_entry *cli_pallas_str_slot(const str_table *t, const char *s, uint32_t len,
 void cli_pallas_str_free(str_table *t);
 
 /*
- * The entry of string `s` (`len` bytes, no NUL inside), registered as a
- * global string of the trace at its first use. NULL after printing why.
+ * The global string ref of `s` (`len` bytes, no NUL inside), registered at
+ * its first use: 0 with *ref set (and *text, when asked, the interned copy,
+ * which stays put), or -1 after printing why. No slot of the table is
+ * handed out: the next string may move them all (the table grows).
  */
-str_entry *cli_pallas_intern(conv *c, const char *s, uint32_t len);
+int cli_pallas_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
+		      const char **text);
 
 /* Frees the map. */
 void cli_pallas_map_free(u64_map *m);

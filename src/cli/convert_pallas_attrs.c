@@ -76,11 +76,9 @@ static int string_value(conv *c, const char *s, size_t len, uint32_t *ref)
 	}
 	if (t->value_bytes + len > STRING_VALUE_BUDGET)
 		return 0;
-	str_entry *e = cli_pallas_intern(c, s, (uint32_t)len);
-	if (e == NULL)
+	if (cli_pallas_intern(c, s, (uint32_t)len, ref, NULL) < 0)
 		return -1;
 	t->value_bytes += len;
-	*ref = e->ref;
 	return 1;
 }
 
@@ -196,10 +194,11 @@ static int add_payload(conv *c, weft_pallas_attrs *a, const weft_event *ev)
 /* `weft.code`: the event's code as a string attribute. */
 static int add_code(conv *c, weft_pallas_attrs *a, const weft_event *ev)
 {
-	str_entry *e = cli_pallas_intern(c, ev->code, ev->code_len);
-	if (e == NULL || cli_pallas_named_attribute(c, "weft.code", WEFT_PALLAS_TYPE_STRING, &c->code_attr) < 0)
+	uint32_t code;
+	if (cli_pallas_intern(c, ev->code, ev->code_len, &code, NULL) < 0 ||
+	    cli_pallas_named_attribute(c, "weft.code", WEFT_PALLAS_TYPE_STRING, &c->code_attr) < 0)
 		return -1;
-	int rc = weft_pallas_attrs_add_ref(a, c->code_attr, WEFT_PALLAS_TYPE_STRING, e->ref);
+	int rc = weft_pallas_attrs_add_ref(a, c->code_attr, WEFT_PALLAS_TYPE_STRING, code);
 	return rc < 0 ? cli_pallas_writer_error("cannot add the code", rc) : 0;
 }
 

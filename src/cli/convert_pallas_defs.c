@@ -88,43 +88,45 @@ void cli_pallas_str_free(str_table *t)
 }
 
 /*
- * The entry of string `s` (`len` bytes, no NUL inside), registered as a
- * global string of the trace at its first use. NULL after printing why.
+ * The global string ref of `s` (`len` bytes, no NUL inside), registered at
+ * its first use: 0 with *ref set (and *text, when asked, the interned copy,
+ * which stays put), or -1 after printing why. No slot of the table is
+ * handed out: the next string may move them all (the table grows).
  */
-str_entry *cli_pallas_intern(conv *c, const char *s, uint32_t len)
+int cli_pallas_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
+		      const char **text)
 {
 	str_table *t = &c->strings;
 	if ((t->count + 1) * 2 > t->cap && str_table_grow(t) < 0)
-		return cli_pallas_out_of_memory(), NULL;
+		return cli_pallas_out_of_memory();
 	uint64_t h = cli_pallas_hash(s, len);
 	str_entry *e = cli_pallas_str_slot(t, s, len, h);
-	if (e->text != NULL)
-		return e;
-	char *copy = malloc((size_t)len + 1);
-	if (copy == NULL)
-		return cli_pallas_out_of_memory(), NULL;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	int rc = weft_pallas_register_string(c->defs, copy, &e->ref);
-	if (rc < 0) {
-		free(copy);
-		return cli_pallas_writer_error("cannot add a string", rc), NULL;
+	if (e->text == NULL) {
+		char *copy = malloc((size_t)len + 1);
+		if (copy == NULL)
+			return cli_pallas_out_of_memory();
+		memcpy(copy, s, len);
+		copy[len] = '\0';
+		int rc = weft_pallas_register_string(c->defs, copy, &e->ref);
+		if (rc < 0) {
+			free(copy);
+			return cli_pallas_writer_error("cannot add a string", rc);
+		}
+		e->text = copy;
+		e->len = len;
+		e->hash = h;
+		t->count++;
 	}
-	e->text = copy;
-	e->len = len;
-	e->hash = h;
-	t->count++;
-	return e;
+	*ref = e->ref;
+	if (text != NULL)
+		*text = e->text;
+	return 0;
 }
 
 /* The string ref of a NUL-terminated string; 0 or -1. */
 static int string_ref(conv *c, const char *s, uint32_t *ref)
 {
-	str_entry *e = cli_pallas_intern(c, s, (uint32_t)strlen(s));
-	if (e == NULL)
-		return -1;
-	*ref = e->ref;
-	return 0;
+	return cli_pallas_intern(c, s, (uint32_t)strlen(s), ref, NULL);
 }
 
 /* ---- u64 -> u32 map --------------------------------------------------------------------------- */
@@ -199,16 +201,16 @@ void cli_pallas_map_free(u64_map *m)
  */
 int cli_pallas_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref)
 {
-	str_entry *e = cli_pallas_intern(c, name, len);
-	if (e == NULL)
+	if (cli_pallas_intern(c, name, len, ref, NULL) < 0)
 		return -1;
+	/* Its slot, found again right after: nothing can have moved it. */
+	str_entry *e = cli_pallas_str_slot(&c->strings, name, len, cli_pallas_hash(name, len));
 	if (!e->region) {
-		int rc = weft_pallas_add_region(c->defs, e->ref, e->ref);
+		int rc = weft_pallas_add_region(c->defs, *ref, *ref);
 		if (rc < 0)
 			return cli_pallas_writer_error("cannot add a region", rc);
 		e->region = 1;
 	}
-	*ref = e->ref;
 	return 0;
 }
 
@@ -218,17 +220,17 @@ int cli_pallas_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref
  */
 static int attribute_ref(conv *c, const char *name, uint32_t len, int type, uint32_t *ref)
 {
-	str_entry *e = cli_pallas_intern(c, name, len);
-	if (e == NULL)
+	uint32_t name_ref;
+	if (cli_pallas_intern(c, name, len, &name_ref, NULL) < 0)
 		return -1;
-	uint64_t key = ((uint64_t)e->ref << 8) | (uint64_t)type;
+	uint64_t key = ((uint64_t)name_ref << 8) | (uint64_t)type;
 	uint32_t found = u64_map_get(&c->attributes, key);
 	if (found != NONE) {
 		*ref = found;
 		return 0;
 	}
 	uint32_t id = c->next_attribute;
-	int rc = weft_pallas_add_attribute(c->defs, id, e->ref, e->ref, type);
+	int rc = weft_pallas_add_attribute(c->defs, id, name_ref, name_ref, type);
 	if (rc < 0)
 		return cli_pallas_writer_error("cannot add an attribute", rc);
 	if (u64_map_put(&c->attributes, key, id) < 0)
@@ -260,10 +262,12 @@ int cli_pallas_field_attribute(conv *c, const weft_field *f, int type, uint32_t 
 		*ref = e->ref;
 		return 0;
 	}
-	str_entry *name = cli_pallas_intern(c, f->name, f->name_len);
-	if (name == NULL || attribute_ref(c, f->name, f->name_len, type, ref) < 0)
+	uint32_t name_ref;
+	const char *text;
+	if (cli_pallas_intern(c, f->name, f->name_len, &name_ref, &text) < 0 ||
+	    attribute_ref(c, f->name, f->name_len, type, ref) < 0)
 		return -1;
-	e->text = name->text;
+	e->text = text;
 	e->name = f->name;
 	e->len = f->name_len;
 	e->type = type;

@@ -38,8 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "testutil.h"
 #include "weft/pallas_grammar.h"
@@ -1015,31 +1013,10 @@ static void check_trace(const char *dir, xtrace *x, int nthreads)
 /* The output of `weft ARGS... DIR` (malloc'd), NULL and a failure when it fails. */
 static char *run_weft(const char *args, const char *dir)
 {
-	const char *build = getenv("WEFT_BUILD_DIR");
-	REQUIRE(build != NULL);
-	char cmd[2048];
-	snprintf(cmd, sizeof cmd, "%s/weft", build);
-	if (access(cmd, X_OK) != 0) {
-		tu_fail(__FILE__, __LINE__, "no weft command at %s", cmd);
-		return NULL;
-	}
-	snprintf(cmd, sizeof cmd, "'%s/weft' %s '%s'", build, args, dir);
-	FILE *p = popen(cmd, "r");
-	REQUIRE(p != NULL);
-	size_t n = 0, cap = 1 << 16, got;
-	char *out = malloc(cap);
-	REQUIRE(out != NULL);
-	while ((got = fread(out + n, 1, cap - n - 1, p)) > 0) {
-		n += got;
-		if (n == cap - 1) {
-			out = realloc(out, cap *= 2);
-			REQUIRE(out != NULL);
-		}
-	}
-	out[n] = '\0';
-	int status = pclose(p);
-	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		tu_fail(__FILE__, __LINE__, "%s: exit status %d", cmd, status);
+	int status;
+	char *out = tu_run_weft(args, dir, &status);
+	if (out != NULL && status != 0) {
+		tu_fail(__FILE__, __LINE__, "weft %s %s: exit status %d", args, dir, status);
 		free(out);
 		return NULL;
 	}

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int tu_failures;
 
@@ -149,4 +151,46 @@ tu_read_file(const char *path, size_t *size)
 	if (size)
 		*size = len;
 	return buf;
+}
+
+/* The weft command of the build under test, its output read whole. */
+char *
+tu_run_weft(const char *args, const char *path, int *status)
+{
+	const char *build = getenv("WEFT_BUILD_DIR");
+	char cmd[4096];
+	*status = -1;
+	if (build == NULL) {
+		tu_fail(__FILE__, __LINE__, "WEFT_BUILD_DIR is not set");
+		return NULL;
+	}
+	snprintf(cmd, sizeof cmd, "%s/weft", build);
+	if (access(cmd, X_OK) != 0) {
+		tu_fail(__FILE__, __LINE__, "no weft command at %s", cmd);
+		return NULL;
+	}
+	snprintf(cmd, sizeof cmd, "'%s/weft' %s '%s'", build, args, path);
+	FILE *p = popen(cmd, "r");
+	size_t n = 0, cap = 1 << 16, got;
+	char *out = malloc(cap);
+	if (p == NULL || out == NULL) {
+		tu_fail(__FILE__, __LINE__, "%s: cannot run", cmd);
+		if (p != NULL)
+			pclose(p);
+		free(out);
+		return NULL;
+	}
+	while ((got = fread(out + n, 1, cap - n - 1, p)) > 0) {
+		n += got;
+		if (n == cap - 1) {
+			char *bigger = realloc(out, cap *= 2);
+			if (bigger == NULL)
+				break;
+			out = bigger;
+		}
+	}
+	out[n] = '\0';
+	int rc = pclose(p);
+	*status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+	return out;
 }

@@ -58,5 +58,12 @@ int tu_finish_dir(char *dir);
 int tu_rmtree(const char *path);
 /* Whole file in a malloc'd, NUL-terminated buffer; NULL on failure. */
 char *tu_read_file(const char *path, size_t *size);
+/*
+ * Runs `$WEFT_BUILD_DIR/weft ARGS 'PATH'` (ARGS is shell text, PATH is
+ * quoted) and returns its standard output (malloc'd, NUL-terminated);
+ * *status gets its exit status, -1 when it did not exit normally. NULL
+ * (and a failure) when the command cannot be run.
+ */
+char *tu_run_weft(const char *args, const char *path, int *status);
 
 #endif /* WEFT_TESTUTIL_H */
