@@ -391,6 +391,18 @@ int weft_pallas_record_thread_task_switch(weft_pallas_thread *t,
 int weft_pallas_record_thread_task_complete(weft_pallas_thread *t,
 					    const weft_pallas_attrs *attrs, uint64_t ts);
 
+/*
+ * The most blocks open at once in a thread. Pallas 0.20's reader keeps 100
+ * frames (the root and 99 sequences or loops nested below it: one more
+ * overflows its call stack) and its writer refuses the 128th block; weft's
+ * writer refuses a block start that would open one more than this (the
+ * record fails with WEFT_EUNSUPPORTED, the thread writer stays usable),
+ * keeps the grammar within the reader's frames (a repetition that would
+ * nest too deep is left unrolled) and keeps one frame to give the thread's
+ * root the single sequence that Pallas's reader needs.
+ */
+#define WEFT_PALLAS_MAX_NESTING 98
+
 /* How a raw record shapes the grammar. */
 enum weft_pallas_record_role {
 	WEFT_PALLAS_ROLE_SINGLE = 0,      /* a plain event */

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "weft/event.h"
 #include "weft/trace.h"
 
 #ifdef __cplusplus
@@ -89,6 +90,23 @@ int weft_pallas_grammar_token(const weft_pallas_grammar *g, size_t i,
 			      uint64_t k, weft_pallas_token *out);
 int weft_pallas_grammar_loop(const weft_pallas_grammar *g, size_t i,
 			     weft_pallas_loop_info *out);
+
+/*
+ * What a Pallas event is as a record: its kind (2 Enter, 3 Leave, 4
+ * MPI_Send... 58 Generic), the block role Pallas's writer gives that kind
+ * (WEFT_PALLAS_ROLE_* of weft/pallas.h: Enter, OMP and thread forks, team
+ * and thread begins open a block, their ends close it), and how many of
+ * its weft_event_fields() come from its payload (the others are the
+ * occurrence's attributes). For a Pallas trace's event only (else
+ * WEFT_EUNSUPPORTED).
+ */
+typedef struct weft_pallas_record_info {
+	int32_t record;
+	int role;
+	int payload_fields;
+} weft_pallas_record_info;
+int weft_pallas_event_record(const weft_trace *trace, const weft_event *event,
+			     weft_pallas_record_info *out);
 
 /*
  * Exact sums of the stored durations of sequence i (reads its value

@@ -50,6 +50,12 @@
 #include <string.h>
 
 #include "cli/convert_pallas.h"
+#include "weft/pallas_grammar.h"
+
+/* Pallas record kinds whose payload holds a reference (docs/pallas-writer.md). */
+#define REC_ENTER 2
+#define REC_LEAVE 3
+#define REC_GENERIC 58
 
 static volatile sig_atomic_t interrupted;
 
@@ -93,7 +99,7 @@ static void stream_begin(conv *c, stream_out *s, uint32_t loc)
 {
 	memset(s, 0, sizeof *s);
 	s->stream = c->selected[loc];
-	s->location = loc;
+	s->index = loc;
 }
 
 /* The stream's location and thread writer, made at its first event. */
@@ -101,7 +107,7 @@ static int stream_thread(conv *c, stream_out *s)
 {
 	if (s->thread != NULL)
 		return 0;
-	if (cli_pallas_add_location(c, s->location, &s->group) < 0)
+	if (cli_pallas_add_location(c, s->index, &s->group, &s->location) < 0)
 		return -1;
 	int rc = weft_pallas_thread_create(c->archives[s->group], s->location, &s->thread);
 	return rc < 0 ? cli_pallas_writer_error("cannot start a thread", rc) : 0;
@@ -137,29 +143,21 @@ static int name_is_code(const weft_event *ev, const char *name)
 }
 
 /*
- * A Generic event: named after the code (Pallas sources: a Generic keeps
- * its name), with the fields and payload as attributes, and its end as
- * `weft.end` when it stands for a whole interval.
+ * A Generic event: named after the code, with the fields and payload as
+ * attributes, and its end as `weft.end` when it stands for a whole
+ * interval.
  */
 static int write_generic(conv *c, stream_out *s, const weft_event *ev, int nfields,
 			 const uint64_t *end)
 {
-	attr_plan p = { 0, end, cli_pallas_record_fields(c, nfields), nfields };
+	attr_plan p = { 0, end, 0, nfields };
 	weft_pallas_attrs a;
 	uint32_t name;
-	int rc;
-	if (p.first_field == 2 && cli_pallas_field_named(c, 0, nfields, "name") &&
-	    c->fields[0].type == WEFT_TYPE_STR)
-		rc = cli_pallas_intern(c, c->fields[0].v.s.ptr, (uint32_t)c->fields[0].v.s.len,
-				       &name, NULL);
-	else
-		rc = cli_pallas_intern(c, ev->code, ev->code_len, &name, NULL);
-	if (rc < 0 || cli_pallas_build_attrs(c, ev, &p, &a) < 0)
+	if (cli_pallas_intern(c, ev->code, ev->code_len, &name, NULL) < 0 ||
+	    cli_pallas_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
-	rc = weft_pallas_record_generic(s->thread, &a, ev->time, name);
-	if (rc < 0)
-		return cli_pallas_writer_error("cannot write an event", rc);
-	return 0;
+	int rc = weft_pallas_record_generic(s->thread, &a, ev->time, name);
+	return rc < 0 ? cli_pallas_writer_error("cannot write an event", rc) : 0;
 }
 
 /*
@@ -179,9 +177,9 @@ static int write_enter(conv *c, stream_out *s, const weft_event *ev,
 	const char *name = cls->name;
 	uint32_t len = name != NULL ? (uint32_t)strlen(name) : ev->code_len;
 	span pushed = *sp;
-	attr_plan p = { 0, NULL, cli_pallas_record_fields(c, nfields), nfields };
+	attr_plan p = { 0, NULL, 0, nfields };
 	weft_pallas_attrs a;
-	p.with_code = !c->same_format && (name == NULL ? 0 : !name_is_code(ev, name));
+	p.with_code = name == NULL ? 0 : !name_is_code(ev, name);
 	if (cli_pallas_region_ref(c, name != NULL ? name : ev->code, len, &pushed.region) < 0 ||
 	    cli_pallas_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
@@ -224,7 +222,7 @@ static int write_leave(conv *c, stream_out *s, const weft_event *ev,
 		c->stats.leave_fallbacks++;
 		return write_generic(c, s, ev, nfields, NULL);
 	}
-	attr_plan p = { !c->same_format, NULL, cli_pallas_record_fields(c, nfields), nfields };
+	attr_plan p = { 1, NULL, 0, nfields };
 	weft_pallas_attrs a;
 	if (cli_pallas_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
@@ -264,7 +262,7 @@ static int write_interval(conv *c, stream_out *s, const weft_event *ev,
 			  const weft_event_class *cls, int nfields)
 {
 	span sp = { NULL, 0, ev->end < ev->time ? ev->time : ev->end, 0, ev->depth,
-		    SPAN_INTERVAL, 0 };
+		    SPAN_INTERVAL, 0, 0 };
 	const span *top = top_span(s);
 	if (top != NULL && top->kind == SPAN_INTERVAL && top->end < sp.end) {
 		c->stats.interval_fallbacks++;
@@ -273,9 +271,76 @@ static int write_interval(conv *c, stream_out *s, const weft_event *ev,
 	return write_enter(c, s, ev, cls, nfields, &sp);
 }
 
+/*
+ * The payload of a Pallas source's record, its reference renumbered: an
+ * Enter's or Leave's region, a Generic's name (the first payload field is
+ * its text). Other payloads are kept as they are (numbers: peers,
+ * communicators, tags, sizes, requests, locks, tasks). *bytes points to
+ * `buf` or to the event's payload. 0 or -1.
+ */
+static int record_payload(conv *c, const weft_event *ev, int32_t record, int payload_fields,
+			  uint8_t buf[4], const uint8_t **bytes)
+{
+	*bytes = ev->payload;
+	int region = record == REC_ENTER || record == REC_LEAVE;
+	if ((!region && record != REC_GENERIC) || payload_fields != 2 ||
+	    c->fields[0].type != WEFT_TYPE_STR)
+		return 0;
+	const char *text = c->fields[0].v.s.ptr;
+	uint32_t len = (uint32_t)c->fields[0].v.s.len, ref;
+	int rc = region ? cli_pallas_region_ref(c, text, len, &ref)
+			: cli_pallas_intern(c, text, len, &ref, NULL);
+	memcpy(buf, &ref, 4); /* little-endian hosts only (weft/pallas.h) */
+	*bytes = buf;
+	return rc;
+}
+
+/*
+ * The role a Pallas source's record gets: its own, except that a block
+ * start with SPAN_DEPTH_MAX blocks open (more than Pallas 0.20 reads) is
+ * a plain event, and so is the end that closes it. Keeps the stack of
+ * open blocks. -1 when out of memory.
+ */
+static int record_role(conv *c, stream_out *s, int role)
+{
+	if (role == WEFT_PALLAS_ROLE_BLOCK_START) {
+		span sp = { .kind = SPAN_ENTER, .depth = -1, .flat = s->depth >= SPAN_DEPTH_MAX };
+		c->stats.depth_fallbacks += sp.flat;
+		return push_span(s, &sp) < 0 ? -1 : sp.flat ? WEFT_PALLAS_ROLE_SINGLE : role;
+	}
+	if (role == WEFT_PALLAS_ROLE_BLOCK_END && s->depth > 0)
+		return s->stack[--s->depth].flat ? WEFT_PALLAS_ROLE_SINGLE : role;
+	return WEFT_PALLAS_ROLE_SINGLE;
+}
+
+/*
+ * An event of a Pallas source: the same record (kind, payload with its
+ * reference renumbered, block role), with the occurrence's attributes.
+ */
+static int write_record(conv *c, stream_out *s, const weft_event *ev)
+{
+	weft_pallas_record_info ri;
+	uint8_t buf[4];
+	const uint8_t *bytes;
+	weft_pallas_attrs a;
+	if (weft_pallas_event_record(c->trace, ev, &ri) < 0)
+		return cli_pallas_writer_error("cannot read a record", WEFT_EUNSUPPORTED);
+	int nfields = cli_pallas_decode_fields(c, ev);
+	attr_plan p = { 0, NULL, ri.payload_fields, nfields };
+	int role = record_role(c, s, ri.role);
+	if (role < 0 || record_payload(c, ev, ri.record, ri.payload_fields, buf, &bytes) < 0 ||
+	    cli_pallas_build_attrs(c, ev, &p, &a) < 0)
+		return -1;
+	int rc = weft_pallas_record_raw(s->thread, &a, ev->time, ri.record, role, bytes,
+					ev->payload_size);
+	return rc < 0 ? cli_pallas_writer_error("cannot write an event", rc) : 0;
+}
+
 /* One event of a stream: classified, then written as its role says. */
 static int convert_event(conv *c, stream_out *s, const weft_event *ev)
 {
+	if (c->same_format)
+		return stream_thread(c, s) < 0 ? -1 : write_record(c, s, ev);
 	weft_event_class cls;
 	weft_event_classify(c->trace, ev, &cls);
 	if (stream_thread(c, s) < 0 || flush_intervals(c, s, ev->time, ev->depth) < 0)
@@ -283,7 +348,7 @@ static int convert_event(conv *c, stream_out *s, const weft_event *ev)
 	int nfields = cli_pallas_decode_fields(c, ev);
 	switch (cls.role) {
 	case WEFT_ROLE_ENTER: {
-		span sp = { cls.channel, cls.pair_key, 0, 0, -1, SPAN_ENTER, 0 };
+		span sp = { cls.channel, cls.pair_key, 0, 0, -1, SPAN_ENTER, 0, 0 };
 		return write_enter(c, s, ev, &cls, nfields, &sp);
 	}
 	case WEFT_ROLE_LEAVE:
@@ -501,8 +566,10 @@ static void report_notes(const conv *c)
 			"without nesting in it: written as Generic events with weft.end\n",
 			s->interval_fallbacks);
 	if (s->depth_fallbacks)
-		fprintf(stderr, "weft convert: note: %" PRIu64 " span(s) nested deeper than %d: "
-			"written as Generic events\n", s->depth_fallbacks, SPAN_DEPTH_MAX);
+		fprintf(stderr, "weft convert: warning: %" PRIu64 " block(s) would nest deeper "
+			"than %d, which Pallas 0.20 cannot read: written as %s\n",
+			s->depth_fallbacks, SPAN_DEPTH_MAX, c->same_format ?
+			"plain events (the record without its block)" : "Generic events");
 	if (s->strings_left_out)
 		fprintf(stderr, "weft convert: note: %" PRIu64 " string value(s) not kept as "
 			"attributes (too long, or over the %u MiB of strings); the payload "
@@ -539,6 +606,7 @@ static void conv_free(conv *c)
 	free(c->node_group);
 	free(c->archives);
 	free(c->selected);
+	free(c->next_location);
 	free(c->code_cache);
 	free(c->tmp_dir);
 }

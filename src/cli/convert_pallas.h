@@ -14,7 +14,7 @@
 #include "weft/pallas.h"
 
 #define MAIN_NAME "main"              /* DIR/main.pallas */
-#define SPAN_DEPTH_MAX 1000           /* deeper spans become Generic events */
+#define SPAN_DEPTH_MAX WEFT_PALLAS_MAX_NESTING /* deeper spans: plain events */
 #define STREAM_BATCH 32               /* thread writers open at once (shared files) */
 #define FIELDS_MAX 128                /* decoded fields of one event */
 #define STRING_VALUE_BUDGET (16u << 20) /* bytes of interned string values */
@@ -62,12 +62,14 @@ typedef struct span {
 	int32_t depth;       /* INTERVAL: call-tree depth of the event, -1 */
 	uint8_t kind;        /* enum span_kind */
 	uint8_t orphan;      /* ENTER whose LEAVE was written as a Generic */
+	uint8_t flat;        /* Pallas sources: a block start written as a plain event */
 } span;
 
 /* A stream being written: its location and its thread writer. */
 typedef struct stream_out {
 	uint32_t stream;   /* source stream index */
-	uint32_t location; /* Pallas location id */
+	uint32_t index;    /* its place among the selected streams */
+	uint32_t location; /* Pallas location id (once its thread is made) */
 	uint32_t group;    /* Pallas location group id */
 	weft_pallas_thread *thread;
 	span *stack;
@@ -78,7 +80,7 @@ typedef struct stream_out {
 typedef struct conv_stats {
 	uint64_t leave_fallbacks;    /* LEAVE not closing the innermost block */
 	uint64_t interval_fallbacks; /* intervals overlapping without nesting */
-	uint64_t depth_fallbacks;    /* spans deeper than SPAN_DEPTH_MAX */
+	uint64_t depth_fallbacks;    /* blocks deeper than SPAN_DEPTH_MAX */
 	uint64_t strings_left_out;   /* string values over the budget */
 	uint64_t payloads_cut;       /* payloads longer than the attribute list */
 	uint64_t fields_left_out;    /* fields that did not fit the list */
@@ -118,8 +120,9 @@ typedef struct conv {
 	uint32_t root_group;          /* group of streams without a parent node */
 	weft_pallas_archive **archives; /* per location group */
 	uint32_t group_count, group_cap;
-	uint32_t *selected;           /* selected stream indices (location = position) */
+	uint32_t *selected;           /* selected stream indices */
 	uint32_t selected_count;
+	uint32_t *next_location;      /* by parent node (+ no parent): next location id */
 	code_verdict *code_cache;
 	weft_field fields[FIELDS_MAX];
 	conv_stats stats;
@@ -182,9 +185,10 @@ int cli_pallas_field_attribute(conv *c, const weft_field *f, int type, uint32_t 
 
 /*
  * The location of selected stream number `loc`, named after its node, in
- * its parent's group (made with its ancestors' when new); *group gets it.
+ * its parent's group (made with its ancestors' when new): *group and *id
+ * get them; each group's ids are contiguous, as Pallas's reader needs.
  */
-int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group);
+int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id);
 
 /* The selected streams: those whose path matches the stream glob. */
 int cli_pallas_select_streams(conv *c);
@@ -216,13 +220,6 @@ int cli_pallas_decode_fields(conv *c, const weft_event *ev);
 
 /* 1 when field i is named `name`. */
 int cli_pallas_field_named(const conv *c, int i, int count, const char *name);
-
-/*
- * Pallas sources: the fields that are the record's own payload (region
- * and region_ref of Enter/Leave, name and name_ref of Generic) rather than
- * attributes; 0 for other sources.
- */
-int cli_pallas_record_fields(const conv *c, int count);
 
 /* ---- The output directory (convert_pallas_output.c) ---------------------------- */
 

@@ -254,18 +254,3 @@ int cli_pallas_field_named(const conv *c, int i, int count, const char *name)
 	return i < count && c->fields[i].name_len == n &&
 	       memcmp(c->fields[i].name, name, n) == 0;
 }
-
-/*
- * Pallas sources: the fields that are the record's own payload (region
- * and region_ref of Enter/Leave, name and name_ref of Generic) rather than
- * attributes; 0 for other sources.
- */
-int cli_pallas_record_fields(const conv *c, int count)
-{
-	if (!c->same_format)
-		return 0;
-	if ((cli_pallas_field_named(c, 0, count, "region") && cli_pallas_field_named(c, 1, count, "region_ref")) ||
-	    (cli_pallas_field_named(c, 0, count, "name") && cli_pallas_field_named(c, 1, count, "name_ref")))
-		return 2;
-	return 0;
-}

@@ -355,29 +355,63 @@ static int root_group(conv *c, uint32_t *out)
 	return 0;
 }
 
-/* The location group of selected stream number `loc`: its parent node's. */
-static int stream_group(conv *c, uint32_t loc, uint32_t *group)
+/* The node whose group holds selected stream `loc`'s thread, or the node count (no parent). */
+static uint32_t parent_slot(const conv *c, uint32_t loc)
 {
 	const weft_stream_info *s = weft_trace_stream(c->trace, c->selected[loc]);
 	const weft_node *node = weft_trace_node(c->trace, s->node);
-	return node->parent != WEFT_NO_PARENT ? node_group(c, node->parent, group)
-					       : root_group(c, group);
+	return node->parent != WEFT_NO_PARENT ? node->parent
+					      : (uint32_t)weft_trace_node_count(c->trace);
 }
 
 /*
  * The location of selected stream number `loc`, named after its node, in
- * its parent's group (made with its ancestors' when new); *group gets it.
+ * its parent's group (made with its ancestors' when new): *group and *id
+ * get them. Ids run on in each group from the first id kept for it (see
+ * plan_locations), so that each archive's ids are contiguous, as Pallas's
+ * reader needs, and unique in the trace.
  */
-int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group)
+int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id)
 {
 	const weft_stream_info *s = weft_trace_stream(c->trace, c->selected[loc]);
 	const weft_node *node = weft_trace_node(c->trace, s->node);
-	uint32_t name;
-	if (stream_group(c, loc, group) < 0 || string_ref(c, node->name, &name) < 0)
+	uint32_t slot = parent_slot(c, loc), name;
+	int rc = slot < weft_trace_node_count(c->trace) ? node_group(c, slot, group)
+							 : root_group(c, group);
+	if (rc < 0 || string_ref(c, node->name, &name) < 0)
 		return -1;
-	int rc = weft_pallas_add_location(weft_pallas_archive_defs(c->archives[*group]), loc,
-					  name, *group);
+	*id = c->next_location[slot]++;
+	rc = weft_pallas_add_location(weft_pallas_archive_defs(c->archives[*group]), *id,
+				      name, *group);
 	return rc < 0 ? cli_pallas_writer_error("cannot add a location", rc) : 0;
+}
+
+/*
+ * Keeps for each group (each parent node, and the streams without one)
+ * as many location ids as it has selected streams, one run after the
+ * other: Pallas 0.20 finds a thread at threads[id - first id] of its
+ * archive, in an array of the archive's thread count, so ids with gaps
+ * overflow it. A stream that turns out to have no selected event takes
+ * no id (ids are given as threads are made).
+ */
+static int plan_locations(conv *c)
+{
+	size_t slots = weft_trace_node_count(c->trace) + 1;
+	c->next_location = calloc(slots, sizeof *c->next_location);
+	uint32_t *count = calloc(slots, sizeof *count);
+	if (c->next_location == NULL || count == NULL) {
+		free(count);
+		return cli_pallas_out_of_memory();
+	}
+	for (uint32_t loc = 0; loc < c->selected_count; loc++)
+		count[parent_slot(c, loc)]++;
+	uint32_t first = 0;
+	for (size_t k = 0; k < slots; k++) {
+		c->next_location[k] = first;
+		first += count[k];
+	}
+	free(count);
+	return 0;
 }
 
 /* The selected streams: those whose path matches the stream glob. */
@@ -427,5 +461,5 @@ int cli_pallas_define_structure(conv *c)
 	for (size_t i = 0; i < PAYLOAD_CHUNKS_MAX; i++)
 		c->chunk_attr[i] = NONE;
 	c->code_attr = c->end_attr = c->size_attr = NONE;
-	return describe_trace(c);
+	return plan_locations(c) < 0 ? -1 : describe_trace(c);
 }

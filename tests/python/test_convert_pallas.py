@@ -181,9 +181,34 @@ def assert_same_events(source, converted):
             assert isinstance(a.fields[k], (str, list)), (k, a, b)
 
 
+def archive_thread_ids(out):
+    """{archive id: [thread ids]} from `weft info`'s hierarchy."""
+    ids, archive = {}, None
+    for line in run_weft("info", out, expect=0).stdout.splitlines():
+        m = re.match(r"\s+archive_(\d+)\s+\[archive", line)
+        if m:
+            archive = ids.setdefault(int(m.group(1)), [])
+        m = re.match(r"\s+thread_(\d+)\s+\[thread", line)
+        if m:
+            archive.append(int(m.group(1)))
+    return ids
+
+
+def assert_contiguous_ids(out):
+    """Pallas 0.20 finds a thread at threads[id - first id] of its archive,
+    an array of the archive's thread count: each archive's ids must follow
+    each other (issue 13 item 6); they are unique in the trace too."""
+    ids = archive_thread_ids(out)
+    for archive, threads in ids.items():
+        assert sorted(threads) == list(range(min(threads), min(threads) + len(threads))) \
+            if threads else True, (archive, threads)
+    every = [t for threads in ids.values() for t in threads]
+    assert len(every) == len(set(every))
+
+
 def check_commands(out):
     """info, check and profile read the converted trace."""
-    run_weft("info", out, expect=0)
+    assert_contiguous_ids(out)
     run_weft("check", out, expect=0)
     return json.loads(run_weft("profile", "--json", out, expect=0).stdout)
 
@@ -258,6 +283,32 @@ def test_interleaved_leave_is_generic(tmp_path):
                       and e["fields"]["name"] in ("OHp", "OHe")]
     assert generic_leaves
     assert_same_events(source_events(src), converted_events(out))
+
+
+def test_thread_ids_follow_each_other_in_each_archive(tmp_path):
+    """Threads 1001 and 1003 of proc.1000 have the selected events, 1002
+    none: their ids were their places among the selected streams (0 and
+    2), which Pallas's reader indexes past its array of 2 threads."""
+    src = DATA_DIR / "ovni" / "v2" / "1.10.0" / "ovni"
+    out = tmp_path / "out"
+    convert(src, out, "--event", "O[FH][[c]")
+    ids = archive_thread_ids(out)
+    assert [len(t) for t in ids.values() if t] == [2]
+    assert_contiguous_ids(out)
+    assert_same_events(source_events(src, "--event", "O[FH][[c]"), converted_events(out))
+
+
+def test_spans_deeper_than_pallas_reads_are_flattened(tmp_path):
+    """bench-mix-small leaves hundreds of running spans open (their leaves
+    do not close the innermost span): past 98 open blocks, which Pallas
+    0.20 could not read (its writer refuses the 128th), Enters are Generic
+    events, with a warning; nothing is lost (test_round_trip)."""
+    src = DATA_DIR / "ovni" / "v3" / "bench-mix-small" / "ovni"
+    out = tmp_path / "out"
+    proc = convert(src, out)
+    assert re.search(r"warning: \d+ block\(s\) would nest deeper than 98, which "
+                     r"Pallas 0.20 cannot read: written as Generic events", proc.stderr)
+    assert max(e["depth"] for e in dump_json(out)) == 98  # inside the 98th block
 
 
 def test_heph_intervals_keep_start_and_end(tmp_path):

@@ -574,6 +574,43 @@ static void seq_init_vectors(pw_sequence *s, uint32_t id)
 }
 
 /*
+ * Reader frames. Pallas 0.20's reader enters every sequence and loop in a
+ * frame of a fixed call stack (100 frames, the root's included). A token's
+ * height is the frames it takes: 0 for an event, 1 + its tallest token's
+ * for a sequence, 1 + its body's for a loop. Every token of depth d's list
+ * keeps d + height <= WEFT_PALLAS_MAX_NESTING: events do (no more blocks
+ * open), a closed block then does at depth d - 1, and a repetition that
+ * would not is left unrolled; the root's token (or the sequence that
+ * wraps the depth-0 list, grammar_finish) then needs at most 99 frames
+ * below the root.
+ */
+static inline uint32_t token_height(const pw_grammar *g, uint32_t tok)
+{
+	switch (TYPE(tok)) {
+	case WEFT_PALLAS_TOKEN_SEQUENCE: return g->seqs[IDX(tok)].height;
+	case WEFT_PALLAS_TOKEN_LOOP: return g->loops[IDX(tok)].height;
+	default: return 0;
+	}
+}
+
+/* The height of a sequence of tok[0..n). */
+static uint32_t tokens_height(const pw_grammar *g, const uint32_t *tok, size_t n)
+{
+	uint32_t h = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = token_height(g, tok[i]);
+		h = k > h ? k : h;
+	}
+	return h + 1;
+}
+
+/* Whether a token of this height may sit in depth d's list. */
+static inline int fits(uint32_t d, uint32_t height)
+{
+	return (uint64_t)d + height <= WEFT_PALLAS_MAX_NESTING;
+}
+
+/*
  * A new sequence of tok[0..n): a block when it starts with an Enter event
  * (Pallas's rule: other block starts give "loop" sequences too).
  */
@@ -593,6 +630,7 @@ static int seq_create(pw_thread *t, const uint32_t *tok, size_t n, uint64_t h, u
 		return WEFT_ENOMEM;
 	memcpy(s->tokens, tok, n * sizeof *tok);
 	s->ntokens = (uint32_t)n;
+	s->height = tokens_height(g, tok, n);
 	s->hash = h;
 	int block = TYPE(tok[0]) == WEFT_PALLAS_TOKEN_EVENT &&
 		    g->events[IDX(tok[0])].record == WEFT_PALLAS_REC_ENTER;
@@ -626,6 +664,7 @@ static int loop_create(pw_thread *t, uint32_t seq_token, uint32_t *out)
 	pw_loop *l = &g->loops[g->nloops];
 	memset(l, 0, sizeof *l);
 	l->repeated = seq_token;
+	l->height = 1 + token_height(g, seq_token);
 	l->iterations = 1;
 	l->occurrences = 1;
 	*out = g->nloops++;
@@ -798,7 +837,7 @@ static int find_sequence(pw_thread *t, uint32_t d)
 			break;
 		uint64_t h = range_hash(g, l, n - len, n);
 		uint32_t sid = seq_find(g, h, l->tok + n - len, len);
-		if (sid != PW_NONE)
+		if (sid != PW_NONE && fits(d, g->seqs[sid].height))
 			return replace_suffix(t, d, sid, len);
 	}
 	return 0;
@@ -878,6 +917,15 @@ static int repeats(const pw_grammar *g, const pw_level *l, size_t len)
 	       same_tokens(l->tok + n - 2 * len, l->tok + n - len, len);
 }
 
+/* The height of a loop of the last `len` tokens of a list (replace_by_loop). */
+static uint32_t loop_height(const pw_grammar *g, const pw_level *l, size_t len)
+{
+	const uint32_t *tok = l->tok + l->n - len;
+	if (len == 1 && TYPE(tok[0]) == WEFT_PALLAS_TOKEN_SEQUENCE)
+		return 1 + token_height(g, tok[0]);
+	return 1 + tokens_height(g, tok, len);
+}
+
 /*
  * Pallas's findLoopBasic: the shortest L such that the last L tokens
  * repeat the L before them. Such an L puts the last token's previous
@@ -904,7 +952,7 @@ static int find_loop_basic(pw_thread *t, uint32_t d)
 		size_t len = n - 1 - p;
 		if (2 * len > n || (len >= near && far-- == 0))
 			break;
-		if (repeats(g, l, len))
+		if (repeats(g, l, len) && fits(d, loop_height(g, l, len)))
 			return replace_by_loop(t, d, len, n - 2 * len);
 	}
 	return 0;
@@ -1083,9 +1131,39 @@ void weft__pw_grammar_free(pw_thread *t)
 }
 
 /*
+ * Pallas 0.20's reader enters the root's first token at once (an event
+ * there aborts it: "Invalid parameter to getToken"), and its merged reader
+ * (pallas_print) takes a thread that comes back to the root for ended: a
+ * root of several tokens is read to the end of its first. So the depth-0
+ * list, when it is not one sequence or loop, becomes one sequence (by
+ * Pallas's rule a "loop" sequence, unless it starts with an Enter), the
+ * root's only token. Pallas's own writer would leave such a root.
+ */
+static int wrap_root(pw_thread *t)
+{
+	pw_grammar *g = &t->g;
+	pw_level *l = &g->levels[0];
+	size_t n = l->n;
+	if (n == 1 && TYPE(l->tok[0]) != WEFT_PALLAS_TOKEN_EVENT)
+		return 0;
+	uint32_t sid;
+	int rc = seq_get_or_create(t, l->tok, n, l->h[n], &sid);
+	if (rc < 0)
+		return rc;
+	int32_t type = g->seqs[sid].type;
+	uint64_t dur, excl, start = l->start[0], end = l->end[n - 1];
+	range_times(l, 0, n, type, &dur, &excl);
+	if ((rc = seq_add_occurrence(t, sid, dur, excl, start)) < 0)
+		return rc;
+	level_truncate(t, 0, 0);
+	return level_push(t, 0, TOK(WEFT_PALLAS_TOKEN_SEQUENCE, sid), start, end,
+			  contribution(type, dur, excl));
+}
+
+/*
  * Pallas's threadClose: blocks still open are closed at their last event,
- * then the depth-0 list becomes the root sequence, whose one occurrence
- * spans the first to the last timestamp.
+ * then the depth-0 list (wrapped, see wrap_root) becomes the root
+ * sequence, whose one occurrence spans the first to the last timestamp.
  */
 int weft__pw_grammar_finish(pw_thread *t)
 {
@@ -1095,9 +1173,11 @@ int weft__pw_grammar_finish(pw_thread *t)
 		if ((rc = close_block(t)) < 0)
 			return rc;
 	pw_level *l = &g->levels[0];
-	pw_sequence *root = &g->seqs[0];
 	if (l->n == 0)
 		return 0; /* an empty thread: a root of 0 tokens, stored as a dead slot */
+	if ((rc = wrap_root(t)) < 0)
+		return rc;
+	pw_sequence *root = &g->seqs[0];
 	if ((root->tokens = weft__pw_alloc(t, l->n * sizeof *root->tokens)) == NULL)
 		return WEFT_ENOMEM;
 	memcpy(root->tokens, l->tok, l->n * sizeof *root->tokens);
@@ -1166,6 +1246,20 @@ static int store_attrs(pw_thread *t, pw_event *e, const weft_pallas_attrs *l,
 	return 0;
 }
 
+/*
+ * A block start with WEFT_PALLAS_MAX_NESTING blocks open is refused (not a
+ * failure of the thread writer): Pallas 0.20 could not read it.
+ */
+static int check_nesting(const pw_thread *t, int role)
+{
+	if (role != WEFT_PALLAS_ROLE_BLOCK_START || t->g.depth < WEFT_PALLAS_MAX_NESTING)
+		return 0;
+	return weft__error(WEFT_EUNSUPPORTED, t->dir, WEFT_NO_OFFSET,
+			   "a block start with %d blocks open: Pallas 0.20 reads at most "
+			   "%d nested blocks (record refused)", WEFT_PALLAS_MAX_NESTING,
+			   WEFT_PALLAS_MAX_NESTING);
+}
+
 /* Why a record is refused before anything is changed, or 0. */
 static int check_record(const pw_thread *t, const weft_pallas_attrs *a, int32_t record,
 			int role, const void *payload, size_t size)
@@ -1192,7 +1286,7 @@ static int check_record(const pw_thread *t, const weft_pallas_attrs *a, int32_t 
 	if (a != NULL && (a->refused || a->size < 7 || a->size > WEFT_PALLAS_ATTRS_BYTES))
 		return weft__error(WEFT_EINVAL, t->dir, WEFT_NO_OFFSET,
 				   "record with an attribute list that was refused or not initialised");
-	return 0;
+	return check_nesting(t, role);
 }
 
 /* Pallas's storeEvent: the token of event `id` at its depth, opening or closing a block. */
@@ -1267,8 +1361,11 @@ static inline int event_id_u32(pw_thread *t, int32_t record, uint32_t v, uint32_
 int weft__pw_record_u32(pw_thread *t, uint64_t ts, int32_t record, int role, uint32_t v)
 {
 	uint32_t id;
+	int rc = check_nesting(t, role);
+	if (rc < 0)
+		return rc;
 	ts = resolve_time(t, ts);
-	int rc = event_id_u32(t, record, v, &id);
+	rc = event_id_u32(t, record, v, &id);
 	if (rc == 0)
 		rc = record_occurrence(t, NULL, ts, id, role);
 	return rc < 0 ? weft__pw_fail(t, rc) : 0;

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "formats/pallas/pallas_internal.h"
+#include "weft/pallas.h"
+#include "weft/pallas_grammar.h"
 
 static const char *const record_names[WEFT_PALLAS_REC_COUNT] = {
 	"Invalid", "MeasurementOnOff", "Enter", "Leave", "MPI_Send",
@@ -297,6 +299,43 @@ int weft__pallas_event_fields(const weft_trace *trace, const weft_event *event,
 		n = 1;
 	}
 	return add_attributes(pt, a, event, out, cap, n);
+}
+
+/* The block role of a record kind, as Pallas's record functions store it. */
+static int record_role(int32_t record)
+{
+	switch (record) {
+	case WEFT_PALLAS_REC_ENTER: case WEFT_PALLAS_REC_OMP_FORK:
+	case WEFT_PALLAS_REC_THREAD_FORK: case WEFT_PALLAS_REC_THREAD_TEAM_BEGIN:
+	case WEFT_PALLAS_REC_THREAD_BEGIN:
+		return WEFT_PALLAS_ROLE_BLOCK_START;
+	case WEFT_PALLAS_REC_LEAVE: case WEFT_PALLAS_REC_OMP_JOIN:
+	case WEFT_PALLAS_REC_THREAD_JOIN: case WEFT_PALLAS_REC_THREAD_TEAM_END:
+	case WEFT_PALLAS_REC_THREAD_END:
+		return WEFT_PALLAS_ROLE_BLOCK_END;
+	default:
+		return WEFT_PALLAS_ROLE_SINGLE;
+	}
+}
+
+int weft_pallas_event_record(const weft_trace *trace, const weft_event *event,
+			     weft_pallas_record_info *out)
+{
+	memset(out, 0, sizeof *out);
+	if (trace == NULL || event == NULL || weft_trace_format(trace) != WEFT_FORMAT_PALLAS)
+		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
+				   "Pallas records exist in Pallas traces only");
+	out->record = record_of(event);
+	out->role = record_role(out->record);
+	const payload_layout *l = find_layout(out->record);
+	if (l != NULL && layout_size(l) == event->payload_size) {
+		for (int i = 0; i < l->slot_count; i++)
+			out->payload_fields += l->slots[i].kind == SLOT_REGION ||
+					       l->slots[i].kind == SLOT_STRING ? 2 : 1;
+	} else {
+		out->payload_fields = event->payload_size > 0;
+	}
+	return 0;
 }
 
 /* A 64-bit mix of the four numbers that name a message channel. */

@@ -140,6 +140,7 @@ typedef struct pw_sequence {
 	uint32_t *tokens;
 	uint32_t ntokens;
 	int32_t type;          /* WEFT_PALLAS_SEQUENCE_BLOCK or _LOOP */
+	uint32_t height;       /* reader frames it takes: 1 + its tallest token's */
 	uint64_t hash;
 	uint32_t next;         /* hash chain */
 	pw_vector dur, excl, ts;
@@ -150,6 +151,7 @@ typedef struct pw_loop {
 	uint32_t repeated;     /* a sequence token; WEFT_PALLAS_TOKEN_NONE when dead */
 	uint32_t iterations;
 	uint64_t occurrences;
+	uint32_t height;       /* reader frames it takes: 1 + its body's */
 	uint8_t dead, in_table;
 	uint32_t next;         /* chain of the (repeated, iterations) table */
 	pw_lengths ends;
