@@ -109,6 +109,20 @@ int weft_pallas_event_record(const weft_trace *trace, const weft_event *event,
 			     weft_pallas_record_info *out);
 
 /*
+ * Looks for what weft reads in a Pallas trace but Pallas 0.20's own reader
+ * cannot (archives whose location ids it cannot index, grammars deeper
+ * than its 100 frames, roots it aborts on or stops reading, threads
+ * without events, a trace without threads, delta timestamps), and for
+ * what is inconsistent without stopping weft's replay (events and
+ * sequences occurring more or less often than their vectors have values,
+ * references to undefined regions, strings and attributes). Each finding
+ * becomes a diagnostic of the trace (weft_trace_diag_*); returns how many,
+ * or a negative code. Loads every thread's grammar (not its values).
+ * `weft check` calls it; see docs/pallas.md.
+ */
+int weft_pallas_check(weft_trace *trace);
+
+/*
  * Exact sums of the stored durations of sequence i (reads its value
  * data: one value per occurrence, not per event): total duration and
  * total exclusive duration, in ns.

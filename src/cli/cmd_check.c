@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "weft/pallas_grammar.h"
 
 enum check_option_id {
 	OPT_SORTED = 100,
@@ -522,6 +523,8 @@ static int run_check(cli_common *common, const check_settings *set)
 	free(starts);
 	if (want_sorted && weft_trace_format(trace) == WEFT_FORMAT_OVNI)
 		check_sorted(common->trace_path, &problems);
+	if (weft_trace_format(trace) == WEFT_FORMAT_PALLAS)
+		weft_pallas_check(trace); /* what Pallas 0.20 cannot read: diagnostics */
 	size_t notes;
 	size_t found = print_problems(trace, &problems, set->strict, &notes);
 	if (problems.out_of_memory)

@@ -134,3 +134,111 @@ def splice(path, start, end, data=b""):
     """Replaces bytes [start, end) of a file (the file may change size)."""
     b = path.read_bytes()
     path.write_bytes(b[:start] + data + b[end:])
+
+
+# ---- Writing small traces from scratch ----------------------------------------------
+
+def E(i):
+    """An event token."""
+    return 1 | i << 2
+
+
+def S(i):
+    """A sequence token."""
+    return 2 | i << 2
+
+
+def L(i):
+    """A loop token."""
+    return 3 | i << 2
+
+
+def _defs(strings=(), regions=(), groups=(), locations=()):
+    """Definitions, location groups, locations and (no) metadata."""
+    out = struct.pack("<Q", len(strings))
+    for ref, text in strings:
+        b = text.encode() + b"\0"
+        out += struct.pack("<Ii", ref, len(b)) + b
+    out += struct.pack("<Q", len(regions)) + b"".join(struct.pack("<II", *r) for r in regions)
+    out += struct.pack("<QQQ", 0, 0, 0)  # attributes, groups, comms
+    for table in (groups, locations):
+        out += struct.pack("<Q", len(table)) + b"".join(struct.pack("<III", *e) for e in table)
+    return out + struct.pack("<Q", 0)
+
+
+class DataFile:
+    """A .dat file of raw values (compression None): u64 nbytes, then u64s."""
+
+    def __init__(self):
+        self.data = b""
+
+    def add(self, values):
+        at = len(self.data)
+        self.data += struct.pack("<Q", 8 * len(values)) + struct.pack(f"<{len(values)}Q", *values)
+        return at
+
+
+def _vector(values, data, durations):
+    """A vector header of one sub-array (values kept in `data`); size 0:
+    what Pallas writes (n_sub 1, nothing after)."""
+    if not values:
+        return struct.pack("<QQ", 0, 1)
+    at = data.add(values)
+    n = len(values)
+    if durations:
+        mean = sum(values) // n
+        stats = struct.pack("<QQQ", min(values), max(values), mean)
+        return struct.pack("<QQ", n, 1) + stats + struct.pack("<QQQQQ", n, min(values),
+                                                              max(values), mean, at)
+    return struct.pack("<QQ", n, 1) + struct.pack("<QQQQ", n, values[0], values[-1], at)
+
+
+def write_trace(dir, events, sequences, loops=(), root=0, strings=(), regions=()):
+    """A trace of one archive (0) and one thread (0) in `dir`, values
+    uncompressed. events: (record, payload bytes, timestamps); sequences:
+    (type, tokens, durations, exclusive, timestamps) (a sequence of no
+    tokens is a dead slot); loops: (repeated token, iterations)."""
+    strings = [(0, "P"), (1, "T")] + list(strings)
+    settings = struct.pack("<iiQiQi", 0, 0, 5, 2, 100, 1)
+    thread = dir / "archive_0" / "thread_0"
+    thread.mkdir(parents=True)
+    (dir / "main.pallas").write_bytes(bytes([20]) + settings + _defs(
+        strings, regions, groups=[(0, 0, 0xFFFFFFFF)]))
+    (dir / "archive_0" / "archive.pallas").write_bytes(
+        struct.pack("<II", 0, 1) + _defs(locations=[(0, 1, 0)]))
+    ev_data, seq_data = DataFile(), DataFile()
+    first = min((e[2][0] for e in events if e[2]), default=0)
+    body = struct.pack("<IIQQQIQ", 0, 0, len(events), len(sequences), len(loops), root, first)
+    for record, payload, stamps in events:
+        body += struct.pack("<iB", record, 5 + len(payload)) + payload + struct.pack("<Q", 0)
+        body += _vector(list(stamps), ev_data, False)
+    body += struct.pack("<Q", len(events)) + struct.pack(f"<{len(events)}I", *range(len(events)))
+    for kind, tokens, dur, excl, stamps in sequences:
+        body += struct.pack("<iQ", kind, len(tokens)) + struct.pack(f"<{len(tokens)}I", *tokens)
+        if tokens:
+            body += _vector(list(dur), seq_data, True) + _vector(list(excl), seq_data, True)
+            body += _vector(list(stamps), seq_data, False)
+    n = len(sequences)
+    body += struct.pack("<Q", n) + struct.pack(f"<{n}I", *range(n))
+    for repeated, iterations in loops:
+        body += struct.pack("<IIQ", repeated, iterations, 1)
+    body += struct.pack("<Q", len(loops)) + struct.pack(f"<{len(loops)}I", *range(len(loops)))
+    (thread / "thread.pallas").write_bytes(body)
+    (thread / "event_durations.dat").write_bytes(ev_data.data)
+    (thread / "sequence_durations.dat").write_bytes(seq_data.data)
+    return dir
+
+
+def nested_trace(dir, depth):
+    """`depth` nested calls of region 1 (Enter at 1 .. depth, Leaves after),
+    each call its own block sequence: the grammar nests `depth` + 1 levels
+    below the root's frame when the root is not counted."""
+    enter, leave = struct.pack("<I", 1), struct.pack("<I", 1)
+    events = [(2, enter, range(1, depth + 1)), (3, leave, range(depth + 1, 2 * depth + 1))]
+    seqs = [(0, [S(1)], [2 * depth - 1], [0], [1])]
+    for k in range(1, depth + 1):
+        inner = [S(k + 1)] if k < depth else []
+        start, end = k, 2 * depth + 1 - k
+        seqs.append((0, [E(0)] + inner + [E(1)], [end - start], [1 if inner else end - start],
+                     [start]))
+    return write_trace(dir, events, seqs, strings=[(2, "f")], regions=[(1, 2)])

@@ -207,9 +207,14 @@ def assert_contiguous_ids(out):
 
 
 def check_commands(out):
-    """info, check and profile read the converted trace."""
+    """info, check and profile read the converted trace; check finds
+    nothing that Pallas 0.20 cannot read, but a trace without threads (a
+    source without events), which its pallas_print cannot read."""
     assert_contiguous_ids(out)
-    run_weft("check", out, expect=0)
+    if any(archive_thread_ids(out).values()):
+        run_weft("check", out, expect=0)
+    else:
+        assert "no thread: Pallas 0.20" in run_weft("check", out, expect=1).stdout
     return json.loads(run_weft("profile", "--json", out, expect=0).stdout)
 
 

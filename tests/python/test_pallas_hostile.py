@@ -4,13 +4,14 @@ every command gives a clear error naming the file and never crashes, also
 under ASan (the suite runs on the sanitizer build too). Each case is a
 count or an id that the reader once trusted."""
 
+import json
 import shutil
 import struct
 
 import pytest
 
-from pallas_layout import (archive_layout, main_layout, patch, splice,
-                           thread_layout)
+from pallas_layout import (E, S, archive_layout, main_layout, nested_trace, patch,
+                           splice, thread_layout, write_trace)
 from weftlib import DATA_DIR, run_weft
 
 PALLAS = DATA_DIR / "pallas"
@@ -76,12 +77,18 @@ def test_event_without_timestamps_that_occurs(trace, tmp_path):
 @pytest.mark.parametrize("which", ["durations", "exclusive", "timestamps"])
 def test_empty_sequence_vector_with_a_sub_array_count(trace, tmp_path, which):
     """Item 15 through `profile` (vector_sum) and the grammar API: a live
-    sequence whose vector has size 0 and n_sub 3, nothing after."""
+    sequence whose vector has size 0 and n_sub 3, nothing after. weft's
+    replay does not need it, but `check` (which called the file clean)
+    counts the sequence's occurrences against its vectors."""
     path = thread_file(trace)
     v = thread_layout(path.read_bytes())["sequences"][1][which]
     splice(path, v["at"], v["end"], struct.pack("<QQ", 0, 3))
     res = run_all(trace, tmp_path)
     assert res[("profile",)].returncode in (0, 1, 2)
+    check = res[("check",)]
+    assert check.returncode == 1
+    assert f"the {which.replace('exclusive', 'exclusive durations')} of sequence S 1 " \
+        "occurs 4 times in the grammar but has 0 values" in check.stdout
 
 
 # ---- Every count and id of a thread file ----------------------------------------
@@ -207,3 +214,104 @@ def test_location_whose_parent_is_no_group(trace, tmp_path):
     res = run_all(trace, tmp_path)
     assert "location 7: its parent 3 is not a location group" in res[("info",)].stdout
     assert streams_of(trace) == ["archive_0/thread_0"]
+
+
+# ---- What Pallas 0.20 cannot read: weft check says so ---------------------------------
+
+
+def check_output(path, expect):
+    return run_weft("check", path, expect=expect).stdout
+
+
+def test_grammar_deeper_than_pallas_reads(tmp_path):
+    """Issue 13 item 6: Pallas 0.20's reader keeps 100 frames (the root and
+    99 sequences or loops below it): 99 nested calls are read, 100
+    overflow its call stack (checked with its pallas_print built with
+    ASan). weft reads both; check flags the second."""
+    assert "no problems" in check_output(nested_trace(tmp_path / "ok", 99), 0)
+    deep = nested_trace(tmp_path / "deep", 100)
+    out = check_output(deep, 1)
+    assert "the grammar nests 100 sequences and loops below the root: Pallas 0.20's " \
+        "reader holds 99" in out
+    depths = [json.loads(line)["depth"] for line in
+              run_weft("dump", "--json", deep, expect=0).stdout.splitlines()]
+    assert len(depths) == 200 and max(depths) == 99
+
+
+def test_archive_ids_pallas_cannot_index(copy_pallas):
+    """Thread 1 of weft_order's archive 0 renamed 5: Pallas keeps thread
+    <id> at threads[id - 0] of 3 entries (its ids 0, 5, and 2 from the main
+    file), past the end; weft reads it."""
+    trace = copy_pallas("weft_order")
+    (trace / "archive_0" / "thread_1").rename(trace / "archive_0" / "thread_5")
+    archive = trace / "archive_0" / "archive.pallas"
+    items = archive_layout(archive.read_bytes())["locations_items"]
+    ids = [struct.unpack_from("<I", archive.read_bytes(), at)[0] for at in items]
+    patch(archive, items[ids.index(1)], struct.pack("<I", 5))
+    out = check_output(trace, 1)
+    assert "archive_0/archive.pallas: error: thread 5: Pallas 0.20 cannot read this " \
+        "archive" in out
+    run_weft("dump", trace, expect=0)
+
+
+def test_archive_thread_count_differs(copy_pallas):
+    trace = copy_pallas("weft_order")
+    patch(trace / "archive_1" / "archive.pallas", 4, struct.pack("<I", 2))
+    assert "archive_1/archive.pallas:4: error: a thread count of 2 for 3 locations" in \
+        check_output(trace, 1)
+
+
+GENERIC = 58
+
+
+def test_root_that_starts_with_an_event(tmp_path):
+    """Pallas's reader enters the root's first token at once: an event
+    there aborts it. weft reads it."""
+    path = write_trace(tmp_path / "t", [(GENERIC, struct.pack("<I", 2), [5]),
+                                        (GENERIC, struct.pack("<I", 3), [6])],
+                       [(0, [E(0), E(1)], [1], [1], [5])],
+                       strings=[(2, "a"), (3, "b")])
+    out = check_output(path, 1)
+    assert "the root sequence starts with an event: Pallas 0.20's reader aborts" in out
+    assert len(run_weft("dump", path, expect=0).stdout.splitlines()) == 2
+
+
+def test_root_of_several_tokens(tmp_path):
+    """pallas_print (merged) stops a thread that comes back to its root."""
+    g = struct.pack("<I", 2)
+    path = write_trace(tmp_path / "t", [(GENERIC, g, [5, 6])],
+                       [(0, [S(1), S(1)], [1], [1], [5]), (1, [E(0)], [0, 0], [0, 0], [5, 6])],
+                       strings=[(2, "a")])
+    out = check_output(path, 1)
+    assert "warning: the root sequence holds 2 tokens: Pallas 0.20's pallas_print " \
+        "stops the thread at the end of the first" in out
+
+
+def test_thread_without_events(tmp_path):
+    path = write_trace(tmp_path / "t", [], [(0, [], [], [], [])])
+    assert "a thread without events: Pallas 0.20's pallas_print reads an " \
+        "uninitialised cursor" in check_output(path, 1)
+
+
+def test_undefined_region_and_string(copy_pallas):
+    """Item 17's other half: a Generic whose name (or an Enter whose
+    region) refers to nothing was accepted by check."""
+    trace = copy_pallas("write_pattern")
+    path = thread_file(trace)
+    e0 = thread_layout(path.read_bytes())["events"][0]["at"]
+    patch(path, e0 + 5, struct.pack("<I", 77))
+    out = check_output(trace, 1)
+    assert f"thread.pallas:{e0 + 5}: error: region 77 is not defined" in out
+    order = copy_pallas("weft_order", "o")
+    path = thread_file(order)
+    generic = [e for e in thread_layout(path.read_bytes())["events"] if e["record"] == GENERIC]
+    patch(path, generic[0]["at"] + 5, struct.pack("<I", 999))
+    assert "error: string 999 is not defined" in check_output(order, 1)
+
+
+def test_delta_timestamps_are_flagged(trace):
+    """weft's delta_timestamps: Pallas 0.20 would read the differences as
+    timestamps (here the values are absolute, so the sums fail too)."""
+    patch(trace / "main.pallas", 29, struct.pack("<i", 3))
+    assert "main.pallas:29: warning: timestamps stored as differences" in \
+        check_output(trace, 1)

@@ -247,6 +247,7 @@ typedef struct pallas_archive {
 	uint32_t id;            /* location group id */
 	const pallas_location *group; /* its entry in the main file */
 	int loaded;             /* archive.pallas read */
+	uint32_t nb_threads;    /* the thread count its file says */
 	uint8_t *buf;
 	size_t size;
 	pallas_defs defs;

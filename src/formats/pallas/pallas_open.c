@@ -229,6 +229,7 @@ static int load_archive(pallas_trace *pt, pallas_archive *a, char *file)
 		return weft__error(WEFT_EFORMAT, file, 0,
 				   "archive id %u, expected %u (its location group)",
 				   id, a->id);
+	a->nb_threads = threads;
 	a->loaded = 1;
 	return 0;
 }
