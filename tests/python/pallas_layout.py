@@ -87,11 +87,13 @@ def thread_layout(data):
 
 def defs_layout(data, at):
     """The definitions, location groups, locations and metadata that start
-    at `at` in a main or archive file: offsets of each table's count and
-    of each location group and location (id, name, parent)."""
+    at `at` in a main or archive file: offsets of each table's count, of
+    each string (ref, length), location group and location (id, name,
+    parent), and of each metadata key and value length."""
     r = Reader(data, at)
-    out = {"strings": r.at}
+    out = {"strings": r.at, "strings_items": []}
     for _ in range(r.u64()):
+        out["strings_items"].append(r.at)
         r.skip(4)
         r.skip(r.u32())
     out["regions"] = r.at
@@ -110,6 +112,12 @@ def defs_layout(data, at):
         out[table + "_items"] = [r.at + 12 * i for i in range(n)]
         r.skip(12 * n)
     out["metadata"] = r.at
+    out["metadata_items"] = []
+    for _ in range(r.u64()):
+        out["metadata_items"].append(r.at)
+        r.skip(r.u64())
+        out["metadata_items"].append(r.at)
+        r.skip(r.u64())
     return out
 
 

@@ -315,3 +315,78 @@ def test_delta_timestamps_are_flagged(trace):
     patch(trace / "main.pallas", 29, struct.pack("<i", 3))
     assert "main.pallas:29: warning: timestamps stored as differences" in \
         check_output(trace, 1)
+
+
+# ---- Every count and id of the main and archive files ---------------------------------
+
+
+def defs_fields(data, lay, settings):
+    """(name, offset, size) of the counts and ids of a main or archive file."""
+    fields = [(t, lay[t], 8) for t in ("strings", "regions", "attributes", "groups",
+                                       "comms", "location_groups", "locations", "metadata")]
+    fields += settings
+    for i, at in enumerate(lay["strings_items"][:2]):
+        fields += [(f"string{i}.ref", at, 4), (f"string{i}.len", at + 4, 4)]
+    for table in ("location_groups", "locations"):
+        for i, at in enumerate(lay[table + "_items"][:2]):
+            fields += [(f"{table}{i}.{k}", at + 4 * j, 4)
+                       for j, k in enumerate(("id", "name", "parent"))]
+    fields += [(f"metadata.len{i}", at, 8) for i, at in enumerate(lay["metadata_items"][:2])]
+    return fields
+
+
+MAIN_SETTINGS = [("version", 0, 1), ("compression", 1, 4), ("encoding", 5, 4),
+                 ("loop_finding", 17, 4), ("timestamp_storage", 29, 4)]
+
+
+@pytest.mark.parametrize("name", ["weft_order", "wb_generic_f2_n2000_t4_logical"])
+def test_every_main_and_archive_field_damaged(copy_pallas, tmp_path, name):
+    """Each count and id of the main file and of an archive file (settings,
+    table counts, strings, location groups, locations, metadata lengths)
+    set in turn to 0, 1, a limit or a huge value: info, check and convert
+    give a result or a clear error naming the file, never a crash."""
+    trace = copy_pallas(name)
+    main, archive = trace / "main.pallas", trace / "archive_0" / "archive.pallas"
+    targets = [(main, defs_fields(main.read_bytes(), main_layout(main.read_bytes()),
+                                  MAIN_SETTINGS)),
+               (archive, defs_fields(archive.read_bytes(),
+                                     archive_layout(archive.read_bytes()),
+                                     [("archive id", 0, 4), ("threads", 4, 4)]))]
+    for path, fields in targets:
+        original = path.read_bytes()
+        for field, at, size in fields:
+            for value in VALUES[size]:
+                path.write_bytes(original)
+                patch(path, at, value.to_bytes(size, "little"))
+                for args in (("info",), ("check",)):
+                    proc = run_weft(*args, trace)
+                    assert proc.returncode in (0, 1, 2), (field, value, args, proc.stderr)
+                    if proc.returncode == 2:
+                        assert ".pallas" in proc.stderr, (field, value, args, proc.stderr)
+                conv = run_weft("convert", trace, "--to", "pallas", "-o",
+                                tmp_path / "conv", "--force")
+                assert conv.returncode in (0, 1, 2), (field, value, conv.stderr)
+        path.write_bytes(original)
+
+
+def test_names_that_are_not_utf8(copy_pallas):
+    """A string with a byte that is not UTF-8 (here the group's name): the
+    trace opened, then failed with "out of memory" (jansson refused the
+    name); now the byte is U+FFFD in the metadata."""
+    trace = copy_pallas("write_pattern")
+    main = trace / "main.pallas"
+    data = main.read_bytes()
+    patch(main, data.index(b"Main process"), b"\xff")
+    assert 'name="\ufffdain process"' in run_weft("info", trace, expect=0).stdout
+    run_weft("check", trace, expect=0)
+
+
+def test_id_map_that_is_not_the_identity(trace):
+    """Pallas reads token ids through the id maps, weft as indexes (Pallas
+    0.20 writes the identity, 0xFFFFFFFF for dead loops): another map
+    would be read differently, which check says."""
+    path = thread_file(trace)
+    at = thread_layout(path.read_bytes())["event_map"] + 8
+    patch(path, at, struct.pack("<I", 1))
+    assert f"thread.pallas:{at}: warning: an id map entry that is not its index" in \
+        check_output(trace, 1)

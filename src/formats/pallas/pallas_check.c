@@ -9,7 +9,8 @@
  *     array of the archive file's thread count: ids must follow each other
  *     from the first (the smallest of the archive's own) and be as many as
  *     that count;
- *   - threads: the grammar below the root must fit Pallas's 100 frames;
+ *   - threads: the grammar below the root must fit Pallas's 100 frames,
+ *     its id maps are the identity (weft reads ids as indexes);
  *     the root must hold one sequence or loop (an event first aborts its
  *     reader, several tokens stop pallas_print after the first); a thread
  *     without events, a trace without threads, delta timestamps;
@@ -380,6 +381,11 @@ static void check_thread(weft_trace *trace, pallas_trace *pt, uint32_t stream)
 				 "thread id %u in a thread file of location %u: Pallas "
 				 "0.20 takes the header's", t->thread_id,
 				 pt->streams[stream].location);
+	if (t->other_map_entry != 0)
+		weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_EFORMAT, t->file,
+				 t->other_map_entry, "an id map entry that is not its "
+				 "index: weft reads token ids as indexes (as Pallas 0.20 "
+				 "writes them), Pallas through the map");
 	if (t->sequence_count > 0 && walk_grammar(&w, t) == 0) {
 		check_root(trace, t, &w);
 		check_counts(trace, t, &w);

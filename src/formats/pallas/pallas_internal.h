@@ -200,6 +200,7 @@ typedef struct pallas_thread {
 	pallas_loop *loops;         uint64_t loop_count;
 	uint64_t occurrences;    /* sum of the event timestamp vector sizes */
 	uint64_t last_timestamp; /* largest sub-array last value */
+	uint64_t other_map_entry; /* offset of an id map entry that is not its index, or 0 */
 } pallas_thread;
 
 /*

@@ -141,15 +141,25 @@ static int parse_events(pallas_in *in, pallas_thread *t)
 	return 0;
 }
 
-/* An id map: u64 n | u32[n]. Read and skipped: ids are the table indexes. */
-static int skip_id_map(pallas_in *in, const char *what)
+/*
+ * An id map: u64 n | u32[n], Pallas's logical id -> table index. Pallas
+ * 0.20 writes the identity (dead loop slots: 0xFFFFFFFF) and weft reads
+ * ids as indexes; the offset of the first other entry is kept in
+ * *other (0: none) for weft_pallas_check().
+ */
+static int read_id_map(pallas_in *in, const char *what, uint64_t *other)
 {
-	uint64_t n;
+	uint64_t n, at = weft__pallas_in_offset(in);
 	const uint8_t *b;
 	int rc = weft__pallas_in_count(in, 4, &n, what);
-	if (rc < 0)
-		return rc;
-	return weft__pallas_in_bytes(in, n * 4, &b, what);
+	if (rc == 0)
+		rc = weft__pallas_in_bytes(in, n * 4, &b, what);
+	for (uint64_t i = 0; rc == 0 && *other == 0 && i < n; i++) {
+		uint32_t v = weft__pallas_le32(b + 4 * i);
+		if (v != i && v != WEFT_PALLAS_NO_REF)
+			*other = at + 8 + 4 * i;
+	}
+	return rc;
 }
 
 /* Sequences: i32 type | u64 n | tokens, then three vector headers. */
@@ -298,11 +308,11 @@ static int parse_thread(pallas_in *in, pallas_thread *t)
 	if (!t->events || !t->sequences || !t->loops)
 		return weft__error(WEFT_ENOMEM, t->file, WEFT_NO_OFFSET, "out of memory");
 	if ((rc = parse_events(in, t)) < 0 ||
-	    (rc = skip_id_map(in, "the event id map")) < 0 ||
+	    (rc = read_id_map(in, "the event id map", &t->other_map_entry)) < 0 ||
 	    (rc = parse_sequences(in, t)) < 0 ||
-	    (rc = skip_id_map(in, "the sequence id map")) < 0 ||
+	    (rc = read_id_map(in, "the sequence id map", &t->other_map_entry)) < 0 ||
 	    (rc = parse_loops(in, t)) < 0 ||
-	    (rc = skip_id_map(in, "the loop id map")) < 0)
+	    (rc = read_id_map(in, "the loop id map", &t->other_map_entry)) < 0)
 		return rc;
 	if (weft__pallas_in_left(in) != 0)
 		return weft__error(WEFT_EFORMAT, t->file, weft__pallas_in_offset(in),
