@@ -17,6 +17,7 @@ import struct
 
 import pytest
 
+from pallas_layout import nested_trace
 from weftlib import DATA_DIR, run_weft
 
 OVNI_TRACES = sorted(
@@ -314,6 +315,26 @@ def test_spans_deeper_than_pallas_reads_are_flattened(tmp_path):
     assert re.search(r"warning: \d+ block\(s\) would nest deeper than 98, which "
                      r"Pallas 0.20 cannot read: written as Generic events", proc.stderr)
     assert max(e["depth"] for e in dump_json(out)) == 98  # inside the 98th block
+
+
+def test_pallas_source_deeper_than_pallas_reads(tmp_path):
+    """A Pallas source of 100 nested calls (written here from scratch, as
+    Pallas's writer would, which refuses only the 128th): the 99th and
+    100th Enters and their Leaves become the same records without their
+    blocks, with a warning; every event keeps its time, and its depth and
+    parent down to the 98th call (the events below it are in that call),
+    and the output is one Pallas reads (check is clean)."""
+    src = nested_trace(tmp_path / "src", 100)
+    out = tmp_path / "out"
+    proc = convert(src, out)
+    assert "warning: 2 block(s) would nest deeper than 98, which Pallas 0.20 cannot " \
+        "read: written as plain events (the record without its block)" in proc.stderr
+    def same(e, flat=False):  # references are renumbered
+        depth, parent = (min(e["depth"], 98), min(e["parent"], 97)) if flat \
+            else (e["depth"], e["parent"])
+        return (e["stream"], e["time"], e["code"], e["fields"]["region"], depth, parent)
+    assert [same(e) for e in dump_json(out)] == [same(e, True) for e in dump_json(src)]
+    run_weft("check", out, expect=0)
 
 
 def test_heph_intervals_keep_start_and_end(tmp_path):
