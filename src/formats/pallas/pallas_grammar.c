@@ -917,13 +917,18 @@ static int repeats(const pw_grammar *g, const pw_level *l, size_t len)
 	       same_tokens(l->tok + n - 2 * len, l->tok + n - len, len);
 }
 
-/* The height of a loop of the last `len` tokens of a list (replace_by_loop). */
-static uint32_t loop_height(const pw_grammar *g, const pw_level *l, size_t len)
+/*
+ * Whether a loop of the last `len` tokens of depth d's list fits the
+ * reader's frames (replace_by_loop). Out of line: repetitions are rare
+ * next to the tokens searched.
+ */
+static __attribute__((noinline)) int loop_fits(const pw_grammar *g, uint32_t d, size_t len)
 {
+	const pw_level *l = &g->levels[d];
 	const uint32_t *tok = l->tok + l->n - len;
 	if (len == 1 && TYPE(tok[0]) == WEFT_PALLAS_TOKEN_SEQUENCE)
-		return 1 + token_height(g, tok[0]);
-	return 1 + tokens_height(g, tok, len);
+		return fits(d, 1 + token_height(g, tok[0]));
+	return fits(d, 1 + tokens_height(g, tok, len));
 }
 
 /*
@@ -931,7 +936,8 @@ static uint32_t loop_height(const pw_grammar *g, const pw_level *l, size_t len)
  * repeat the L before them. Such an L puts the last token's previous
  * occurrence L places back: only those positions are tried.
  */
-static int find_loop_basic(pw_thread *t, uint32_t d)
+/* (Inlined into the search: it runs after every token of most lists.) */
+static inline __attribute__((always_inline)) int find_loop_basic(pw_thread *t, uint32_t d)
 {
 	pw_grammar *g = &t->g;
 	pw_level *l = &g->levels[d];
@@ -952,7 +958,7 @@ static int find_loop_basic(pw_thread *t, uint32_t d)
 		size_t len = n - 1 - p;
 		if (2 * len > n || (len >= near && far-- == 0))
 			break;
-		if (repeats(g, l, len) && fits(d, loop_height(g, l, len)))
+		if (repeats(g, l, len) && loop_fits(g, d, len))
 			return replace_by_loop(t, d, len, n - 2 * len);
 	}
 	return 0;
@@ -1246,18 +1252,23 @@ static int store_attrs(pw_thread *t, pw_event *e, const weft_pallas_attrs *l,
 	return 0;
 }
 
-/*
- * A block start with WEFT_PALLAS_MAX_NESTING blocks open is refused (not a
- * failure of the thread writer): Pallas 0.20 could not read it.
- */
-static int check_nesting(const pw_thread *t, int role)
+/* The refusal of check_nesting (out of line: it never happens in most traces). */
+static __attribute__((noinline, cold)) int nesting_refused(const pw_thread *t)
 {
-	if (role != WEFT_PALLAS_ROLE_BLOCK_START || t->g.depth < WEFT_PALLAS_MAX_NESTING)
-		return 0;
 	return weft__error(WEFT_EUNSUPPORTED, t->dir, WEFT_NO_OFFSET,
 			   "a block start with %d blocks open: Pallas 0.20 reads at most "
 			   "%d nested blocks (record refused)", WEFT_PALLAS_MAX_NESTING,
 			   WEFT_PALLAS_MAX_NESTING);
+}
+
+/*
+ * A block start with WEFT_PALLAS_MAX_NESTING blocks open is refused (not a
+ * failure of the thread writer): Pallas 0.20 could not read it.
+ */
+static inline int check_nesting(const pw_thread *t, int role)
+{
+	return role == WEFT_PALLAS_ROLE_BLOCK_START && t->g.depth >= WEFT_PALLAS_MAX_NESTING
+		       ? nesting_refused(t) : 0;
 }
 
 /* Why a record is refused before anything is changed, or 0. */
@@ -1356,9 +1367,12 @@ static inline int event_id_u32(pw_thread *t, int32_t record, uint32_t v, uint32_
 /*
  * A record whose payload is one u32, without attributes, on a thread
  * writer that records: the common case (Enter, Leave), checked and
- * looked up with the least work (pallas_write_records.c calls it).
+ * looked up with the least work, inlined into the records that use it
+ * (their cost is measured in bench_pallas_write). Anything else takes
+ * the general path.
  */
-int weft__pw_record_u32(pw_thread *t, uint64_t ts, int32_t record, int role, uint32_t v)
+static inline __attribute__((always_inline)) int
+record_u32_fast(pw_thread *t, uint64_t ts, int32_t record, int role, uint32_t v)
 {
 	uint32_t id;
 	int rc = check_nesting(t, role);
@@ -1369,6 +1383,43 @@ int weft__pw_record_u32(pw_thread *t, uint64_t ts, int32_t record, int role, uin
 	if (rc == 0)
 		rc = record_occurrence(t, NULL, ts, id, role);
 	return rc < 0 ? weft__pw_fail(t, rc) : 0;
+}
+
+/* A one-u32 record: the fast path when it applies, else the general one. */
+static inline __attribute__((always_inline)) int
+record_u32(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t ts, int32_t record,
+	   int role, uint32_t v)
+{
+	if (t != NULL && a == NULL && t->state == PW_OPEN)
+		return record_u32_fast(t, ts, record, role, v);
+	uint8_t payload[4];
+	memcpy(payload, &v, 4); /* little-endian hosts (pallas_writer.c checks) */
+	return weft_pallas_record_raw(t, a, ts, record, role, payload, 4);
+}
+
+int weft__pw_record_u32(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t ts,
+			int32_t record, int role, uint32_t v)
+{
+	return record_u32(t, a, ts, record, role, v);
+}
+
+/* The most frequent records, here so that the fast path inlines into them. */
+int weft_pallas_record_enter(weft_pallas_thread *t, const weft_pallas_attrs *a,
+			     uint64_t ts, uint32_t region)
+{
+	return record_u32(t, a, ts, WEFT_PALLAS_REC_ENTER, WEFT_PALLAS_ROLE_BLOCK_START, region);
+}
+
+int weft_pallas_record_leave(weft_pallas_thread *t, const weft_pallas_attrs *a,
+			     uint64_t ts, uint32_t region)
+{
+	return record_u32(t, a, ts, WEFT_PALLAS_REC_LEAVE, WEFT_PALLAS_ROLE_BLOCK_END, region);
+}
+
+int weft_pallas_record_generic(weft_pallas_thread *t, const weft_pallas_attrs *a,
+			       uint64_t ts, uint32_t name)
+{
+	return record_u32(t, a, ts, WEFT_PALLAS_REC_GENERIC, WEFT_PALLAS_ROLE_SINGLE, name);
 }
 
 int weft_pallas_record_raw(weft_pallas_thread *t, const weft_pallas_attrs *attrs,

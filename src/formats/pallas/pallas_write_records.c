@@ -3,8 +3,9 @@
  * writer (weft/pallas.h): the payload of each record kind, laid out as
  * Pallas's record functions push it, and the attribute lists of one
  * record. The records go to the grammar through weft_pallas_record_raw()
- * and, for the common one-u32 records without attributes, through
- * weft__pw_record_u32() (pallas_grammar.c).
+ * and, for the one-u32 records, through weft__pw_record_u32()
+ * (pallas_grammar.c, which also holds Enter, Leave and Generic, the most
+ * frequent, so that its fast path inlines into them).
  */
 #include <stddef.h>
 #include <string.h>
@@ -36,17 +37,6 @@ static void put64(payload *p, uint64_t v)
 	p->n += 8;
 }
 
-/* A record whose payload is one u32 (regions, strings, counts, locks). */
-static int rec_u32(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t ts,
-		   int32_t record, int role, uint32_t v)
-{
-	if (t != NULL && a == NULL && t->state == PW_OPEN)
-		return weft__pw_record_u32(t, ts, record, role, v);
-	payload p = { .n = 0 };
-	put32(&p, v);
-	return weft_pallas_record_raw(t, a, ts, record, role, p.b, p.n);
-}
-
 /* A record whose payload is one u64 (requests, task ids). */
 static int rec_u64(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t ts,
 		   int32_t record, uint64_t v)
@@ -69,24 +59,6 @@ static int rec_p2p(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t t
 	if (request != NULL)
 		put64(&p, *request);
 	return weft_pallas_record_raw(t, a, ts, record, WEFT_PALLAS_ROLE_SINGLE, p.b, p.n);
-}
-
-int weft_pallas_record_enter(weft_pallas_thread *t, const weft_pallas_attrs *a,
-			     uint64_t ts, uint32_t region)
-{
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_ENTER, WEFT_PALLAS_ROLE_BLOCK_START, region);
-}
-
-int weft_pallas_record_leave(weft_pallas_thread *t, const weft_pallas_attrs *a,
-			     uint64_t ts, uint32_t region)
-{
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_LEAVE, WEFT_PALLAS_ROLE_BLOCK_END, region);
-}
-
-int weft_pallas_record_generic(weft_pallas_thread *t, const weft_pallas_attrs *a,
-			       uint64_t ts, uint32_t name)
-{
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_GENERIC, WEFT_PALLAS_ROLE_SINGLE, name);
 }
 
 int weft_pallas_record_mpi_send(weft_pallas_thread *t, const weft_pallas_attrs *a,
@@ -158,7 +130,8 @@ int weft_pallas_record_mpi_collective_end(weft_pallas_thread *t,
 int weft_pallas_record_omp_fork(weft_pallas_thread *t, const weft_pallas_attrs *a,
 				uint64_t ts, uint32_t threads)
 {
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_OMP_FORK, WEFT_PALLAS_ROLE_BLOCK_START, threads);
+	return weft__pw_record_u32(t, a, ts, WEFT_PALLAS_REC_OMP_FORK,
+				   WEFT_PALLAS_ROLE_BLOCK_START, threads);
 }
 
 int weft_pallas_record_omp_join(weft_pallas_thread *t, const weft_pallas_attrs *a,
@@ -171,13 +144,15 @@ int weft_pallas_record_omp_join(weft_pallas_thread *t, const weft_pallas_attrs *
 int weft_pallas_record_omp_acquire_lock(weft_pallas_thread *t, const weft_pallas_attrs *a,
 					uint64_t ts, uint32_t lock)
 {
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_OMP_ACQUIRE_LOCK, WEFT_PALLAS_ROLE_SINGLE, lock);
+	return weft__pw_record_u32(t, a, ts, WEFT_PALLAS_REC_OMP_ACQUIRE_LOCK,
+				   WEFT_PALLAS_ROLE_SINGLE, lock);
 }
 
 int weft_pallas_record_omp_release_lock(weft_pallas_thread *t, const weft_pallas_attrs *a,
 					uint64_t ts, uint32_t lock)
 {
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_OMP_RELEASE_LOCK, WEFT_PALLAS_ROLE_SINGLE, lock);
+	return weft__pw_record_u32(t, a, ts, WEFT_PALLAS_REC_OMP_RELEASE_LOCK,
+				   WEFT_PALLAS_ROLE_SINGLE, lock);
 }
 
 int weft_pallas_record_omp_task_create(weft_pallas_thread *t, const weft_pallas_attrs *a,
@@ -201,8 +176,8 @@ int weft_pallas_record_omp_task_complete(weft_pallas_thread *t, const weft_palla
 int weft_pallas_record_thread_fork(weft_pallas_thread *t, const weft_pallas_attrs *a,
 				   uint64_t ts, uint32_t threads)
 {
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_THREAD_FORK, WEFT_PALLAS_ROLE_BLOCK_START,
-		       threads);
+	return weft__pw_record_u32(t, a, ts, WEFT_PALLAS_REC_THREAD_FORK,
+				   WEFT_PALLAS_ROLE_BLOCK_START, threads);
 }
 
 int weft_pallas_record_thread_join(weft_pallas_thread *t, const weft_pallas_attrs *a,
@@ -244,16 +219,16 @@ int weft_pallas_record_thread_acquire_lock(weft_pallas_thread *t,
 					   const weft_pallas_attrs *a, uint64_t ts,
 					   uint32_t lock)
 {
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_THREAD_ACQUIRE_LOCK, WEFT_PALLAS_ROLE_SINGLE,
-		       lock);
+	return weft__pw_record_u32(t, a, ts, WEFT_PALLAS_REC_THREAD_ACQUIRE_LOCK,
+				   WEFT_PALLAS_ROLE_SINGLE, lock);
 }
 
 int weft_pallas_record_thread_release_lock(weft_pallas_thread *t,
 					   const weft_pallas_attrs *a, uint64_t ts,
 					   uint32_t lock)
 {
-	return rec_u32(t, a, ts, WEFT_PALLAS_REC_THREAD_RELEASE_LOCK, WEFT_PALLAS_ROLE_SINGLE,
-		       lock);
+	return weft__pw_record_u32(t, a, ts, WEFT_PALLAS_REC_THREAD_RELEASE_LOCK,
+				   WEFT_PALLAS_ROLE_SINGLE, lock);
 }
 
 int weft_pallas_record_thread_task_create(weft_pallas_thread *t,

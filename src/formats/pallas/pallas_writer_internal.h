@@ -398,10 +398,11 @@ void weft__pw_grammar_free(pw_thread *t);
 /* Closes the levels still open and fills the root sequence (thread close). */
 int weft__pw_grammar_finish(pw_thread *t);
 /*
- * A record whose payload is one u32 (Enter, Leave...), without attributes,
- * on a thread writer that is open: checked and recorded with the least
- * work (the records API, pallas_write_records.c).
+ * A record whose payload is one u32 (regions, strings, counts, locks):
+ * without attributes on a thread writer that is open, checked and
+ * recorded with the least work, else through weft_pallas_record_raw().
  */
-int weft__pw_record_u32(pw_thread *t, uint64_t ts, int32_t record, int role, uint32_t v);
+int weft__pw_record_u32(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t ts,
+			int32_t record, int role, uint32_t v);
 
 #endif /* WEFT_PALLAS_WRITER_INTERNAL_H */
