@@ -2382,7 +2382,8 @@ static size_t instant_cache_key(const weft__view_item *item, const weft_field *a
 
 	if (item->name == NULL || len > CACHE_KEY_MAX)
 		return 0;
-	memcpy(buf, item->category, cat);
+	if (cat > 0) /* no category: NULL, which memcpy must not get even for 0 bytes */
+		memcpy(buf, item->category, cat);
 	buf[cat] = 0x1f;
 	memcpy(buf + cat + 1, item->name, item->name_len);
 	buf[cat + 1 + item->name_len] = arg != NULL ? 0x1e : 0x1d;

@@ -36,12 +36,16 @@ TRACES = {
     "ovni-nosv": NOSV / "ovni",
     "ovni-mpi": OVNI_DATA / "v3" / "mpi-func-4procs" / "ovni",
     "ovni-mark": OVNI_DATA / "v3" / "ovni-mark-4procs" / "ovni",
+    # instants without a category (OB., OU[): UBSan found a memcpy from NULL
+    "ovni-sort-sorted": OVNI_DATA / "v3" / "ovni-sort-sorted" / "ovni",
+    "ovni-sort-unsorted": OVNI_DATA / "v3" / "ovni-sort-unsorted" / "ovni",
     "heph": DATA_DIR / "heph" / "heph_sample.bin.log",
     "ross-gvt": DATA_DIR / "ross" / "phold-gvt-pekplp" / "np2" / "ross-stats-gvt.bin",
     "ross-evtrace": DATA_DIR / "ross" / "phold-evtrace-full" / "np1" / "ross-stats-evtrace.bin",
     "pallas": DATA_DIR / "pallas" / "wb_enterleave_f3_n1000_t2_logical" / "trace",
 }
 FORMAT = {"ovni-nosv": "ovni", "ovni-mpi": "ovni", "ovni-mark": "ovni", "heph": "heph",
+          "ovni-sort-sorted": "ovni", "ovni-sort-unsorted": "ovni",
           "ross-gvt": "ross", "ross-evtrace": "ross", "pallas": "pallas"}
 
 TYPE_START, TYPE_OWN = 1, 2
