@@ -6,8 +6,8 @@
  *   - default (view mode): a sink of the view layer (outputs/view.h),
  *     which never knows the events' format: process and thread names as
  *     metadata events ("M") when a track is first used, spans as "B"/"E"
- *     (their channels on tids of their own, above 2^50, named "<thread>
- *     <channel>"), complete spans as "X" with "dur", instants as "i" with
+ *     (their channels on tids of their own, named "<thread> <channel>";
+ *     pids and tids are the view's: never 0, within 32 bits), complete spans as "X" with "dur", instants as "i" with
  *     scope "t", counters as "C" named "<thread> <counter>" with
  *     {"value": V}; every string escaped, times in microseconds with the
  *     nanoseconds as decimals (1610113734119010.05), floats as the

@@ -538,13 +538,6 @@ void weft__chrome_writer_event(weft__chrome_writer *w, const weft_event *event)
 
 /* ---- View mode (outputs/view.h) ----------------------------------------------------- */
 
-/*
- * Chrome keeps one begin/end stack per (pid, tid): the channels of a
- * stream (ovni "nosv VT", "running") get tids of their own above every
- * real one, named "<thread> <channel>" by their metadata event.
- */
-#define CHANNEL_TID_BASE (1ull << 50)
-
 /* The writer's record of view track `id`, the table grown as needed. */
 static chrome_track *view_track(weft__chrome_writer *w, uint32_t id)
 {
@@ -592,13 +585,17 @@ static char *child_label(weft__chrome_writer *w, const weft__view_track *t)
 	return label;
 }
 
-/* A new track: its prefix, and its metadata event (counters have none). */
+/*
+ * A new track: its prefix, and its metadata event (counters have none).
+ * Chrome keeps one begin/end stack per (pid, tid): the channels of a
+ * stream (ovni "nosv VT", "running") have tids of their own from the view
+ * (all within 32 bits, none 0: outputs/view.h), named "<thread>
+ * <channel>" by their metadata event. A process has no tid.
+ */
 static void on_view_track(void *ctx, const weft__view_track *t)
 {
 	weft__chrome_writer *w = ctx;
 	chrome_track *c = view_track(w, t->id);
-	uint64_t tid = t->kind == WEFT__TRACK_CHANNEL || t->kind == WEFT__TRACK_STATE
-		       ? CHANNEL_TID_BASE + t->id : (uint64_t)t->tid;
 	char *p;
 
 	if (c == NULL) {
@@ -608,8 +605,10 @@ static void on_view_track(void *ctx, const weft__view_track *t)
 	weft__clock_cache_init(&c->ts, 0);
 	p = COPY_LITERAL(c->prefix, "\"pid\":");
 	p = weft__fmt_i64(p, t->pid);
-	p = COPY_LITERAL(p, ",\"tid\":");
-	p = weft__fmt_u64(p, tid);
+	if (t->kind != WEFT__TRACK_PROCESS) {
+		p = COPY_LITERAL(p, ",\"tid\":");
+		p = weft__fmt_i64(p, t->tid);
+	}
 	p = COPY_LITERAL(p, ",\"ts\":");
 	c->prefix_len = (size_t)(p - c->prefix);
 	c->label = t->kind == WEFT__TRACK_THREAD ? strdup(t->name)

@@ -11,7 +11,7 @@
  *     thread_name} under its process; CHANNEL and STATE -> a named track
  *     under its thread; COUNTER -> a named counter track under its thread.
  *     Track uuids are a base (0 by default) + the view's track id; pids
- *     and tids outside int32 (Perfetto's type) are renumbered;
+ *     and tids are the view's (int32, never 0);
  *   - a TrackEvent packet per begin (type 1), end (type 2), instant
  *     (type 3) and counter value (type 4, double_counter_value); a
  *     complete span is a begin and an end packet. Timestamps in ns;
@@ -41,9 +41,6 @@
 /* Track uuid = this + the view's track id (default: small uuids, short
  * varints in every event). */
 #define WEFT__PERFETTO_UUID_BASE 0ull
-/* pids and tids are int32 in Perfetto: numbers outside get fresh ones
- * from here up (one per distinct number). */
-#define WEFT__PERFETTO_FRESH_NUMBER (1 << 30)
 /* Default bound of the intern tables, in bytes (each string's bytes plus
  * 64 for its slot share and overhead). */
 #define WEFT__PERFETTO_INTERN_LIMIT (64u << 20)

@@ -179,12 +179,6 @@ typedef struct intern_table {
 	intern_hint by_content[CONTENT_HINTS];
 } intern_table;
 
-/* A pid or tid outside int32 and the number that replaces it. */
-typedef struct number_map {
-	int64_t from;
-	int32_t to;
-} number_map;
-
 /* The encoded track_uuid field of a declared track (tag + varint). */
 typedef struct track_code {
 	uint8_t bytes[16];
@@ -223,9 +217,6 @@ struct weft__perfetto_writer {
 	track_code *tracks;      /* by view track id */
 	size_t track_cap;
 	uint64_t uuid_base;      /* track uuid = uuid_base + view track id */
-	number_map *numbers;     /* pids and tids replaced (outside int32) */
-	size_t number_count, number_cap;
-	int32_t next_number;
 	uint8_t sequence_field[12]; /* the encoded trusted_packet_sequence_id */
 	size_t sequence_len;
 	int clear_next;          /* the next interning packet clears the state */
@@ -1024,52 +1015,25 @@ static void emit_event(weft__perfetto_writer *w, const weft__view_track *track, 
 /* ---- Track descriptors --------------------------------------------------------------- */
 
 /*
- * A pid or tid as Perfetto reads it (int32): numbers outside that range
- * (Heph substream ids may be addresses) get a fresh number from
- * WEFT__PERFETTO_FRESH_NUMBER up, the same for the same number each time
- * (so a thread's pid stays its process's). Without memory for the map,
- * the number is cut to 32 bits.
+ * ProcessDescriptor {pid, process_name}. The view's pids and tids are
+ * already what Perfetto reads (int32, never 0: outputs/view.h).
  */
-static int64_t int32_number(weft__perfetto_writer *w, int64_t v)
-{
-	if (v >= INT32_MIN && v <= INT32_MAX)
-		return v;
-	for (size_t i = 0; i < w->number_count; i++)
-		if (w->numbers[i].from == v)
-			return w->numbers[i].to;
-	if (w->number_count == w->number_cap) {
-		size_t cap = w->number_cap ? 2 * w->number_cap : 16;
-		number_map *m = realloc(w->numbers, cap * sizeof *m);
-		if (m == NULL)
-			return (int32_t)(uint32_t)(uint64_t)v;
-		w->numbers = m;
-		w->number_cap = cap;
-	}
-	number_map *m = &w->numbers[w->number_count++];
-	m->from = v;
-	m->to = w->next_number++;
-	return m->to;
-}
-
-/* ProcessDescriptor {pid, process_name}. */
-static uint8_t *put_process(weft__perfetto_writer *w, uint8_t *p, const weft__view_track *t,
-			    size_t name_len)
+static uint8_t *put_process(uint8_t *p, const weft__view_track *t, size_t name_len)
 {
 	uint8_t *body = nest_open(p, TD_PROCESS);
 
-	p = put_uint_field(body, PD_PID, (uint64_t)int32_number(w, t->pid));
+	p = put_uint_field(body, PD_PID, (uint64_t)t->pid);
 	p = put_bytes_field(p, PD_NAME, t->name, name_len);
 	return nest_close(body, p);
 }
 
 /* ThreadDescriptor {pid, tid, thread_name}. */
-static uint8_t *put_thread(weft__perfetto_writer *w, uint8_t *p, const weft__view_track *t,
-			   size_t name_len)
+static uint8_t *put_thread(uint8_t *p, const weft__view_track *t, size_t name_len)
 {
 	uint8_t *body = nest_open(p, TD_THREAD);
 
-	p = put_uint_field(body, THD_PID, (uint64_t)int32_number(w, t->pid));
-	p = put_uint_field(p, THD_TID, (uint64_t)int32_number(w, t->tid));
+	p = put_uint_field(body, THD_PID, (uint64_t)t->pid);
+	p = put_uint_field(p, THD_TID, (uint64_t)t->tid);
 	p = put_bytes_field(p, THD_NAME, t->name, name_len);
 	return nest_close(body, p);
 }
@@ -1085,10 +1049,10 @@ static uint8_t *put_track_descriptor(weft__perfetto_writer *w, uint8_t *p,
 		p = put_uint_field(p, TD_PARENT_UUID, track_uuid(w, t->parent));
 	switch (t->kind) {
 	case WEFT__TRACK_PROCESS:
-		p = put_process(w, p, t, name_len);
+		p = put_process(p, t, name_len);
 		break;
 	case WEFT__TRACK_THREAD:
-		p = put_thread(w, p, t, name_len);
+		p = put_thread(p, t, name_len);
 		break;
 	case WEFT__TRACK_COUNTER:
 		p = put_bytes_field(p, TD_NAME, t->name, name_len);
@@ -1252,7 +1216,6 @@ int weft__perfetto_writer_create_with(int fd, const weft__perfetto_options *opti
 	}
 	w->intern_limit = WEFT__PERFETTO_INTERN_LIMIT;
 	w->clear_next = 1;
-	w->next_number = WEFT__PERFETTO_FRESH_NUMBER;
 	weft__perfetto_writer_set_ids(w, WEFT__PERFETTO_SEQUENCE_ID, WEFT__PERFETTO_UUID_BASE);
 	w->sink.ctx = w;
 	w->sink.track = sink_track;
@@ -1334,6 +1297,5 @@ void weft__perfetto_writer_free(weft__perfetto_writer *w)
 	free(w->arg_iids);
 	free(w->scratch);
 	free(w->tracks);
-	free(w->numbers);
 	free(w);
 }

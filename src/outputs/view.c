@@ -85,7 +85,7 @@ struct weft__view {
 
 	int64_t *used_numbers;    /* open addressing, INT64_MIN = free */
 	size_t used_cap, used_count;
-	int64_t next_number;      /* fresh pids/tids above every node number */
+	int64_t next_number;      /* the next fresh pid/tid to try */
 
 	interned *names;          /* open addressing, text NULL = free */
 	size_t name_cap, name_count;
@@ -196,8 +196,46 @@ static uint64_t flow_id(weft__view *v, uint64_t key, int end)
 
 /* ---- Process and thread numbers ----------------------------------------------- */
 
-/* 1 when `number` was handed out already; else records it. -1: no memory. */
-static int number_taken(weft__view *v, int64_t number)
+/*
+ * Every pid and tid of the view is in [1, WEFT__VIEW_NUMBER_MAX]: Chrome's
+ * JSON readers keep 32 bits (Perfetto's makes a larger number 0, and a
+ * tid 0 the pid), Perfetto's protobuf int32, and its importer files pid 0
+ * / tid 0 under the idle thread. The set below holds, for every number
+ * handed out, one key per scope it is unique in:
+ *   - pids: the number itself (below 2^31);
+ *   - every number, pid or tid, anywhere: 2^31 + the number (below 2^32),
+ *     so that a fresh number is new to the whole output;
+ *   - tids: a hash of (pid, number) with bit 62 set: unique per process.
+ * Two tid keys that collide only cost a fresh number.
+ */
+#define ANY_SCOPE (INT64_C(1) << 31)
+
+/* The key of `number` as a tid of process `pid`. */
+static int64_t tid_key(int64_t pid, int64_t number)
+{
+	uint64_t h = ((uint64_t)number * 0x100000001B3ull) ^
+		     ((uint64_t)pid * 0x9E3779B97F4A7C15ull);
+	return (int64_t)((h & ((UINT64_C(1) << 62) - 1)) | UINT64_C(1) << 62);
+}
+
+/* The slot of `key` in the set (cap a power of two): its own or a free one. */
+static size_t number_slot(const int64_t *set, size_t cap, int64_t key)
+{
+	size_t j = (size_t)((uint64_t)key * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+	while (set[j] != INT64_MIN && set[j] != key)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+/* 1 when `key` is in the set. */
+static int number_has(const weft__view *v, int64_t key)
+{
+	return v->used_cap > 0 &&
+	       v->used_numbers[number_slot(v->used_numbers, v->used_cap, key)] == key;
+}
+
+/* Adds `key` to the set; -1 without memory (the number may then repeat). */
+static int number_add(weft__view *v, int64_t key)
 {
 	if ((v->used_count + 1) * 2 > v->used_cap) {
 		size_t cap = v->used_cap ? v->used_cap * 2 : 64;
@@ -206,48 +244,48 @@ static int number_taken(weft__view *v, int64_t number)
 			return -1;
 		for (size_t i = 0; i < cap; i++)
 			t[i] = INT64_MIN;
-		for (size_t i = 0; i < v->used_cap; i++) {
-			if (v->used_numbers[i] == INT64_MIN)
-				continue;
-			size_t j = (uint64_t)v->used_numbers[i] * 0x9E3779B97F4A7C15ull & (cap - 1);
-			while (t[j] != INT64_MIN)
-				j = (j + 1) & (cap - 1);
-			t[j] = v->used_numbers[i];
-		}
+		for (size_t i = 0; i < v->used_cap; i++)
+			if (v->used_numbers[i] != INT64_MIN)
+				t[number_slot(t, cap, v->used_numbers[i])] = v->used_numbers[i];
 		free(v->used_numbers);
 		v->used_numbers = t;
 		v->used_cap = cap;
 	}
-	size_t j = (uint64_t)number * 0x9E3779B97F4A7C15ull & (v->used_cap - 1);
-	for (; v->used_numbers[j] != INT64_MIN; j = (j + 1) & (v->used_cap - 1))
-		if (v->used_numbers[j] == number)
-			return 1;
-	v->used_numbers[j] = number;
-	v->used_count++;
+	size_t j = number_slot(v->used_numbers, v->used_cap, key);
+	if (v->used_numbers[j] != key) {
+		v->used_numbers[j] = key;
+		v->used_count++;
+	}
 	return 0;
 }
 
-/*
- * The key of a number in the set: pids as they are, tids mixed with their
- * pid, so that tids are unique per process (as Chrome's and Perfetto's
- * (pid, tid) pairs need) and Heph's substream 0 keeps tid 0 in every
- * stream. Two keys that collide only cost a fresh number.
- */
-static int64_t number_key(int64_t pid, int64_t number, int is_tid)
+/* The key of `number` in its scope: pid < 0 for a process's own number. */
+static int64_t scope_key(int64_t pid, int64_t number)
 {
-	return is_tid ? (int64_t)(((uint64_t)number * 0x100000001B3ull) ^
-				  ((uint64_t)pid + 0x9E3779B97F4A7C15ull)) & INT64_MAX
-		      : number;
+	return pid < 0 ? number : tid_key(pid, number);
 }
 
-/* The node's number when no other track has it, else a fresh one. */
-static int64_t unique_number(weft__view *v, int64_t pid, int64_t number, int is_tid)
+/*
+ * A pid (pid_of < 0) or a tid of process `pid_of`: the node's number when
+ * it is in range and not taken in its scope (pids in the output, tids in
+ * their process), else a fresh number that nothing in the output has,
+ * counted up from above the largest node number in range (then from 1).
+ * So a sub-timeline's tid is never its process's pid, the main thread's
+ * tid. Deterministic: the same trace and options give the same numbers.
+ */
+static int64_t assign_number(weft__view *v, int64_t pid_of, int64_t number)
 {
-	if (number >= 0 && number_taken(v, number_key(pid, number, is_tid)) == 0)
-		return number;
-	while (number_taken(v, number_key(pid, v->next_number, is_tid)) == 1)
-		v->next_number++;
-	return v->next_number++;
+	if (number < 1 || number > WEFT__VIEW_NUMBER_MAX ||
+	    number_has(v, scope_key(pid_of, number))) {
+		do {
+			number = v->next_number;
+			v->next_number = number == WEFT__VIEW_NUMBER_MAX ? 1 : number + 1;
+		} while (number_has(v, ANY_SCOPE + number) ||
+			 number_has(v, scope_key(pid_of, number)));
+	}
+	number_add(v, scope_key(pid_of, number));
+	number_add(v, ANY_SCOPE + number);
+	return number;
 }
 
 /* ---- Tracks -------------------------------------------------------------------- */
@@ -280,7 +318,7 @@ static uint32_t process_track_of(weft__view *v, const weft_node *node)
 				  : &v->trace->nodes[node->parent];
 	uint32_t *slot = &v->process_track[parent->id];
 	if (*slot == 0)
-		*slot = add_track(v, WEFT__TRACK_PROCESS, 0, unique_number(v, 0, parent->number, 0),
+		*slot = add_track(v, WEFT__TRACK_PROCESS, 0, assign_number(v, -1, parent->number),
 				  0, -1, parent->path, NULL);
 	return *slot;
 }
@@ -294,7 +332,7 @@ static int stream_ready(weft__view *v, uint32_t stream)
 	if (process == 0)
 		return -1;
 	const weft__view_track *p = &v->tracks[process - 1];
-	int64_t tid = unique_number(v, p->pid, node->number, 1);
+	int64_t tid = assign_number(v, p->pid, node->number);
 	s->thread_track = add_track(v, WEFT__TRACK_THREAD, process, p->pid, tid,
 				    (int32_t)stream, node->name, NULL);
 	s->timelines = calloc(4, sizeof *s->timelines);
@@ -329,8 +367,10 @@ static timeline *timeline_of(weft__view *v, stream_view *s, uint32_t stream,
 	}
 	const weft__view_track *th = &v->tracks[s->thread_track - 1];
 	int state = strcmp(channel, "running") == 0;
+	/* A tid of its own, for the viewers that know no sub-tracks (Chrome). */
 	uint32_t id = add_track(v, state ? WEFT__TRACK_STATE : WEFT__TRACK_CHANNEL,
-				th->id, th->pid, th->tid, (int32_t)stream, channel, channel);
+				th->id, th->pid, assign_number(v, th->pid, 0), (int32_t)stream,
+				channel, channel);
 	if (id == 0)
 		return NULL;
 	timeline *t = &s->timelines[s->timeline_count++];
@@ -822,8 +862,10 @@ int weft__view_create(const weft_trace *trace, const weft__view_options *options
 	v->stream_count = trace->stream_count;
 	v->streams = calloc(v->stream_count + 1, sizeof *v->streams);
 	v->process_track = calloc(trace->node_count + 1, sizeof *v->process_track);
+	v->next_number = 1;
 	for (size_t i = 0; i < trace->node_count; i++)
-		if (trace->nodes[i].number >= v->next_number)
+		if (trace->nodes[i].number >= v->next_number &&
+		    trace->nodes[i].number < WEFT__VIEW_NUMBER_MAX)
 			v->next_number = trace->nodes[i].number + 1;
 	if (v->streams == NULL || v->process_track == NULL) {
 		weft__view_free(v);

@@ -28,8 +28,13 @@
  * channel) other than the stream's own, a counter track per (stream,
  * counter name). Each track is declared to the sink once, before its
  * first use, parents first. pid and tid are the nodes' numbers when they
- * are unique (pids in the output, tids in their process), else fresh
- * numbers above every node number.
+ * are in [1, WEFT__VIEW_NUMBER_MAX] and unique (pids in the output, tids
+ * in their process), else fresh numbers, new to the output, counted up
+ * from above the largest node number (then from 1); CHANNEL and STATE
+ * tracks get a fresh tid of their own (Chrome has no sub-tracks), COUNTER
+ * tracks their thread's. So every number fits Perfetto's int32 and
+ * Chrome's 32 bits, none is 0 (the idle thread of Perfetto), and no
+ * sub-timeline has its process's pid as tid (the main thread's).
  *
  * Time window: with from/to set, events are still read from the start
  * (so that spans opened earlier are known) but only what happens in
@@ -53,6 +58,8 @@
 #include "weft/weft.h"
 
 #define WEFT__VIEW_MAX_DEPTH 1024
+/* The largest pid or tid the view hands out (int32, Perfetto's type). */
+#define WEFT__VIEW_NUMBER_MAX INT32_MAX
 
 typedef enum weft__view_track_kind {
 	WEFT__TRACK_PROCESS = 1, /* a process: groups thread tracks */
@@ -67,7 +74,9 @@ typedef struct weft__view_track {
 	uint32_t parent;         /* the enclosing track's id; 0 for processes */
 	weft__view_track_kind kind;
 	int64_t pid;             /* process number (unique in the output) */
-	int64_t tid;             /* thread number (unique); processes: 0 */
+	/* thread number (unique in its process; CHANNEL, STATE: their own;
+	 * COUNTER: the thread's); processes: 0 (none) */
+	int64_t tid;
 	int32_t stream;          /* stream index; -1 for processes */
 	/* Display name, NUL-terminated: the process node's path, the stream
 	 * node's name ("thread.2184"), the channel ("nosv VT"), the counter

@@ -17,8 +17,8 @@
  * was given to the sink: nested, complete and flagged spans, instants,
  * counters, a name longer than 127 bytes, negative integers, interning
  * reuse, the intern bound (clears again and again), packets larger than
- * a reservation of the buffer, the background writer, pids and tids
- * outside int32, a write error, an empty trace; `protoc --decode_raw`
+ * a reservation of the buffer, the background writer, the largest pids
+ * and tids, a write error, an empty trace; `protoc --decode_raw`
  * also parses the files when it is installed.
  */
 #include <fcntl.h>
@@ -1239,33 +1239,29 @@ static void test_write_error(void)
 }
 
 /*
- * pids and tids outside int32 (Perfetto's type) get fresh numbers, the
- * same for the same number: a thread's pid stays its process's.
+ * pids and tids are the view's, written as given: the view keeps them in
+ * [1, INT32_MAX] (test_view.c checks that), the largest included.
  */
-static void test_big_numbers(void)
+static void test_numbers(void)
 {
 	char path[1024];
 	decoded d;
 	int fd;
 	weft__perfetto_writer *w = open_writer("numbers.pftrace", &fd, path, sizeof path);
 	const weft__view_sink *s = weft__perfetto_writer_sink(w);
-	weft__view_track t[5];
-	int64_t big = 94355107131408;
+	weft__view_track t[4];
 
-	t[1] = track_of(1, 0, WEFT__TRACK_PROCESS, INT64_C(1) << 40, 0, "p");
-	t[2] = track_of(2, 1, WEFT__TRACK_THREAD, INT64_C(1) << 40, big, "a");
-	t[3] = track_of(3, 1, WEFT__TRACK_THREAD, INT64_C(1) << 40, big + 1, "b");
-	t[4] = track_of(4, 1, WEFT__TRACK_THREAD, INT64_C(1) << 40, -5, "c");
-	for (int i = 1; i <= 4; i++)
+	t[1] = track_of(1, 0, WEFT__TRACK_PROCESS, INT32_MAX, 0, "p");
+	t[2] = track_of(2, 1, WEFT__TRACK_THREAD, INT32_MAX, INT32_MAX - 1, "a");
+	t[3] = track_of(3, 1, WEFT__TRACK_THREAD, INT32_MAX, 1, "b");
+	for (int i = 1; i <= 3; i++)
 		s->track(s->ctx, &t[i]);
 	close_and_decode(w, fd, path, &d);
-	REQUIRE(d.ntracks == 4);
-	CHECK_EQ_I64(d.tracks[0].pid, WEFT__PERFETTO_FRESH_NUMBER);
-	CHECK_EQ_I64(d.tracks[1].pid, WEFT__PERFETTO_FRESH_NUMBER);
-	CHECK_EQ_I64(d.tracks[1].tid, WEFT__PERFETTO_FRESH_NUMBER + 1);
-	CHECK_EQ_I64(d.tracks[2].tid, WEFT__PERFETTO_FRESH_NUMBER + 2);
-	CHECK_EQ_I64(d.tracks[3].pid, WEFT__PERFETTO_FRESH_NUMBER);
-	CHECK_EQ_I64(d.tracks[3].tid, -5);
+	REQUIRE(d.ntracks == 3);
+	CHECK_EQ_I64(d.tracks[0].pid, INT32_MAX);
+	CHECK_EQ_I64(d.tracks[1].pid, INT32_MAX);
+	CHECK_EQ_I64(d.tracks[1].tid, INT32_MAX - 1);
+	CHECK_EQ_I64(d.tracks[2].tid, 1);
 	decoded_free(&d);
 }
 
@@ -1292,7 +1288,7 @@ int main(void)
 	test_large_packets();
 	test_background();
 	test_write_error();
-	test_big_numbers();
+	test_numbers();
 	test_empty();
 	return tu_finish_dir(scratch_dir);
 }

@@ -2,7 +2,8 @@
  * test_view.c - the timeline view (src/outputs/view.c) on reference
  * traces of every format, through a sink that records what it gets and
  * checks the view's promises: tracks declared once before use, parents
- * first; spans nested per track with end >= begin; every span of the
+ * first; pids and tids within int32, never 0, unique where the viewers
+ * need them to be; spans nested per track with end >= begin; every span of the
  * full run found again, cut, in a windowed run; counts equal to what the
  * events say.
  */
@@ -29,6 +30,7 @@ typedef struct recorder {
 	int declared[MAX_TRACKS];
 	uint32_t parent[MAX_TRACKS];
 	weft__view_track_kind kind[MAX_TRACKS];
+	int64_t pid[MAX_TRACKS], tid[MAX_TRACKS];
 	char track_name[MAX_TRACKS][64];
 	/* open spans per track: indexes into spans */
 	uint32_t stack[MAX_TRACKS][64];
@@ -69,6 +71,8 @@ static void on_track(void *ctx, const weft__view_track *t)
 	rec->declared[t->id] = 1;
 	rec->parent[t->id] = t->parent;
 	rec->kind[t->id] = t->kind;
+	rec->pid[t->id] = t->pid;
+	rec->tid[t->id] = t->tid;
 	snprintf(rec->track_name[t->id], 64, "%s", t->name);
 	if (t->kind == WEFT__TRACK_COUNTER && strlen(rec->counter_names) < 200) {
 		strcat(rec->counter_names, t->name);
@@ -158,6 +162,46 @@ static void on_counter(void *ctx, const weft__view_track *t, uint64_t time, doub
 static const weft__view_sink sink = { NULL, on_track, on_begin, on_end, on_complete,
 				      on_instant, on_counter };
 
+/*
+ * The numbers of the tracks, as Chrome's and Perfetto's readers need
+ * them: every pid and tid in [1, INT32_MAX] (processes: tid 0, none);
+ * pids unique among processes; a track's pid its process's; tids unique
+ * in their process among threads and sub-timelines (which Chrome shows
+ * as threads), no sub-timeline with its process's pid as tid (the main
+ * thread's); counters with their thread's numbers.
+ */
+static void check_numbers(const recorder *r)
+{
+	for (uint32_t i = 1; i < MAX_TRACKS; i++) {
+		if (!r->declared[i])
+			continue;
+		CHECK(r->pid[i] >= 1 && r->pid[i] <= INT32_MAX);
+		if (r->kind[i] == WEFT__TRACK_PROCESS) {
+			CHECK_EQ_I64(r->tid[i], 0);
+			for (uint32_t k = 1; k < i; k++)
+				CHECK(!r->declared[k] || r->kind[k] != WEFT__TRACK_PROCESS ||
+				      r->pid[k] != r->pid[i]);
+			continue;
+		}
+		uint32_t parent = r->parent[i];
+		CHECK(r->tid[i] >= 1 && r->tid[i] <= INT32_MAX);
+		CHECK_EQ_I64(r->pid[i], r->pid[parent]);
+		if (r->kind[i] == WEFT__TRACK_COUNTER) {
+			CHECK_EQ_I64(r->tid[i], r->tid[parent]);
+			continue;
+		}
+		if (r->kind[i] != WEFT__TRACK_THREAD)
+			CHECK(r->tid[i] != r->pid[i]);
+		for (uint32_t k = 1; k < i; k++)
+			if (r->declared[k] && r->kind[k] != WEFT__TRACK_PROCESS &&
+			    r->kind[k] != WEFT__TRACK_COUNTER && r->pid[k] == r->pid[i] &&
+			    r->tid[k] == r->tid[i])
+				tu_fail(__FILE__, __LINE__, "tracks %s and %s share pid %lld tid %lld",
+					r->track_name[k], r->track_name[i], (long long)r->pid[i],
+					(long long)r->tid[i]);
+	}
+}
+
 /* Runs the view of `path` with a window into a fresh recorder. */
 static recorder *run(const char *path, uint64_t from, uint64_t to, weft__view_stats *st)
 {
@@ -179,6 +223,7 @@ static recorder *run(const char *path, uint64_t from, uint64_t to, weft__view_st
 	for (uint32_t i = 0; i < MAX_TRACKS; i++)
 		CHECK_EQ_U64(r->depth[i], 0);
 	CHECK_EQ_U64(r->begins, r->ends);
+	check_numbers(r);
 	weft__view_free(view);
 	weft_cursor_free(cursor);
 	weft_trace_free(trace);
@@ -341,6 +386,48 @@ static void test_pallas(const char *data)
 }
 
 /*
+ * pids and tids of every format (check_numbers() runs on each): node
+ * numbers 0 (Heph substream 0, ROSS pe.0/kp.0/lp.0, Pallas thread_0) and
+ * above int32 (Heph substream ids that are addresses) get fresh numbers;
+ * node numbers in range are kept.
+ */
+static void test_numbers(const char *data)
+{
+	static const char *const traces[] = {
+		"ovni/v3/mpi-func-4procs/ovni", "heph/heph_sample.bin.log",
+		"ross/phold-gvt-pekplp/np2", "pallas/wb_generic_f2_n2000_t4_logical/trace",
+	};
+	char path[1024];
+	weft__view_stats st;
+
+	for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", data, traces[i]);
+		recorder_free(run(path, 0, 0, &st));
+	}
+	snprintf(path, sizeof path, "%s/heph/heph_sample.bin.log", data);
+	recorder *r = run(path, 0, 0, &st);
+	int kept = 0, renumbered = 0;
+	for (uint32_t i = 1; i < MAX_TRACKS; i++) {
+		if (!r->declared[i] || r->kind[i] != WEFT__TRACK_THREAD)
+			continue;
+		kept += strcmp(r->track_name[i], "substream.7") == 0 && r->tid[i] == 7;
+		renumbered += strcmp(r->track_name[i], "substream.94355107131408") == 0 ||
+			      strcmp(r->track_name[i], "substream.0") == 0;
+	}
+	CHECK_EQ_I64(kept, 1);
+	CHECK_EQ_I64(renumbered, 4);
+	recorder_free(r);
+	snprintf(path, sizeof path, "%s/ovni/v3/mpi-func-4procs/ovni", data);
+	r = run(path, 0, 0, &st);
+	for (uint32_t i = 1; i < MAX_TRACKS; i++)
+		if (r->declared[i] && r->kind[i] == WEFT__TRACK_THREAD)
+			CHECK(strcmp(r->track_name[i] + 7, r->track_name[r->parent[i]] +
+				     strlen(r->track_name[r->parent[i]]) - 4) == 0 &&
+			      r->tid[i] == r->pid[i]);
+	recorder_free(r);
+}
+
+/*
  * Writes a Pallas trace of two ranks (location groups 0 and 1, a thread
  * each): rank 0 sends tags 5, 5, 7 to rank 1, which receives them in the
  * order 5, 7, 5 (different tags may be taken out of order), plus one send
@@ -433,6 +520,7 @@ int main(void)
 	test_heph(data);
 	test_ross(data);
 	test_pallas(data);
+	test_numbers(data);
 	test_flows();
 	return tu_result();
 }

@@ -302,10 +302,18 @@ def test_default_matches_heph_golden_semantically(tmp_path):
     doc, ours = load(convert_default(tmp_path, SAMPLE))
     assert doc["displayTimeUnit"] == "ns"
     assert len(ours) == len(golden) == 21
+    # Heph's pid and tid are the stream and substream ids; ours are the
+    # view's numbers (never 0, within 32 bits), named by metadata events
+    meta = [e for e in doc["traceEvents"] if e["ph"] == "M"]
+    stream = {e["pid"]: int(e["args"]["name"].split(".")[1]) for e in meta
+              if e["name"] == "process_name"}
+    substream = {(e["pid"], e["tid"]): int(e["args"]["name"].split(".")[1]) for e in meta
+                 if e["name"] == "thread_name"}
     taken = {}
     moved = 0
     for o, g, d in zip(ours, golden, dump_events(SAMPLE)):
-        assert (o["pid"], o["tid"], o["name"]) == (g["pid"], g["tid"], g["name"])
+        assert (stream[o["pid"]], substream[(o["pid"], o["tid"])], o["name"]) == \
+            (g["pid"], g["tid"], g["name"])
         assert o.get("args") == g.get("args")
         # exact nanoseconds, as fractional microseconds
         assert o["ts"] == Decimal(d["time"]) / 1000
@@ -327,11 +335,13 @@ def test_default_names_processes_and_threads(tmp_path):
     processes = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta
                if e["name"] == "thread_name"}
-    assert processes == {0: "stream.0", 1: "stream.1", 2: "stream.2"}
-    assert threads == {(0, 0): "substream.0", (1, 0): "substream.0",
-                       (1, 94355107131408): "substream.94355107131408",
-                       (1, 94355107131632): "substream.94355107131632",
-                       (2, 0): "substream.0", (2, 7): "substream.7"}
+    # the ids when they are numbers a viewer keeps (1 to 2^31 - 1), else
+    # fresh numbers from above the largest of them (7), in order of first use
+    assert processes == {9: "stream.0", 1: "stream.1", 2: "stream.2"}
+    assert threads == {(9, 10): "substream.0", (1, 8): "substream.0",
+                       (1, 11): "substream.94355107131408",
+                       (1, 13): "substream.94355107131632",
+                       (2, 12): "substream.0", (2, 7): "substream.7"}
     # each track is named before its first event
     named = set()
     for e in doc["traceEvents"]:

@@ -1,7 +1,8 @@
 """The view layer's mapping through `weft convert --to chrome` (the JSON
 output is the easiest to inspect), for the formats the other tests do not
 cover there: ROSS samples as counters (ids and times left out), ROSS
-virtual time, Pallas regions as spans, ovni marks."""
+virtual time, Pallas regions as spans, ovni marks; and the pids and tids
+of every format as Perfetto's JSON importer reads them."""
 
 import collections
 import json
@@ -29,6 +30,15 @@ def chrome(trace, tmp_path, *args, name="out.json"):
 def dump(trace, *args):
     out = run_weft("dump", "--json", *args, trace, expect=0).stdout
     return [json.loads(line) for line in out.splitlines()]
+
+
+NUMBER_TRACES = {
+    "ovni-mix": OVNI_DATA / "v3" / "bench-mix-small" / "ovni",
+    "ovni-mpi": OVNI_DATA / "v3" / "mpi-func-4procs" / "ovni",
+    "heph": DATA_DIR / "heph" / "heph_sample.bin.log",
+    "ross": ROSS / "phold-gvt-pekplp" / "np2",
+    "pallas": PALLAS / "wb_generic_f2_n2000_t4_logical" / "trace",
+}
 
 
 def only(path_glob):
@@ -168,7 +178,10 @@ def test_pallas_regions_are_spans(tmp_path):
     enters = [r for r in records if r["code"] == "Enter"]
     assert len(begins) == len(ends) == len(enters)
     assert sorted(e["name"] for e in begins) == sorted(r["fields"]["region"] for r in enters)
-    assert all(e["tid"] < 2 ** 50 for e in begins)  # on the thread's own track
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["ph"] == "M" and e["name"] == "thread_name"}
+    # on the thread's own track (sub-tracks are named "<thread> <channel>")
+    assert {threads[(e["pid"], e["tid"])] for e in begins} == {"thread_0", "thread_1"}
 
 
 def test_ovni_marks(tmp_path):
@@ -244,3 +257,38 @@ def test_mpi_messages_are_paraver_communications(tmp_path):
         assert rtask == task % 4 + 1 and lr > ls
         assert ls in sends[(task, thread)]
         assert size > 0
+
+
+def importer_thread(pid, tid):
+    """The thread Perfetto's JSON importer files an event under: pid and
+    tid as uint32 (a number outside is 0), then a tid of 0 is the pid."""
+    pid = pid if 0 <= pid < 2 ** 32 else 0
+    tid = tid if 0 <= tid < 2 ** 32 else 0
+    return pid, tid if tid != 0 or pid == 0 else pid
+
+
+@pytest.mark.parametrize("name", sorted(NUMBER_TRACES))
+def test_pids_and_tids(name, tmp_path):
+    """Every track keeps a (pid, tid) of its own, as Perfetto's importer
+    reads them: within 32 bits (int32 here) and never 0, one per process
+    and per thread or sub-track (channels of ovni, "running"), no
+    sub-track on its process's pid (the main thread's tid); every event is
+    on a named track."""
+    events = chrome(NUMBER_TRACES[name], tmp_path)
+    meta = [e for e in events if e["ph"] == "M"]
+    processes = [e["pid"] for e in meta if e["name"] == "process_name"]
+    threads = [(e["pid"], e["tid"]) for e in meta if e["name"] == "thread_name"]
+    assert all("tid" not in e for e in meta if e["name"] == "process_name")
+    assert len(set(processes)) == len(processes)
+    assert len(set(threads)) == len(threads)
+    for pid, tid in threads:
+        assert 1 <= pid < 2 ** 31 and 1 <= tid < 2 ** 31
+        assert pid in processes
+    assert len({importer_thread(*t) for t in threads}) == len(threads)
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in meta if e["name"] == "thread_name"}
+    for (pid, tid), label in names.items():
+        if " " in label:  # a sub-track: "<thread> <channel>"
+            assert tid != pid, label
+    for e in events:
+        if e["ph"] in "BEXis":
+            assert (e["pid"], e["tid"]) in names, e

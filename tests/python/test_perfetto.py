@@ -38,6 +38,13 @@ TRACES = {
     "pallas": DATA_DIR / "pallas" / "wb_enterleave_f3_n1000_t2_logical" / "trace",
 }
 
+# More traces for the checks of the tracks alone (numbers, names).
+MORE_TRACES = {
+    "ovni-mix": OVNI_DATA / "v3" / "bench-mix-small" / "ovni",
+    "ross-evtrace": DATA_DIR / "ross" / "phold-evtrace-full" / "np1",
+    "pallas-4": DATA_DIR / "pallas" / "wb_generic_f2_n2000_t4_logical" / "trace",
+}
+
 INT32 = (-(1 << 31), (1 << 31) - 1)
 
 
@@ -310,7 +317,8 @@ def convert(name, tmp_path_factory):
     """The .pftrace of reference trace `name` (converted once)."""
     if name not in _cache:
         out = tmp_path_factory.mktemp("perfetto") / f"{name}.pftrace"
-        proc = run_weft("convert", TRACES[name], "--to", "perfetto", "-o", out)
+        proc = run_weft("convert", {**TRACES, **MORE_TRACES}[name], "--to", "perfetto",
+                        "-o", out)
         assert proc.returncode == 0, proc.stderr
         _cache[name] = out
     return _cache[name]
@@ -381,6 +389,22 @@ def test_tracks(name, tmp_path_factory):
     assert len(set(pids)) == len(pids)
     for pid, tid in pairs:
         assert INT32[0] <= pid <= INT32[1] and INT32[0] <= tid <= INT32[1]
+
+
+@pytest.mark.parametrize("name", sorted({**TRACES, **MORE_TRACES}))
+def test_numbers(name, tmp_path_factory):
+    """Every pid and tid is one Perfetto's importer keeps apart: within
+    int32 and never 0 (pid 0 / tid 0 is its idle thread, "swapper", which
+    takes the thread's name away); pids unique, (pid, tid) unique."""
+    t = decoded(name, tmp_path_factory)
+    tracks = [x for x in t.tracks.values() if x.kind in ("process", "thread")]
+    assert tracks
+    for x in tracks:
+        assert 1 <= x.pid <= INT32[1], x
+        assert x.kind == "process" or 1 <= x.tid <= INT32[1], x
+    pids = [x.pid for x in tracks if x.kind == "process"]
+    pairs = [(x.pid, x.tid) for x in tracks if x.kind == "thread"]
+    assert len(set(pids)) == len(pids) and len(set(pairs)) == len(pairs)
 
 
 @pytest.mark.parametrize("name", sorted(TRACES))
