@@ -58,6 +58,11 @@ static int chrome_finish(void *writer)
 	return weft__chrome_writer_finish(writer);
 }
 
+static const char *chrome_warning(void *writer)
+{
+	return weft__chrome_writer_warning(writer);
+}
+
 static void chrome_free(void *writer)
 {
 	weft__chrome_writer_free(writer);
@@ -117,7 +122,7 @@ static void paraver_free(void *writer)
 }
 
 static const view_output outputs[] = {
-	{ "chrome", 1, { NULL }, chrome_create, chrome_sink, chrome_finish, NULL,
+	{ "chrome", 1, { NULL }, chrome_create, chrome_sink, chrome_finish, chrome_warning,
 	  chrome_free },
 	{ "perfetto", 1, { NULL }, perfetto_create, perfetto_sink, perfetto_finish,
 	  NULL, perfetto_free },

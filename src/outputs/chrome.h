@@ -10,7 +10,9 @@
  *     pids and tids are the view's: never 0, within 32 bits), complete spans as "X" with "dur", instants as "i" with
  *     scope "t", counters as "C" named "<thread> <counter>" with
  *     {"value": V}; every string escaped, times in microseconds with the
- *     nanoseconds as decimals (1610113734119010.05), floats as the
+ *     nanoseconds as decimals, relative to an origin stated at the end
+ *     ("otherData" and "metadata": {"ts_origin_ns": O}; see
+ *     time_origin() in chrome_writer.c), floats as the
  *     shortest JSON number, NaN and infinities as strings; cut or never
  *     closed spans carry "clipped" / "unclosed": true in their args;
  *   - heph_compat: byte for byte what Heph's converter `convert_trace`
@@ -53,7 +55,16 @@ typedef struct weft__chrome_stats {
 	                             would never end: Heph's converter hangs) */
 	uint64_t fixup_entries;   /* compat: timestamps held by the fix-up */
 	uint64_t fixup_bytes;     /* compat: memory of the fix-up tables */
+	uint64_t before_origin;   /* times before the origin: negative ts */
+	uint64_t beyond_exact;    /* ts of 2^42 us or more (not exact as doubles) */
 } weft__chrome_stats;
+
+/* View mode: ts = (time - origin) / 1000, the origin a whole second one
+ * day before the first time (0 when that is negative); ts below
+ * WEFT__CHROME_EXACT_NS read back exactly in Perfetto's importer. */
+#define WEFT__CHROME_NS_PER_S 1000000000ull
+#define WEFT__CHROME_ORIGIN_MARGIN_S 86400ull
+#define WEFT__CHROME_EXACT_NS ((1ull << 42) * 1000ull)
 
 typedef struct weft__chrome_writer weft__chrome_writer;
 
@@ -76,6 +87,9 @@ const weft__view_sink *weft__chrome_writer_sink(weft__chrome_writer *w);
  * output then misses some shifts); the message is set.
  */
 int weft__chrome_writer_finish(weft__chrome_writer *w);
+/* View mode, after _finish(): a warning about times viewers may not read
+ * as written (before the origin, or too far after it), or NULL. */
+const char *weft__chrome_writer_warning(weft__chrome_writer *w);
 /* 1 once a write of the output has failed (the rest would be lost). */
 int weft__chrome_writer_failed(const weft__chrome_writer *w);
 void weft__chrome_writer_stats(const weft__chrome_writer *w, weft__chrome_stats *out);

@@ -70,6 +70,11 @@ struct weft__chrome_writer {
 	chrome_track *tracks;    /* view mode: by view track id - 1 */
 	uint32_t track_cap;
 	weft__view_sink sink;    /* view mode: the callbacks */
+	/* View mode: ts is time - origin (ns, whole seconds), chosen at the
+	 * first timed event (see time_origin()). */
+	uint64_t origin;
+	int origin_set;
+	char warning[256];       /* weft__chrome_writer_warning() */
 };
 
 /* Appends a constant string. */
@@ -626,6 +631,46 @@ static int known_track(const weft__chrome_writer *w, const weft__view_track *t)
 	return t->id <= w->track_cap && w->tracks[t->id - 1].prefix_len > 0;
 }
 
+/*
+ * The origin of ts, from the first time the view gives: that time in
+ * whole seconds, less one day (Heph, read in file order, gives events
+ * that started before the first one it stores), or 0 when that is
+ * negative (clocks that count from boot stay as they are). ts is then
+ * far below 2^42 us, where Perfetto's JSON importer (integer part +
+ * fraction as a double, times 1000, rounded) reads back every
+ * nanosecond, while times since 1970 (1.6e15 us) keep a quarter of a
+ * microsecond there.
+ */
+static uint64_t time_origin(uint64_t first)
+{
+	uint64_t seconds = first / WEFT__CHROME_NS_PER_S;
+
+	return seconds > WEFT__CHROME_ORIGIN_MARGIN_S
+	       ? (seconds - WEFT__CHROME_ORIGIN_MARGIN_S) * WEFT__CHROME_NS_PER_S : 0;
+}
+
+/*
+ * time - origin as microseconds at p: exact decimals; a time before the
+ * origin (more than a day before the first) is negative, which viewers
+ * may drop, and one 2^42 us after it may be read a nanosecond off: both
+ * counted for the warning.
+ */
+static char *put_view_ts(weft__chrome_writer *w, chrome_track *c, char *p, uint64_t time)
+{
+	if (!w->origin_set) {
+		w->origin = time_origin(time);
+		w->origin_set = 1;
+	}
+	if (time < w->origin) {
+		w->stats.before_origin++;
+		*p++ = '-';
+		return put_micros(p, w->origin - time);
+	}
+	if (time - w->origin >= WEFT__CHROME_EXACT_NS)
+		w->stats.beyond_exact++;
+	return put_start_micros(&c->ts, p, time - w->origin);
+}
+
 /* {"ph":"<ph>",<prefix><ts> of an event on a track (reserved and committed). */
 static void put_view_head(weft__chrome_writer *w, const char *ph, const weft__view_track *t,
 			  uint64_t time)
@@ -638,7 +683,7 @@ static void put_view_head(weft__chrome_writer *w, const char *ph, const weft__vi
 		*p++ = *ph++;
 	p = COPY_LITERAL(p, "\",");
 	memcpy(p, c->prefix, c->prefix_len);
-	p = put_start_micros(&c->ts, p + c->prefix_len, time);
+	p = put_view_ts(w, c, p + c->prefix_len, time);
 	weft__outbuf_commit(&w->out, p);
 }
 
@@ -862,6 +907,24 @@ void weft__chrome_writer_begin(weft__chrome_writer *w)
 }
 
 /*
+ * View mode: the end of traceEvents, then the origin of ts, under the
+ * two keys readers keep: "otherData" (the format's document: Chrome's
+ * trace viewer shows it under Metadata) and "metadata" (Perfetto's
+ * importer keeps it as json_metadata.ts_origin_ns).
+ */
+static void put_view_footer(weft__chrome_writer *w)
+{
+	char origin[24];
+	size_t n = (size_t)(weft__fmt_u64(origin, w->origin) - origin);
+
+	PUT_LITERAL(&w->out, "\n],\"otherData\":{\"ts_origin_ns\":");
+	weft__outbuf_put(&w->out, origin, n);
+	PUT_LITERAL(&w->out, "},\"metadata\":{\"ts_origin_ns\":");
+	weft__outbuf_put(&w->out, origin, n);
+	PUT_LITERAL(&w->out, "}}\n");
+}
+
+/*
  * The closing of the document (Heph's ends without a newline), flushed:
  * the writer thread's last buffer first, then the rest.
  */
@@ -870,7 +933,7 @@ int weft__chrome_writer_finish(weft__chrome_writer *w)
 	if (w->compat)
 		PUT_LITERAL(&w->out, "\n\t]\n}");
 	else
-		PUT_LITERAL(&w->out, "\n]}\n");
+		put_view_footer(w);
 	int rc = weft__bg_output_stop(&w->bg);
 	if (rc < 0)
 		return rc;
@@ -888,6 +951,20 @@ int weft__chrome_writer_finish(weft__chrome_writer *w)
 int weft__chrome_writer_failed(const weft__chrome_writer *w)
 {
 	return w->out.error != 0 || w->bg.failed;
+}
+
+/* What viewers may not read as written (view mode), or NULL. */
+const char *weft__chrome_writer_warning(weft__chrome_writer *w)
+{
+	if (w->stats.before_origin == 0 && w->stats.beyond_exact == 0)
+		return NULL;
+	snprintf(w->warning, sizeof w->warning,
+		 "%llu event time(s) more than a day before the first one have a "
+		 "negative ts (Perfetto drops them), %llu more than 2^42 us after "
+		 "ts_origin_ns may be read up to a few ns off",
+		 (unsigned long long)w->stats.before_origin,
+		 (unsigned long long)w->stats.beyond_exact);
+	return w->warning;
 }
 
 /* The counts of the writer, with those of the fix-up tables. */

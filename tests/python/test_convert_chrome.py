@@ -311,14 +311,16 @@ def test_default_matches_heph_golden_semantically(tmp_path):
                  if e["name"] == "thread_name"}
     taken = {}
     moved = 0
+    origin = doc["otherData"]["ts_origin_ns"]
     for o, g, d in zip(ours, golden, dump_events(SAMPLE)):
         assert (stream[o["pid"]], substream[(o["pid"], o["tid"])], o["name"]) == \
             (g["pid"], g["tid"], g["name"])
         assert o.get("args") == g.get("args")
-        # exact nanoseconds, as fractional microseconds
-        assert o["ts"] == Decimal(d["time"]) / 1000
+        # exact nanoseconds from the origin, as fractional microseconds
+        assert o["ts"] == Decimal(d["time"] - origin) / 1000
         assert o["dur"] == Decimal(d["end"] - d["time"]) / 1000
-        ts, dur = math.floor(o["ts"]), math.floor(o["dur"])
+        ts = math.floor((origin + o["ts"] * 1000) / 1000)
+        dur = math.floor(o["dur"])
         if g["ts"] != ts:  # Heph's fix-up moved it off a taken microsecond
             moved += 1
             assert ts in taken.setdefault((g["pid"], g["tid"]), set())
@@ -357,11 +359,97 @@ def test_fractional_microseconds(tmp_path):
     for start, end in [(0, 1000), (50, 1050), (1, 2), (999, 123_456_789), (10, 10)]:
         trace.event(3, start, end, "t")
     doc = Path(convert_default(tmp_path, trace.write(tmp_path / "t.bin.log"))).read_text()
-    for text in ['"ts":1000000000000000,"dur":1,', '"ts":1000000000000000.05,"dur":1,',
-                 '"ts":1000000000000000.001,"dur":0.001,',
-                 '"ts":1000000000000000.999,"dur":123455.79,',
-                 '"ts":1000000000000000.01,"dur":0,']:
+    # ts from the origin: the first time's second, less a day
+    for text in ['"ts":86400000000,"dur":1,', '"ts":86400000000.05,"dur":1,',
+                 '"ts":86400000000.001,"dur":0.001,',
+                 '"ts":86400000000.999,"dur":123455.79,',
+                 '"ts":86400000000.01,"dur":0,',
+                 '"ts_origin_ns":999913600000000000}']:
         assert text in doc
+
+
+def perfetto_ns(value):
+    """A ts or dur (us) as Perfetto's JSON importer reads it into ns
+    (json_trace_tokenizer.cc CoerceToTs, json_parser.h StringToDouble): an
+    integer times 1000; else the integer part plus the decimals over their
+    power of ten, in doubles, times 1000.0, rounded half away from zero."""
+    if isinstance(value, int):
+        return value * 1000
+    text = str(value)  # a Decimal keeps the digits as written
+    negative = text.startswith("-")
+    whole, _, decimals = text.lstrip("-").partition(".")
+    d = float(int(whole))
+    if decimals:
+        d += float(int(decimals)) / float(10 ** len(decimals))
+    d = -d if negative else d
+    if d == math.trunc(d):
+        return int(d) * 1000
+    x = abs(d * 1000.0)
+    rounded = math.floor(x) + (1 if x - math.floor(x) >= 0.5 else 0)
+    return -rounded if negative else rounded
+
+
+def check_exact_in_perfetto(doc, times):
+    """Every event's ts, read as Perfetto does, plus the stated origin, is
+    the event's time to the nanosecond (times: exact ns in event order)."""
+    origin = doc["metadata"]["ts_origin_ns"]
+    assert doc["otherData"]["ts_origin_ns"] == origin and origin % 1_000_000_000 == 0
+    events = [e for e in doc["traceEvents"] if e["ph"] != "M"]
+    assert len(events) == len(times)
+    for e, (time, end) in zip(events, times):
+        assert perfetto_ns(e["ts"]) + origin == time, (e, time)
+        if "dur" in e:
+            assert perfetto_ns(e["dur"]) == end - time
+
+
+def test_times_are_exact_in_perfetto(tmp_path):
+    """Heph's times count from 1970: as absolute microseconds a double
+    keeps a quarter of one, and Perfetto started sibling slices 0.1 us
+    apart at the same instant. From the stated origin every nanosecond
+    reads back."""
+    doc, _ = load(convert_default(tmp_path, SAMPLE))
+    events = dump_events(SAMPLE)
+    check_exact_in_perfetto(doc, [(d["time"], d["end"]) for d in events])
+    origin = doc["metadata"]["ts_origin_ns"]
+    first = events[0]["time"]
+    assert origin == (first // 10**9 - 86400) * 10**9 <= min(d["time"] for d in events)
+    # siblings 100 ns apart, an event before the first one stored
+    trace = Trace()
+    trace.event(1, 5_000_000, 5_000_300, "first stored")
+    trace.event(1, 5_000_100, 5_000_200, "sibling")
+    trace.event(1, 1_000, 9_000_000, "parent, stored last")
+    out = convert_default(tmp_path, trace.write(tmp_path / "siblings.bin.log"), "s.json")
+    doc, xs = load(out)
+    check_exact_in_perfetto(doc, [(EPOCH + 5_000_000, EPOCH + 5_000_300),
+                                  (EPOCH + 5_000_100, EPOCH + 5_000_200),
+                                  (EPOCH + 1_000, EPOCH + 9_000_000)])
+    assert len({perfetto_ns(x["ts"]) for x in xs}) == 3
+
+
+def test_times_far_from_the_origin_are_reported(tmp_path):
+    """An event stored after one that starts more than a day later gets a
+    negative ts (exact; Perfetto drops it), and the conversion says so."""
+    day = 86400 * 10**9
+    trace = Trace()
+    trace.event(1, 2 * day, 2 * day + 10, "late")
+    trace.event(1, 0, 10, "two days earlier")
+    out = tmp_path / "far.json"
+    proc = convert(trace.write(tmp_path / "far.bin.log"), out)
+    assert "1 event time(s) more than a day before the first one" in proc.stderr
+    doc, xs = load(out)
+    check_exact_in_perfetto(doc, [(EPOCH + 2 * day, EPOCH + 2 * day + 10), (EPOCH, EPOCH + 10)])
+    assert xs[1]["ts"] < 0
+
+
+def test_small_clocks_stay_absolute(tmp_path):
+    """Clocks that count from boot (ovni's) are less than a day: origin 0,
+    ts the times themselves."""
+    trace = OVNI_DATA / "v3" / "nosv-parallel-tasks" / "ovni"
+    doc, _ = load(convert_default(tmp_path, trace))
+    assert doc["otherData"] == doc["metadata"] == {"ts_origin_ns": 0}
+    times = [(e["time"], e["time"]) for e in
+             map(json.loads, run_weft("dump", "--json", trace, expect=0).stdout.splitlines())]
+    assert min(perfetto_ns(e["ts"]) for e in doc["traceEvents"] if "ts" in e) == times[0][0]
 
 
 def test_strings_are_escaped(tmp_path):
@@ -560,8 +648,8 @@ def test_to_takes_a_time_and_the_format_comes_from_json(tmp_path):
     out = tmp_path / "window.json"
     run_weft("convert", SAMPLE, "--from", "1610113734119ms", "--to", "1610113734120ms",
              "-o", out, expect=0)
-    _, xs = load(out)
-    times = [e["ts"] * 1000 for e in xs]
+    doc, xs = load(out)
+    times = [doc["otherData"]["ts_origin_ns"] + e["ts"] * 1000 for e in xs]
     assert times and all(1610113734119000000 <= t <= 1610113734120000000 for t in times)
     out2 = tmp_path / "until.json"
     run_weft("convert", SAMPLE, "--to", "chrome", "--from", "1610113734119ms", "--until",
