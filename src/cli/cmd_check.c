@@ -8,9 +8,11 @@
  * truncated or malformed events, byte order, ...), payloads that do not
  * match their event's layout, clocks that go back outside unordered
  * regions (each stream in stored order), ovniemu's clock gate between the
- * first clocks of the streams, and with --sorted whether the unordered
- * regions are sorted (what ovniemu requires). Notes (layouts that differ
- * from the signature table but are kept whole) count only with --strict.
+ * first clocks of the streams, spans nested deeper than the viewers keep
+ * (the view layer's limit, followed by a view that only tracks the
+ * nesting), and with --sorted whether the unordered regions are sorted
+ * (what ovniemu requires). Notes (layouts that differ from the signature
+ * table but are kept whole) count only with --strict.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "outputs/view.h"
 #include "weft/pallas_grammar.h"
 
 enum check_option_id {
@@ -58,9 +61,10 @@ static void print_check_help(void)
 	       "Checks: metadata (missing, conflicting, unfinished streams, missing\n"
 	       "loom_cpus), stream headers and byte order, truncated or malformed events,\n"
 	       "payloads that do not match their event's signature, clocks going back\n"
-	       "outside unordered regions; ovni: what ovniemu refuses before emulating\n"
-	       "(first clocks of the streams more than 1 h apart without clock offsets,\n"
-	       "CPUs of a loom with a duplicated index or phyid).\n"
+	       "outside unordered regions, spans nested deeper than viewers keep (512\n"
+	       "levels); ovni: what ovniemu refuses before emulating (first clocks of the\n"
+	       "streams more than 1 h apart without clock offsets, CPUs of a loom with a\n"
+	       "duplicated index or phyid).\n"
 	       "\n"
 	       "options:\n"
 	       "  --sorted             also require sorted unordered regions (as ovniemu)\n"
@@ -154,6 +158,55 @@ static int diag_exists_at(const weft_trace *trace, const char *file, uint64_t of
 			return 1;
 	}
 	return 0;
+}
+
+/* ---- Nesting ---------------------------------------------------------------------- */
+
+/* A view without output: it only follows the spans' nesting. */
+static void no_track(void *ctx, const weft__view_track *t)
+{
+	(void)ctx;
+	(void)t;
+}
+
+static const weft__view_sink no_output = { NULL, no_track, NULL, NULL, NULL, NULL, NULL };
+
+/* The view that follows the nesting of every stream; NULL without memory. */
+static weft__view *nesting_view(const weft_trace *trace)
+{
+	weft__view *view = NULL;
+
+	return weft__view_create(trace, NULL, &no_output, &view) == 0 ? view : NULL;
+}
+
+/*
+ * Timelines of `stream` whose spans nest deeper than the viewers keep:
+ * a warning each (the trace is valid; its viewers lose spans, and `weft
+ * convert` fails unless --allow-loss).
+ */
+static void add_nesting_problems(weft__view *view, const weft_stream_info *info,
+				 problem_list *problems)
+{
+	size_t n = view ? weft__view_too_deep(view, NULL, 0) : 0;
+	weft__view_too_deep_timeline *t = n ? malloc(n * sizeof *t) : NULL;
+
+	if (t == NULL) {
+		problems->out_of_memory |= n > 0;
+		return;
+	}
+	weft__view_too_deep(view, t, n);
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].stream != info->index)
+			continue;
+		add_problem(problems, WEFT_SEV_WARNING, info->file, WEFT_NO_OFFSET,
+			    "spans nest %" PRIu64 " deep on %s%s%s: viewers keep %d levels, "
+			    "%" PRIu64 " span(s) past them ('weft convert' fails unless "
+			    "--allow-loss)", t[i].deepest,
+			    t[i].channel ? "timeline '" : "the stream's own timeline",
+			    t[i].channel ? t[i].channel : "", t[i].channel ? "'" : "",
+			    WEFT__VIEW_MAX_DEPTH, t[i].lost);
+	}
+	free(t);
 }
 
 /* ---- Reading one stream ---------------------------------------------------------- */
@@ -277,7 +330,7 @@ typedef struct stream_start {
  * read; problems go to the list, the first event to *start (when given).
  */
 static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted,
-			     stream_start *start, problem_list *problems)
+			     stream_start *start, weft__view *nesting, problem_list *problems)
 {
 	stream_check sc;
 	weft_cursor *cursor;
@@ -302,12 +355,15 @@ static uint64_t check_stream(weft_trace *trace, uint32_t stream, int want_sorted
 		/* Heph stores an event when it ends: its clocks are not ordered. */
 		if (sc.ovni)
 			check_clock(trace, &sc, ev, problems);
+		if (nesting != NULL)
+			weft__view_nesting(nesting, ev);
 		events++;
 	}
 	if (rc < 0)
 		add_read_failure(trace, sc.info->file, "reading stopped", problems);
 	weft_cursor_free(cursor);
 	add_overflow_notes(&sc, problems);
+	add_nesting_problems(nesting, sc.info, problems);
 	if (want_sorted && sc.unsorted > 0)
 		add_problem(problems, WEFT_SEV_ERROR, sc.info->file, sc.first_unsorted_offset,
 			    "stream not sorted: the clock goes back %" PRIu64 " time%s "
@@ -352,7 +408,7 @@ static int sort_problems_by_stream(problem_list *l, size_t streams)
  * one read of the files instead of one per stream. Returns the events
  * read.
  */
-static uint64_t check_merged(weft_trace *trace, problem_list *problems)
+static uint64_t check_merged(weft_trace *trace, weft__view *nesting, problem_list *problems)
 {
 	size_t streams = weft_trace_stream_count(trace);
 	uint64_t *bad = calloc(streams ? streams : 1, sizeof *bad);
@@ -372,12 +428,15 @@ static uint64_t check_merged(weft_trace *trace, problem_list *problems)
 		problems->stream = ev->stream;
 		check_payload(trace, weft_trace_stream(trace, ev->stream), &bad[ev->stream],
 			      fields, sizeof fields / sizeof fields[0], ev, problems);
+		if (nesting != NULL)
+			weft__view_nesting(nesting, ev);
 		events++;
 	}
 	weft_cursor_free(cursor);
 	for (size_t i = 0; i < streams; i++) {
 		problems->stream = (uint32_t)i;
 		add_payload_overflow(weft_trace_stream(trace, i), bad[i], problems);
+		add_nesting_problems(nesting, weft_trace_stream(trace, i), problems);
 	}
 	free(bad);
 	if (sort_problems_by_stream(problems, streams) < 0)
@@ -509,15 +568,17 @@ static int run_check(cli_common *common, const check_settings *set)
 		return report_open_failure(common->trace_path, rc);
 	memset(&problems, 0, sizeof problems);
 	size_t streams = weft_trace_stream_count(trace);
+	weft__view *nesting = nesting_view(trace);
 	if (weft_trace_file_order_default(trace))
-		events = check_merged(trace, &problems);
+		events = check_merged(trace, nesting, &problems);
 	int ovni = weft_trace_format(trace) == WEFT_FORMAT_OVNI;
 	stream_start *starts = ovni ? calloc(streams ? streams : 1, sizeof *starts) : NULL;
 	if (ovni && starts == NULL)
 		problems.out_of_memory = 1;
 	for (size_t i = 0; !weft_trace_file_order_default(trace) && i < streams; i++)
 		events += check_stream(trace, (uint32_t)i, want_sorted,
-				       starts ? &starts[i] : NULL, &problems);
+				       starts ? &starts[i] : NULL, nesting, &problems);
+	weft__view_free(nesting);
 	if (starts != NULL)
 		check_clock_gate(trace, starts, &problems);
 	free(starts);

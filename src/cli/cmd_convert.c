@@ -31,7 +31,8 @@ enum convert_option_id {
 	OPT_FORCE,
 	OPT_HEPH_COMPAT,
 	OPT_TIME,
-	OPT_VT_UNIT
+	OPT_VT_UNIT,
+	OPT_ALLOW_LOSS
 };
 
 static const cli_option convert_options[] = {
@@ -47,6 +48,7 @@ static const cli_option convert_options[] = {
 	{ "heph-compat", 0, 0, OPT_HEPH_COMPAT },
 	{ "time", 0, 1, OPT_TIME },
 	{ "vt-unit", 0, 1, OPT_VT_UNIT },
+	{ "allow-loss", 0, 0, OPT_ALLOW_LOSS },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -81,6 +83,9 @@ static void print_convert_help(void)
 	       "  --time real|virtual  the time axis of the viewer formats: real (default)\n"
 	       "                       or ROSS's virtual time, one unit = --vt-unit\n"
 	       "  --vt-unit T          the length of one unit of virtual time (default 1us)\n"
+	       "  --allow-loss         viewer formats: drop spans nested deeper than the\n"
+	       "                       viewers keep (512 levels) with a warning, instead of\n"
+	       "                       an error (exit 1)\n"
 	       "  --format NAME        trace format: auto (default), ovni, heph, ross, pallas\n"
 	       "  --clock-offsets FILE ovnisync clock offsets (ovni)\n"
 	       "  --threads N          1: everything on one thread; by default, on two\n"
@@ -107,6 +112,7 @@ typedef struct convert_settings {
 	int force;
 	int heph_compat;
 	int virtual_time;         /* --time virtual */
+	int allow_loss;           /* --allow-loss */
 	uint64_t vt_unit;         /* --vt-unit: ns per unit of virtual time */
 } convert_settings;
 
@@ -175,6 +181,9 @@ static int apply_convert_option(convert_settings *s, int id, const char *value)
 	case OPT_HEPH_COMPAT:
 		s->heph_compat = 1;
 		return 0;
+	case OPT_ALLOW_LOSS:
+		s->allow_loss = 1;
+		return 0;
 	case OPT_TIME:
 		if (strcmp(value, "real") != 0 && strcmp(value, "virtual") != 0) {
 			cli_usage_error("convert", "--time takes real or virtual, not '%s'", value);
@@ -231,6 +240,9 @@ static int check_convert_settings(convert_settings *s)
 		return cli_usage_error("convert", "--heph-compat is for --to chrome");
 	if (s->virtual_time && (s->heph_compat || strcmp(s->to_format, "pallas") == 0))
 		return cli_usage_error("convert", "--time virtual is for the viewer formats "
+				       "(perfetto, chrome, paraver)");
+	if (s->allow_loss && (s->heph_compat || strcmp(s->to_format, "pallas") == 0))
+		return cli_usage_error("convert", "--allow-loss is for the viewer formats "
 				       "(perfetto, chrome, paraver)");
 	return -1;
 }
@@ -435,7 +447,7 @@ static int run_convert(const convert_settings *s)
 static int run_other_convert(const convert_settings *s)
 {
 	cli_convert_job job = { NULL, s->filter, s->output, s->force,
-				s->virtual_time ? (double)s->vt_unit : 0 };
+				s->virtual_time ? (double)s->vt_unit : 0, s->allow_loss };
 	int exit_code;
 
 	if (strcmp(s->to_format, "pallas") == 0) {

@@ -20,6 +20,9 @@ typedef struct cli_convert_job {
 	int force;                /* replace OUT when it exists */
 	/* --time virtual: ns per unit of virtual time (ROSS); 0: real time */
 	double virtual_unit;
+	/* --allow-loss: spans past the view's nesting limit are dropped with
+	 * a warning (without it: an error, exit 1) */
+	int allow_loss;
 } cli_convert_job;
 
 /* `--to perfetto|chrome|paraver`: exit code (CLI_EXIT_*). */

@@ -222,6 +222,46 @@ static void report_time_axis(const weft__view_stats *st)
 		   "axis (none, negative, NaN or past 2^64 ns) left out");
 }
 
+/*
+ * Spans past the view's nesting limit: how many, the timeline that lost
+ * the most (its stream, channel, depth) and how many others lost some.
+ * An error (returns 1) unless the user accepted the loss.
+ */
+static int report_too_deep(const cli_convert_job *job, weft__view *view, uint64_t lost)
+{
+	size_t n = weft__view_too_deep(view, NULL, 0);
+	weft__view_too_deep_timeline *t = calloc(n ? n : 1, sizeof *t);
+	size_t worst = 0;
+
+	if (t == NULL || weft__view_too_deep(view, t, n) != n || n == 0) {
+		fprintf(stderr, "weft convert: %s: %llu span(s) nested deeper than %d levels "
+			"were dropped\n", job->allow_loss ? "warning" : "error",
+			(unsigned long long)lost, WEFT__VIEW_MAX_DEPTH);
+		free(t);
+		return !job->allow_loss;
+	}
+	for (size_t i = 1; i < n; i++)
+		if (t[i].lost > t[worst].lost)
+			worst = i;
+	fprintf(stderr, "weft convert: %s: %llu span(s) nested deeper than %d levels were "
+		"dropped: %llu on %s (%s%s%s, %llu deep)",
+		job->allow_loss ? "warning" : "error", (unsigned long long)lost,
+		WEFT__VIEW_MAX_DEPTH, (unsigned long long)t[worst].lost,
+		weft_trace_stream(job->trace, t[worst].stream)->path,
+		t[worst].channel ? "timeline '" : "its own timeline",
+		t[worst].channel ? t[worst].channel : "", t[worst].channel ? "'" : "",
+		(unsigned long long)t[worst].deepest);
+	if (n > 1)
+		fprintf(stderr, ", %llu on %zu other timeline(s)",
+			(unsigned long long)(lost - t[worst].lost), n - 1);
+	if (!job->allow_loss)
+		fprintf(stderr, "; viewers keep %d levels (Perfetto drops deeper slices); "
+			"--allow-loss accepts the loss", WEFT__VIEW_MAX_DEPTH);
+	fputc('\n', stderr);
+	free(t);
+	return !job->allow_loss;
+}
+
 /* What the view met, on stderr; 1 when data was lost (undecodable fields). */
 static int report_view(const weft__view_stats *st)
 {
@@ -232,10 +272,9 @@ static int report_view(const weft__view_stats *st)
 		fprintf(stderr, "weft convert: warning: %llu span(s) never closed: closed "
 			"at the end of their stream (or by their parent's leave), flagged "
 			"\"unclosed\"\n", (unsigned long long)st->unclosed_spans);
-	if (st->too_deep > 0)
-		fprintf(stderr, "weft convert: warning: %llu span(s) nested deeper than %d "
-			"levels were dropped\n", (unsigned long long)st->too_deep,
-			WEFT__VIEW_MAX_DEPTH);
+	warn_count(st->state_restarts, "state span(s) entered again while on (e.g. ovni "
+		   "OHx while running): the state restarts there, the span before is closed "
+		   "and flagged \"unclosed\"");
 	report_time_axis(st);
 	if (st->bad_fields > 0)
 		fprintf(stderr, "weft convert: error: %llu event(s) with fields that could "
@@ -272,6 +311,7 @@ static int run_view(const view_output *o, const cli_convert_job *job, void *writ
 	}
 	int read_rc = weft__view_run(view, cursor);
 	weft__view_stats_get(view, &st);
+	int too_deep = st.too_deep > 0 ? report_too_deep(job, view, st.too_deep) : 0;
 	weft__view_free(view);
 	weft_cursor_free(cursor);
 	rc = o->finish(writer);
@@ -280,7 +320,7 @@ static int run_view(const view_output *o, const cli_convert_job *job, void *writ
 	const char *warning = o->warning ? o->warning(writer) : NULL;
 	if (warning != NULL)
 		fprintf(stderr, "weft convert: warning: %s\n", warning);
-	*lost = report_view(&st);
+	*lost = report_view(&st) | too_deep;
 	if (read_rc < 0) {
 		cli_library_error("convert", "reading the events stopped early", read_rc);
 		*lost = 1;

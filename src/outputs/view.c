@@ -29,8 +29,13 @@ typedef struct open_span {
 typedef struct timeline {
 	const char *channel;   /* NULL: the stream's own */
 	uint32_t track;
+	int state;             /* a STATE track: its spans do not nest */
 	open_span *spans;
 	uint32_t depth, cap;
+	/* Spans open above WEFT__VIEW_MAX_DEPTH (not kept: the next leaves
+	 * close them first), how many were dropped, and the deepest nesting
+	 * met (depth + excess). */
+	uint64_t excess, lost, deepest;
 } timeline;
 
 /* One counter of a stream. */
@@ -377,6 +382,7 @@ static timeline *timeline_of(weft__view *v, stream_view *s, uint32_t stream,
 	memset(t, 0, sizeof *t);
 	t->channel = channel;
 	t->track = id;
+	t->state = state;
 	return t;
 }
 
@@ -507,24 +513,55 @@ static void end_window(weft__view *v)
 
 /* ---- Roles ------------------------------------------------------------------------- */
 
+/*
+ * An ENTER past the limit (or one the stack cannot hold for want of
+ * memory): dropped and counted; the leaves that come while such spans
+ * are open close them first, so that the spans kept stay paired.
+ */
+static void drop_enter(weft__view *v, timeline *t)
+{
+	t->excess++;
+	t->lost++;
+	if (t->depth + t->excess > t->deepest)
+		t->deepest = t->depth + t->excess;
+	v->stats.too_deep++;
+}
+
+/*
+ * A state timeline (STATE: ovni "running") shows a state, which does not
+ * nest: an ENTER while the state is on (ovni OHx while running, which
+ * ovni's model forbids) restarts it, closing the span before (flagged
+ * unclosed: no leave closed it).
+ */
+static void restart_state(weft__view *v, timeline *t, uint64_t time)
+{
+	if (t->depth == 0 || !t->state)
+		return;
+	v->stats.state_restarts += t->depth;
+	close_spans(v, t, 0, time, WEFT__VIEW_UNCLOSED);
+}
+
 /* ENTER: a span opens on its timeline. */
 static void on_enter(weft__view *v, timeline *t, const weft_event *ev,
 		     const weft_event_class *c)
 {
+	restart_state(v, t, ev->time);
 	if (t->depth == WEFT__VIEW_MAX_DEPTH) {
-		v->stats.too_deep++;
+		drop_enter(v, t);
 		return;
 	}
 	if (t->depth == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 8;
 		open_span *s = realloc(t->spans, cap * sizeof *s);
 		if (s == NULL) {
-			v->stats.too_deep++;
+			drop_enter(v, t);
 			return;
 		}
 		t->spans = s;
 		t->cap = cap;
 	}
+	if (t->depth + 1 > t->deepest)
+		t->deepest = t->depth + 1;
 	const char *name = c->name;
 	uint32_t len = name == NULL ? 0 : c->name_len ? c->name_len : (uint32_t)strlen(name);
 	if (name == NULL && (name = intern(v, ev->code, ev->code_len)) != NULL)
@@ -546,10 +583,16 @@ static void on_enter(weft__view *v, timeline *t, const weft_event *ev,
  * LEAVE: closes the innermost open span with the same key; spans opened
  * inside it and still open are closed with it (flagged unclosed), so that
  * the timeline stays nested. A leave that matches nothing is skipped.
+ * While spans past the limit are open, a leave closes the innermost of
+ * them (their keys are not kept).
  */
 static void on_leave(weft__view *v, timeline *t, const weft_event *ev,
 		     const weft_event_class *c)
 {
+	if (t->excess > 0) { /* the innermost open span was dropped */
+		t->excess--;
+		return;
+	}
 	uint32_t d = t->depth;
 	while (d > 0 && t->spans[d - 1].key != c->pair_key)
 		d--;
@@ -809,6 +852,27 @@ void weft__view_event(weft__view *v, const weft_event *ev)
 	dispatch(v, s, ev, &c);
 }
 
+/*
+ * Only the nesting: ENTER and LEAVE on their timelines. The window never
+ * opens, so nothing but the tracks reaches the sink.
+ */
+void weft__view_nesting(weft__view *v, const weft_event *ev)
+{
+	weft_event_class c;
+
+	if (ev->stream >= v->stream_count)
+		return;
+	weft_event_classify(v->trace, ev, &c);
+	if (c.role != WEFT_ROLE_ENTER && c.role != WEFT_ROLE_LEAVE)
+		return;
+	stream_view *s = &v->streams[ev->stream];
+	if (!s->ready && stream_ready(v, ev->stream) < 0)
+		return;
+	timeline *t = timeline_of(v, s, ev->stream, c.channel);
+	if (t != NULL)
+		(c.role == WEFT_ROLE_ENTER ? on_enter : on_leave)(v, t, ev, &c);
+}
+
 int weft__view_run(weft__view *v, weft_cursor *cursor)
 {
 	const weft_event *ev;
@@ -883,6 +947,24 @@ const weft__view_track *weft__view_track_get(const weft__view *v, uint32_t id)
 void weft__view_stats_get(const weft__view *v, weft__view_stats *out)
 {
 	*out = v->stats;
+}
+
+size_t weft__view_too_deep(const weft__view *v, weft__view_too_deep_timeline *out,
+			   size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < v->stream_count; i++)
+		for (uint32_t k = 0; k < v->streams[i].timeline_count; k++) {
+			const timeline *t = &v->streams[i].timelines[k];
+			if (t->lost == 0)
+				continue;
+			if (n < cap)
+				out[n] = (weft__view_too_deep_timeline){
+					(uint32_t)i, t->channel, t->lost, t->deepest };
+			n++;
+		}
+	return n;
 }
 
 void weft__view_free(weft__view *v)

@@ -43,9 +43,14 @@
  * complete spans are cut to the window; counters show their last value
  * at `from`. The cursor must be created without a time window.
  *
- * Memory: a stack per timeline (bounded by WEFT__VIEW_MAX_DEPTH spans;
- * deeper enters are counted and dropped with their leaves) and a record
- * per track; nothing per event.
+ * Nesting limit: a timeline keeps WEFT__VIEW_MAX_DEPTH open spans, the
+ * depth Perfetto's importer keeps (it drops deeper slices). Deeper enters
+ * are dropped and counted per timeline (weft__view_too_deep()); while
+ * some are open, a leave closes the innermost of them. A STATE timeline
+ * does not nest: an ENTER while its state is on closes the span before.
+ *
+ * Memory: a stack per timeline (bounded by WEFT__VIEW_MAX_DEPTH spans)
+ * and a record per track; nothing per event.
  *
  * Internal to libweft (weft__ prefix).
  */
@@ -57,7 +62,10 @@
 
 #include "weft/weft.h"
 
-#define WEFT__VIEW_MAX_DEPTH 1024
+/* Open spans kept per timeline: Perfetto's trace processor keeps 512
+ * nested slices per track (SliceTracker::kMaxDepth) and drops deeper ones
+ * with an import error; Chrome JSON and Paraver use the same limit. */
+#define WEFT__VIEW_MAX_DEPTH 512
 /* The largest pid or tid the view hands out (int32, Perfetto's type). */
 #define WEFT__VIEW_NUMBER_MAX INT32_MAX
 
@@ -159,6 +167,7 @@ typedef struct weft__view_stats {
 	uint64_t unmatched_leaves;  /* LEAVEs that closed nothing (skipped) */
 	uint64_t unclosed_spans;    /* spans closed at the end of their stream */
 	uint64_t too_deep;          /* ENTERs past WEFT__VIEW_MAX_DEPTH (dropped) */
+	uint64_t state_restarts;    /* STATE spans closed by an ENTER (flagged unclosed) */
 	uint64_t bad_fields;        /* events whose fields could not be decoded */
 	uint64_t no_virtual_time;   /* virtual time: events without one (skipped) */
 	uint64_t virtual_end;       /* virtual time: samples at the end of the run
@@ -168,6 +177,14 @@ typedef struct weft__view_stats {
 } weft__view_stats;
 
 typedef struct weft__view weft__view;
+
+/* A timeline that lost spans past WEFT__VIEW_MAX_DEPTH. */
+typedef struct weft__view_too_deep_timeline {
+	uint32_t stream;            /* stream index */
+	const char *channel;        /* NULL: the stream's own timeline */
+	uint64_t lost;              /* ENTERs dropped */
+	uint64_t deepest;           /* the deepest nesting met */
+} weft__view_too_deep_timeline;
 
 /* A view of `trace` into `sink`. WEFT_ENOMEM (message set) on failure. */
 int weft__view_create(const weft_trace *trace, const weft__view_options *options,
@@ -180,11 +197,24 @@ int weft__view_create(const weft_trace *trace, const weft__view_options *options
 int weft__view_run(weft__view *view, weft_cursor *cursor);
 /* One event (for callers that read the cursor themselves). */
 void weft__view_event(weft__view *view, const weft_event *event);
+/*
+ * Instead of weft__view_event(), for `weft check`: only follows how the
+ * event's spans nest (ENTER and LEAVE), to find the timelines that go
+ * deeper than WEFT__VIEW_MAX_DEPTH (weft__view_too_deep()). The sink gets
+ * the tracks, nothing else.
+ */
+void weft__view_nesting(weft__view *view, const weft_event *event);
 /* Closes every open span (at the window's end or its stream's last time). */
 void weft__view_finish(weft__view *view);
 /* The track of a stream / of a track id (NULL when unknown). */
 const weft__view_track *weft__view_track_get(const weft__view *view, uint32_t id);
 void weft__view_stats_get(const weft__view *view, weft__view_stats *out);
+/*
+ * The timelines that lost spans past the limit, in stream order: up to
+ * `cap` in out[]; returns how many there are.
+ */
+size_t weft__view_too_deep(const weft__view *view, weft__view_too_deep_timeline *out,
+			   size_t cap);
 void weft__view_free(weft__view *view);
 
 #endif /* WEFT_OUTPUTS_VIEW_H */

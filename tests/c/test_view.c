@@ -230,6 +230,15 @@ static recorder *run(const char *path, uint64_t from, uint64_t to, weft__view_st
 	return r;
 }
 
+/* run() of the trace at `rel` under the test data, whole. */
+static recorder *run_data(const char *data, const char *rel, weft__view_stats *st)
+{
+	char path[1024];
+
+	snprintf(path, sizeof path, "%s/%s", data, rel);
+	return run(path, 0, 0, st);
+}
+
 static void recorder_free(recorder *r)
 {
 	free(r->spans);
@@ -323,11 +332,9 @@ static void test_ovni(const char *data)
 /* ovni marks: stack marks are spans named with labels, single ones counters. */
 static void test_marks(const char *data)
 {
-	char path[1024];
 	weft__view_stats st;
+	recorder *r = run_data(data, "ovni/v3/ovni-mark-4procs/ovni", &st);
 
-	snprintf(path, sizeof path, "%s/ovni/v3/ovni-mark-4procs/ovni", data);
-	recorder *r = run(path, 0, 0, &st);
 	int colors = 0, labelled = 0;
 	for (uint32_t i = 0; i < MAX_TRACKS; i++)
 		colors += r->declared[i] && strcmp(r->track_name[i], "Colors") == 0;
@@ -397,15 +404,11 @@ static void test_numbers(const char *data)
 		"ovni/v3/mpi-func-4procs/ovni", "heph/heph_sample.bin.log",
 		"ross/phold-gvt-pekplp/np2", "pallas/wb_generic_f2_n2000_t4_logical/trace",
 	};
-	char path[1024];
 	weft__view_stats st;
 
-	for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
-		snprintf(path, sizeof path, "%s/%s", data, traces[i]);
-		recorder_free(run(path, 0, 0, &st));
-	}
-	snprintf(path, sizeof path, "%s/heph/heph_sample.bin.log", data);
-	recorder *r = run(path, 0, 0, &st);
+	for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++)
+		recorder_free(run_data(data, traces[i], &st));
+	recorder *r = run_data(data, "heph/heph_sample.bin.log", &st);
 	int kept = 0, renumbered = 0;
 	for (uint32_t i = 1; i < MAX_TRACKS; i++) {
 		if (!r->declared[i] || r->kind[i] != WEFT__TRACK_THREAD)
@@ -417,13 +420,31 @@ static void test_numbers(const char *data)
 	CHECK_EQ_I64(kept, 1);
 	CHECK_EQ_I64(renumbered, 4);
 	recorder_free(r);
-	snprintf(path, sizeof path, "%s/ovni/v3/mpi-func-4procs/ovni", data);
-	r = run(path, 0, 0, &st);
+	r = run_data(data, "ovni/v3/mpi-func-4procs/ovni", &st);
 	for (uint32_t i = 1; i < MAX_TRACKS; i++)
 		if (r->declared[i] && r->kind[i] == WEFT__TRACK_THREAD)
 			CHECK(strcmp(r->track_name[i] + 7, r->track_name[r->parent[i]] +
 				     strlen(r->track_name[r->parent[i]]) - 4) == 0 &&
 			      r->tid[i] == r->pid[i]);
+	recorder_free(r);
+}
+
+/*
+ * ovni's bench-mix-small repeats OHx without OHp/OHe: the "running" state
+ * restarts at each, never nests (the recorder keeps 64 levels; it was 491
+ * deep), and every OHx begins a span.
+ */
+static void test_state_restarts(const char *data)
+{
+	weft__view_stats st;
+	recorder *r = run_data(data, "ovni/v3/bench-mix-small/ovni", &st);
+
+	CHECK(st.state_restarts > 400);
+	CHECK_EQ_U64(st.too_deep, 0);
+	uint32_t running = 0;
+	for (size_t i = 0; i < r->span_count; i++)
+		running += r->kind[r->spans[i].track] == WEFT__TRACK_STATE;
+	CHECK_EQ_U64(running, st.state_restarts + 4);
 	recorder_free(r);
 }
 
@@ -521,6 +542,7 @@ int main(void)
 	test_ross(data);
 	test_pallas(data);
 	test_numbers(data);
+	test_state_restarts(data);
 	test_flows();
 	return tu_result();
 }

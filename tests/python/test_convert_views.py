@@ -292,3 +292,116 @@ def test_pids_and_tids(name, tmp_path):
     for e in events:
         if e["ph"] in "BEXis":
             assert (e["pid"], e["tid"]) in names, e
+
+
+# ---- Nesting deeper than the viewers keep ----------------------------------------------
+
+NOSV = OVNI_DATA / "v3" / "nosv-parallel-tasks" / "ovni"
+NOSV_STREAM = "loom.vm.0/proc.2184/thread.2184/stream.obs"
+
+
+def nested_trace(tmp_path, depth, name="deep"):
+    """nosv-parallel-tasks with its stream replaced by `depth` nested nOS-V
+    API calls (VAs, no payload), closed by as many VAS: one timeline
+    ("nosv VA") `depth` deep; times 1000 + 10 i."""
+    root = tmp_path / name
+    shutil.copytree(NOSV, root)
+    events = [("VAs", 1000 + 10 * i) for i in range(depth)]
+    events += [("VAS", 1000 + 10 * (depth + i)) for i in range(depth)]
+    data = b"ovni" + struct.pack("<I", 1)
+    data += b"".join(b"\x00" + mcv.encode() + struct.pack("<Q", clock) for mcv, clock in events)
+    (root / NOSV_STREAM).write_bytes(data)
+    return root
+
+
+def chrome_spans(events):
+    """(begin ts, end ts, flags) of the B/E pairs, matched per (pid, tid)."""
+    stacks, spans = collections.defaultdict(list), []
+    for e in events:
+        if e["ph"] == "B":
+            stacks[(e["pid"], e["tid"])].append(e)
+        elif e["ph"] == "E":
+            b = stacks[(e["pid"], e["tid"])].pop()
+            spans.append((b["ts"], e["ts"], e.get("args", {})))
+    assert not any(stacks.values())
+    return spans
+
+
+def test_nesting_at_the_limit_is_kept(tmp_path):
+    trace = nested_trace(tmp_path, 512)
+    proc = run_weft("convert", trace, "--to", "chrome", "-o", tmp_path / "ok.json", expect=0)
+    assert "deeper" not in proc.stderr
+    spans = chrome_spans(json.loads((tmp_path / "ok.json").read_text())["traceEvents"])
+    assert len(spans) == 512 and not any(flags for _, _, flags in spans)
+
+
+@pytest.mark.parametrize("to", ["perfetto", "chrome", "paraver"])
+def test_nesting_past_the_limit_is_an_error(tmp_path, to):
+    """600 nested spans: viewers keep 512 (Perfetto's importer drops the
+    rest with an import error), so the conversion says what it dropped,
+    where, and exits 1 (the output is written, without them); with
+    --allow-loss the same output and a warning, exit 0."""
+    trace = nested_trace(tmp_path, 600)
+    out = tmp_path / f"deep.{to}"
+    proc = run_weft("convert", trace, "--to", to, "-o", out, expect=1)
+    assert ("weft convert: error: 88 span(s) nested deeper than 512 levels were dropped: "
+            "88 on loom.vm.0/proc.2184/thread.2184 (timeline 'nosv VA', 600 deep); "
+            "viewers keep 512 levels") in proc.stderr
+    assert "--allow-loss" in proc.stderr
+    ok = tmp_path / f"ok.{to}"
+    proc = run_weft("convert", trace, "--to", to, "-o", ok, "--allow-loss", expect=0)
+    assert "weft convert: warning: 88 span(s) nested deeper than 512 levels" in proc.stderr
+    suffix = ".prv" if to == "paraver" else ""
+    assert Path(f"{ok}{suffix}").read_bytes() == Path(f"{out}{suffix}").read_bytes()
+
+
+def test_spans_past_the_limit_keep_the_others_paired(tmp_path):
+    """The leaves of the dropped spans close them, not the spans kept: the
+    512 kept ones end at their own leaves (the outermost at the last VAS),
+    none flagged unclosed."""
+    trace = nested_trace(tmp_path, 600)
+    events = chrome(trace, tmp_path, "--allow-loss")
+    spans = sorted(chrome_spans(events))
+    assert len(spans) == 512 and not any(flags for _, _, flags in spans)
+    # the i-th VAs (kept: i < 512) is closed by VAS number 599 - i
+    for i, (begin, end, _) in enumerate(spans):
+        assert begin * 1000 == 1000 + 10 * i
+        assert end * 1000 == 1000 + 10 * (600 + 599 - i)
+
+
+def test_allow_loss_is_for_viewer_formats(tmp_path):
+    proc = run_weft("convert", NOSV, "--to", "pallas", "--allow-loss",
+                    "-o", tmp_path / "p", expect=2)
+    assert "--allow-loss is for the viewer formats" in proc.stderr
+
+
+def test_check_reports_nesting_past_the_limit(tmp_path):
+    trace = nested_trace(tmp_path, 600)
+    out = run_weft("check", trace, expect=1).stdout
+    assert ("loom.vm.0/proc.2184/thread.2184/stream.obs: warning: spans nest 600 deep on "
+            "timeline 'nosv VA': viewers keep 512 levels, 88 span(s) past them") in out
+    assert "ok:" not in out
+    fine = nested_trace(tmp_path, 512, name="fine")
+    assert run_weft("check", fine, expect=0).stdout.startswith("ok:")
+
+
+def test_running_state_does_not_nest(tmp_path):
+    """bench-mix-small repeats OHx (thread execute) without OHp/OHe, which
+    ovni's model forbids: each OHx restarts the "running" state instead of
+    nesting inside the last one (491 deep before; the 1 GB benchmark trace
+    of the same mix nested 25.7 M spans past the limit)."""
+    trace = OVNI_DATA / "v3" / "bench-mix-small" / "ovni"
+    out = tmp_path / "mix.json"
+    proc = run_weft("convert", trace, "--to", "chrome", "-o", out, expect=0)
+    assert "state span(s) entered again while on" in proc.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    depth, deepest = collections.Counter(), 0
+    for e in events:
+        if e["ph"] in "BE" and names[(e["pid"], e["tid"])].endswith(" running"):
+            depth[(e["pid"], e["tid"])] += 1 if e["ph"] == "B" else -1
+            deepest = max(deepest, depth[(e["pid"], e["tid"])])
+    assert deepest == 1
+    ohx = sum(1 for r in dump(trace) if r["code"] == "OHx")
+    assert sum(1 for e in events if e["ph"] == "B" and e["name"] == "running") == ohx
