@@ -350,16 +350,10 @@ static int stream_ready(weft__view *v, uint32_t stream)
 	return 0;
 }
 
-/* The timeline of `channel` on a stream (created at first use). */
-static timeline *timeline_of(weft__view *v, stream_view *s, uint32_t stream,
-			     const char *channel)
+/* The timeline of `channel` met by another address, or a new one. */
+static timeline *timeline_by_name(weft__view *v, stream_view *s, uint32_t stream,
+				  const char *channel)
 {
-	if (channel == NULL)
-		return &s->timelines[0];
-	/* Channel names are stable pointers: compared by address first. */
-	for (uint32_t i = 1; i < s->timeline_count; i++)
-		if (s->timelines[i].channel == channel)
-			return &s->timelines[i];
 	for (uint32_t i = 1; i < s->timeline_count; i++)
 		if (strcmp(s->timelines[i].channel, channel) == 0)
 			return &s->timelines[i];
@@ -384,6 +378,19 @@ static timeline *timeline_of(weft__view *v, stream_view *s, uint32_t stream,
 	t->track = id;
 	t->state = state;
 	return t;
+}
+
+/* The timeline of `channel` on a stream (created at first use). */
+static inline timeline *timeline_of(weft__view *v, stream_view *s, uint32_t stream,
+				    const char *channel)
+{
+	if (channel == NULL)
+		return &s->timelines[0];
+	/* Channel names are stable pointers: compared by address first. */
+	for (uint32_t i = 1; i < s->timeline_count; i++)
+		if (s->timelines[i].channel == channel)
+			return &s->timelines[i];
+	return timeline_by_name(v, s, stream, channel);
 }
 
 /* The counter `name` of a stream (created at first use). */
