@@ -607,8 +607,10 @@ static void on_leave(weft__view *v, timeline *t, const weft_event *ev,
 		v->stats.unmatched_leaves++;
 		return;
 	}
-	v->stats.unclosed_spans += t->depth - d;
-	close_spans(v, t, d, ev->time, WEFT__VIEW_UNCLOSED);
+	if (t->depth > d) { /* rare: spans inside it never closed */
+		v->stats.unclosed_spans += t->depth - d;
+		close_spans(v, t, d, ev->time, WEFT__VIEW_UNCLOSED);
+	}
 	open_span *sp = &t->spans[--t->depth];
 	if (!sp->begun)
 		return;
