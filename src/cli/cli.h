@@ -111,6 +111,11 @@ int cli_usage_error(const char *command, const char *fmt, ...)
  * message (weft_last_error()) and returns CLI_EXIT_FAILURE.
  */
 int cli_open_trace(const cli_common *c, const char *command, weft_trace **out);
+/*
+ * The last library message (or the text of `status`) without its leading
+ * "<path>: " when it starts with it: for lines that already name the path.
+ */
+const char *cli_message_about(const char *path, int status);
 /* Prints a message for a failed library call; returns CLI_EXIT_FAILURE. */
 int cli_library_error(const char *command, const char *what, int status);
 /* "<file>:<offset>: <severity>: <message>" (without ":<offset>" when none). */

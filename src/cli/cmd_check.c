@@ -530,7 +530,9 @@ static size_t print_problems(const weft_trace *trace, const problem_list *proble
 /*
  * An open that failed on malformed data is a finding, not a usage error:
  * the library message "<file>: byte <offset>: <text>" becomes a problem
- * line "<file>:<offset>: error: <text>".
+ * line "<file>:<offset>: error: <text>". A path that is no trace (missing,
+ * of no format), that cannot be read (a failed system call) or a lack of
+ * memory is a failure to open, as in every command.
  */
 static int report_open_failure(const char *path, int status)
 {
@@ -539,9 +541,10 @@ static int report_open_failure(const char *path, int status)
 	uint64_t offset;
 	char rest[1024];
 
-	if (status == WEFT_ENOTFOUND || status == WEFT_EINVAL || status == WEFT_ENOMEM) {
+	if (status == WEFT_ENOTFOUND || status == WEFT_EIO || status == WEFT_EINVAL ||
+	    status == WEFT_ENOMEM) {
 		fprintf(stderr, "weft check: cannot open '%s': %s\n", path,
-			msg[0] ? msg : weft_strerror(status));
+			cli_message_about(path, status));
 		return CLI_EXIT_FAILURE;
 	}
 	if (byte != NULL && sscanf(byte, ": byte %" SCNu64 ": %1023[^\n]", &offset, rest) == 2)

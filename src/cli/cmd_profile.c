@@ -272,7 +272,7 @@ static int run_profile(const cli_common *common, int json, int headers_only,
 		       int replay)
 {
 	weft_trace *trace;
-	if (cli_open_trace(common, "profile", &trace) < 0)
+	if (cli_open_trace(common, "profile", &trace) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
 	if (weft_trace_format(trace) != WEFT_FORMAT_PALLAS) {
 		fprintf(stderr, "weft profile: '%s' is a %s trace; profiles are computed "

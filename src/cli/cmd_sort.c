@@ -60,9 +60,8 @@ static int run_sort(const char *path, int check_only)
 	memset(&report, 0, sizeof report);
 	rc = weft_ovni_sort(path, check_only, &report);
 	if (rc < 0) {
-		const char *msg = weft_last_error();
 		fprintf(stderr, "weft sort: cannot sort '%s': %s\n", path,
-			msg[0] ? msg : weft_strerror(rc));
+			cli_message_about(path, rc));
 		return CLI_EXIT_FAILURE;
 	}
 	print_sort_report(&report, check_only);

@@ -19,6 +19,20 @@ static const char *error_text(int status)
 	return weft_strerror(status);
 }
 
+/*
+ * The library's message about `path` without its leading "<path>: ",
+ * which the command's own line already shows.
+ */
+const char *cli_message_about(const char *path, int status)
+{
+	const char *msg = error_text(status);
+	size_t n = strlen(path);
+
+	if (strncmp(msg, path, n) == 0 && strncmp(msg + n, ": ", 2) == 0)
+		return msg + n + 2;
+	return msg;
+}
+
 /* Opens c->trace_path; on failure explains why and returns exit code 2. */
 int cli_open_trace(const cli_common *c, const char *command, weft_trace **out)
 {
@@ -26,7 +40,7 @@ int cli_open_trace(const cli_common *c, const char *command, weft_trace **out)
 
 	if (rc < 0) {
 		fprintf(stderr, "weft %s: cannot open '%s': %s\n", command,
-			c->trace_path, error_text(rc));
+			c->trace_path, cli_message_about(c->trace_path, rc));
 		*out = NULL;
 		return CLI_EXIT_FAILURE;
 	}

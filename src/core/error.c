@@ -64,25 +64,31 @@ const char *weft__error_text(void)
 /*
  * Formats "<file>: byte <offset>: <text>" into the thread's buffer. The
  * location prefix is what lets a user find the bad byte with a hex dump.
+ * The file and the arguments may be the parts of the last error itself
+ * (weft__error_file(), weft__error_text(): a message passed on with a new
+ * status): everything is formatted into local buffers before either
+ * buffer of the last error is written.
  */
 int weft__error(int status, const char *file, uint64_t offset,
 		const char *fmt, ...)
 {
+	char name[WEFT_ERROR_MAX], text[WEFT_ERROR_MAX];
+	snprintf(name, sizeof name, "%s", file ? file : "");
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
 	size_t n = 0;
-	snprintf(last_file, sizeof last_file, "%s", file ? file : "");
-	last_offset = offset;
 	if (file != NULL)
-		n = (size_t)snprintf(last_error, sizeof last_error, "%s: ", file);
+		n = (size_t)snprintf(last_error, sizeof last_error, "%s: ", name);
 	if (offset != WEFT_NO_OFFSET && n < sizeof last_error)
-		n += (size_t)snprintf(last_error + n, sizeof last_error - n,
-				      "byte %llu: ", (unsigned long long)offset);
+		n += (size_t)snprintf(last_error + n, sizeof last_error - n, "byte %llu: ",
+				      (unsigned long long)offset);
 	last_body = n < sizeof last_error ? n : 0;
-	if (n < sizeof last_error) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(last_error + n, sizeof last_error - n, fmt, ap);
-		va_end(ap);
-	}
+	if (n < sizeof last_error)
+		snprintf(last_error + n, sizeof last_error - n, "%s", text);
+	memcpy(last_file, name, sizeof last_file);
+	last_offset = offset;
 	return status;
 }
 

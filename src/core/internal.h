@@ -47,6 +47,13 @@ const char *weft__error_text(void);
 typedef struct weft_backend {
 	weft_format format;
 	const char *name;
+	/*
+	 * What a trace of this format is, for the messages about a path that
+	 * is none ("a Heph trace file"), and which kinds of path it can be
+	 * (WEFT__PATH_FILE, WEFT__PATH_DIR).
+	 */
+	const char *expected;
+	int path_kinds;
 	/* > 0 when `path` looks like this format (higher = surer), else 0. */
 	int (*probe)(const char *path);
 	/* Fills the trace: nodes, streams, backend_data, layout version. */
@@ -82,6 +89,10 @@ typedef struct weft_backend {
 	void (*event_classify)(const weft_trace *trace, const weft_event *event,
 			       weft_event_class *out);
 } weft_backend;
+
+/* weft_backend.path_kinds: a trace may be a regular file, a directory. */
+#define WEFT__PATH_FILE 1
+#define WEFT__PATH_DIR 2
 
 extern const weft_backend weft__ovni_backend;
 extern const weft_backend weft__heph_backend;

@@ -2,9 +2,14 @@
  * core/trace.c - opening a trace with the right backend, and the tables of
  * nodes, streams and diagnostics that every backend fills the same way.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 
@@ -99,6 +104,88 @@ static const weft_backend *pick_backend(const char *path, weft_format format)
 	return best;
 }
 
+/*
+ * What a trace of each format (or of `only`) is, from the backend table,
+ * for the messages about a path that is not a trace: "one of: a; b; c".
+ */
+static const char *expected_list(const weft_backend *only)
+{
+	static _Thread_local char text[512];
+	if (only != NULL)
+		return only->expected;
+	size_t n = (size_t)snprintf(text, sizeof text, "one of: ");
+	for (size_t i = 0; i < BACKEND_COUNT && n < sizeof text; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", i ? "; " : "",
+				      backends[i]->expected);
+	return text;
+}
+
+/* 1 when the directory `path` holds no entry but "." and "..". */
+static int directory_is_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	if (d == NULL)
+		return 0;
+	struct dirent *e;
+	int empty = 1;
+	while (empty && (e = readdir(d)) != NULL)
+		empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+/*
+ * Refuses, before any backend looks at it, a path that cannot be a trace:
+ * missing, unreadable, neither a file nor a directory, or (for a forced
+ * format) the wrong one of the two. The message names the path and says
+ * what was expected. Fills *st.
+ */
+static int check_path(const char *path, const weft_backend *forced, struct stat *st)
+{
+	if (stat(path, st) != 0) {
+		int err = errno;
+		if (err == ENOENT || err == ENOTDIR)
+			return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
+					   "no such file or directory");
+		if (err == EACCES)
+			return weft__error(WEFT_EIO, path, WEFT_NO_OFFSET, "permission denied "
+					   "(a directory on its path cannot be searched)");
+		return weft__error(WEFT_EIO, path, WEFT_NO_OFFSET, "cannot look at it: %s",
+				   strerror(err));
+	}
+	int is_dir = S_ISDIR(st->st_mode);
+	if (!is_dir && !S_ISREG(st->st_mode))
+		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
+				   "neither a regular file nor a directory; expected %s",
+				   expected_list(forced));
+	if (forced != NULL && !(forced->path_kinds & (is_dir ? WEFT__PATH_DIR : WEFT__PATH_FILE)))
+		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
+				   "a %s; expected %s", is_dir ? "directory" : "file",
+				   forced->expected);
+	DIR *d = is_dir ? opendir(path) : NULL;
+	int fd = is_dir ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	if (d == NULL && fd < 0)
+		return weft__error(WEFT_EIO, path, WEFT_NO_OFFSET, "cannot %s: %s",
+				   is_dir ? "list the directory" : "read the file", strerror(errno));
+	if (d != NULL)
+		closedir(d);
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+/* The message when no backend recognises `path` (a readable file or directory). */
+static int not_a_trace(const char *path, const struct stat *st)
+{
+	const char *what = "not a trace of any supported format";
+	if (S_ISREG(st->st_mode) && st->st_size == 0)
+		what = "an empty file, not a trace";
+	else if (S_ISDIR(st->st_mode) && directory_is_empty(path))
+		what = "an empty directory, not a trace";
+	return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET, "%s; expected %s", what,
+			   expected_list(NULL));
+}
+
 int weft_trace_open(const char *path, const weft_open_options *options,
 		    weft_trace **out)
 {
@@ -116,17 +203,19 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	if (format == WEFT_FORMAT_AUTO && options->ross_kind != NULL &&
 	    options->ross_kind[0] != '\0')
 		format = WEFT_FORMAT_ROSS;
-	const weft_backend *backend = pick_backend(path, format);
-	if (backend == NULL) {
-		if (format != WEFT_FORMAT_AUTO)
-			return weft__error(WEFT_EUNSUPPORTED, path, WEFT_NO_OFFSET,
-					   "format %s is not supported yet",
-					   weft_format_name(format) ? weft_format_name(format) : "?");
-		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
-				   "not a trace of any supported format "
-				   "(expected an ovni trace directory, a Heph trace file, "
-				   "or a ROSS run directory or .bin file)");
-	}
+	const weft_backend *forced = format == WEFT_FORMAT_AUTO ? NULL
+				     : pick_backend(path, format);
+	if (format != WEFT_FORMAT_AUTO && forced == NULL)
+		return weft__error(WEFT_EUNSUPPORTED, path, WEFT_NO_OFFSET,
+				   "format %s is not supported yet",
+				   weft_format_name(format) ? weft_format_name(format) : "?");
+	struct stat st;
+	int rc = check_path(path, forced, &st);
+	if (rc < 0)
+		return rc;
+	const weft_backend *backend = forced ? forced : pick_backend(path, format);
+	if (backend == NULL)
+		return not_a_trace(path, &st);
 	weft_trace *trace = calloc(1, sizeof *trace);
 	if (trace == NULL)
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
@@ -137,7 +226,7 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 		free(trace);
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	}
-	int rc = backend->open(trace, path, options);
+	rc = backend->open(trace, path, options);
 	if (rc < 0) {
 		weft_trace_free(trace);
 		return rc;

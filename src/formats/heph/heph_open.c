@@ -200,6 +200,8 @@ static int heph_open(weft_trace *trace, const char *path, const weft_open_option
 const weft_backend weft__heph_backend = {
 	.format = WEFT_FORMAT_HEPH,
 	.name = "heph",
+	.expected = "a Heph trace file",
+	.path_kinds = WEFT__PATH_FILE,
 	.probe = heph_probe,
 	.open = heph_open,
 	.close = heph_close,

@@ -799,6 +799,8 @@ static void ovni_close(weft_trace *t)
 const weft_backend weft__ovni_backend = {
 	.format = WEFT_FORMAT_OVNI,
 	.name = "ovni",
+	.expected = "an ovni trace directory or .obs stream file",
+	.path_kinds = WEFT__PATH_DIR | WEFT__PATH_FILE,
 	.probe = ovni_probe,
 	.open = ovni_open,
 	.close = ovni_close,

@@ -625,6 +625,8 @@ int weft__pallas_stream_thread(weft_trace *trace, uint32_t stream,
 const weft_backend weft__pallas_backend = {
 	.format = WEFT_FORMAT_PALLAS,
 	.name = "pallas",
+	.expected = "a Pallas trace directory or main .pallas file",
+	.path_kinds = WEFT__PATH_DIR | WEFT__PATH_FILE,
 	.probe = pallas_probe,
 	.open = pallas_open,
 	.close = pallas_close,

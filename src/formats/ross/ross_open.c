@@ -1108,6 +1108,8 @@ static void ross_event_classify(const weft_trace *trace, const weft_event *event
 const weft_backend weft__ross_backend = {
 	.format = WEFT_FORMAT_ROSS,
 	.name = "ross",
+	.expected = "a ROSS run directory or .bin file",
+	.path_kinds = WEFT__PATH_DIR | WEFT__PATH_FILE,
 	.probe = ross_probe,
 	.open = ross_open,
 	.close = ross_close,
