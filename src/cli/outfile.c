@@ -4,7 +4,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,42 +18,102 @@
 
 /* ---- Removal on signals ------------------------------------------------------ */
 
-/* The temporary file to remove when a signal ends the command. */
-static char pending_path[4096];
-static volatile sig_atomic_t pending_armed;
+/*
+ * The temporary files to remove when a signal ends the command: one slot
+ * per open output file (Paraver writes three at once). A slot's path is
+ * written before its flag is raised and the flag is lowered before the
+ * slot is left; slots are taken in turn, so that a slot just left is not
+ * written again while a handler on another thread may still read it.
+ */
+#define PENDING_MAX 8
+static char pending_path[PENDING_MAX][4096];
+static atomic_int pending_armed[PENDING_MAX]; /* lock-free: safe in a handler */
+static int pending_next;
+static int handlers_installed;
+/* The signals that end a command: interrupt, termination, hang-up, quit,
+ * a closed pipe, the file size limit. */
+static const int end_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
+#define END_SIGNAL_COUNT (sizeof end_signals / sizeof end_signals[0])
 
-/* Removes the temporary file (unlink is async-signal-safe), then dies of the signal. */
+/*
+ * Removes every pending temporary file (unlink is async-signal-safe), then
+ * dies of the signal.
+ */
 static void remove_on_signal(int sig)
 {
-	if (pending_armed)
-		unlink(pending_path);
+	for (int i = 0; i < PENDING_MAX; i++)
+		if (atomic_load_explicit(&pending_armed[i], memory_order_acquire))
+			unlink(pending_path[i]);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
 
 /*
- * Arms the removal of `path` on the signals that end a command
- * (interrupt, termination, hang-up, quit, a closed pipe, the file size
- * limit); NULL disarms. A signal the caller ignores (nohup) stays ignored.
+ * Installs the handler on the signals that end a command, once. A signal
+ * the caller ignores (nohup) stays ignored.
  */
-static void watch_temp_file(const char *path)
+static void install_handlers(void)
 {
-	static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
 	struct sigaction sa;
 
-	pending_armed = 0;
-	if (path == NULL || strlen(path) >= sizeof pending_path)
+	if (handlers_installed)
 		return;
-	memcpy(pending_path, path, strlen(path) + 1);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = remove_on_signal;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++) {
+	for (size_t i = 0; i < END_SIGNAL_COUNT; i++) {
 		struct sigaction old;
-		if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(signals[i], &sa, NULL);
+		if (sigaction(end_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(end_signals[i], &sa, NULL);
 	}
-	pending_armed = 1;
+	handlers_installed = 1;
+}
+
+/*
+ * Holds back (block = 1) or lets through the signals that end a command on
+ * this thread, keeping the previous mask in *saved.
+ */
+static void hold_end_signals(int block, sigset_t *saved)
+{
+	if (!block) {
+		pthread_sigmask(SIG_SETMASK, saved, NULL);
+		return;
+	}
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < END_SIGNAL_COUNT; i++)
+		sigaddset(&set, end_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &set, saved);
+}
+
+/*
+ * Arms the removal of `path` on the signals that end a command. Returns
+ * its slot (for watch_end), or -1 when the path is too long or every slot
+ * is taken (the file is then only removed by the command itself).
+ */
+static int watch_temp_file(const char *path)
+{
+	size_t len = strlen(path);
+	if (len >= sizeof pending_path[0])
+		return -1;
+	for (int tries = 0; tries < PENDING_MAX; tries++) {
+		int slot = pending_next;
+		pending_next = (pending_next + 1) % PENDING_MAX;
+		if (atomic_load(&pending_armed[slot]))
+			continue;
+		memcpy(pending_path[slot], path, len + 1);
+		/* the path is complete before the flag says so */
+		atomic_store_explicit(&pending_armed[slot], 1, memory_order_release);
+		return slot;
+	}
+	return -1;
+}
+
+/* Disarms the slot of a file that is put in place or removed. */
+static void watch_end(int slot)
+{
+	if (slot >= 0)
+		atomic_store(&pending_armed[slot], 0);
 }
 
 /* ---- Opening -------------------------------------------------------------------- */
@@ -81,6 +143,7 @@ static int check_destination(const char *command, const char *path, int force)
 int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int force)
 {
 	memset(o, 0, sizeof *o);
+	o->watch_slot = -1;
 	o->command = command;
 	o->force = force;
 	if (strcmp(path, "-") == 0) {
@@ -96,7 +159,14 @@ int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int 
 		return CLI_EXIT_FAILURE;
 	}
 	snprintf(o->tmp_path, len, "%s.tmp.XXXXXX", path);
+	/* A signal that comes once the file exists finds it in the table. */
+	sigset_t saved;
+	install_handlers();
+	hold_end_signals(1, &saved);
 	o->fd = mkstemp(o->tmp_path);
+	if (o->fd >= 0)
+		o->watch_slot = watch_temp_file(o->tmp_path);
+	hold_end_signals(0, &saved);
 	if (o->fd < 0) {
 		fprintf(stderr, "weft %s: cannot create '%s': %s\n", command, o->tmp_path,
 			strerror(errno));
@@ -109,7 +179,6 @@ int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int 
 	if (fchmod(o->fd, 0666 & ~mask) != 0) {
 		/* keep 0600: still a usable file */
 	}
-	watch_temp_file(o->tmp_path);
 	return CLI_EXIT_OK;
 }
 
@@ -177,7 +246,8 @@ int cli_outfile_commit(cli_outfile *o)
 			step[0] == 'r' ? o->path : o->tmp_path, strerror(errno));
 	else
 		cli_sync_parent(o->path);
-	watch_temp_file(NULL);
+	watch_end(o->watch_slot);
+	o->watch_slot = -1;
 	if (!ok)
 		unlink(o->tmp_path);
 	free(o->tmp_path);
@@ -190,10 +260,11 @@ void cli_outfile_abort(cli_outfile *o)
 {
 	if (o->tmp_path == NULL)
 		return;
-	watch_temp_file(NULL);
 	if (o->fd >= 0)
 		close(o->fd);
 	unlink(o->tmp_path);
+	watch_end(o->watch_slot);
+	o->watch_slot = -1;
 	free(o->tmp_path);
 	o->tmp_path = NULL;
 }

@@ -4,8 +4,9 @@
  * synced and renamed over it at the end, so that the destination is
  * either the old file or the complete new one; an existing destination
  * is replaced only when asked (--force); "-" is standard output. An
- * interrupted command (SIGINT, SIGTERM, SIGHUP) removes its temporary
- * file. Used by `weft convert`, `weft table` and `weft plot`.
+ * interrupted command (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ)
+ * removes every temporary file it has open (up to 8 at once). Used by
+ * `weft convert`, `weft table` and `weft plot`.
  */
 #ifndef WEFT_CLI_OUTFILE_H
 #define WEFT_CLI_OUTFILE_H
@@ -16,6 +17,7 @@ typedef struct cli_outfile {
 	char *tmp_path;       /* temporary file being written (malloc'd) */
 	int fd;               /* where to write */
 	int force;            /* replace an existing destination */
+	int watch_slot;       /* its slot in the removal on signals, or -1 */
 } cli_outfile;
 
 /*
