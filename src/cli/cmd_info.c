@@ -450,11 +450,13 @@ static void print_totals(const stream_stats *total)
 
 /*
  * The diagnostics of opening and reading, and the count of events left
- * out of the time span; or "none".
+ * out of the time span; or "none". 1 when one of the diagnostics is an
+ * error (some data could not be read: the figures miss it).
  */
-static void print_warnings(const weft_trace *trace, const stream_stats *total)
+static int print_warnings(const weft_trace *trace, const stream_stats *total)
 {
 	size_t n = weft_trace_diag_count(trace);
+	int lost = 0;
 
 	printf("\nwarnings: %s\n", n == 0 && total->untimed == 0 ? "none" : "");
 	if (total->untimed > 0)
@@ -462,9 +464,12 @@ static void print_warnings(const weft_trace *trace, const stream_stats *total)
 		       "model samples: ROSS records none) left out of the time span\n",
 		       total->untimed);
 	for (size_t i = 0; i < n; i++) {
+		const weft_diag *d = weft_trace_diag(trace, i);
 		printf("  ");
-		cli_print_diag(stdout, weft_trace_diag(trace, i), weft_trace_path(trace));
+		cli_print_diag(stdout, d, weft_trace_path(trace));
+		lost |= d->severity == WEFT_SEV_ERROR;
 	}
+	return lost;
 }
 
 /* Opens the trace and prints every section of the description. */
@@ -480,10 +485,12 @@ static int run_info(const cli_common *common)
 	print_hierarchy(trace);
 	int rc = print_streams(trace, &total);
 	print_totals(&total);
-	print_warnings(trace, &total);
+	int lost = print_warnings(trace, &total);
 	fflush(stdout);
 	if (rc < 0)
 		exit_code = cli_library_error("info", "reading the events failed", rc);
+	else if (lost)
+		exit_code = CLI_EXIT_PROBLEMS;
 	weft_trace_free(trace);
 	return exit_code;
 }

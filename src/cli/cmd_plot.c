@@ -487,7 +487,8 @@ static int run_plot(plot_settings *s)
 		exit_code = cli_ross_require(p.trace, "plot");
 	if (exit_code == CLI_EXIT_OK) {
 		exit_code = plot_run(&p, s);
-		cli_print_diags_from(p.trace, "plot", 0);
+		if (cli_print_diags_from(p.trace, "plot", 0) && exit_code == CLI_EXIT_OK)
+			exit_code = CLI_EXIT_PROBLEMS; /* samples that could not be read */
 	}
 	plot_state_free(&p);
 	weft_trace_free(p.trace);

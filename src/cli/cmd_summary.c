@@ -879,7 +879,8 @@ static int run_summary(const cli_common *common, int json, int dedup)
 		fflush(stdout);
 		if (rc < 0)
 			exit_code = cli_library_error("summary", "reading the samples failed", rc);
-		cli_print_diags_from(s.trace, "summary", 0);
+		if (cli_print_diags_from(s.trace, "summary", 0) && exit_code == CLI_EXIT_OK)
+			exit_code = CLI_EXIT_PROBLEMS; /* samples that could not be read */
 	}
 	summary_free(&s);
 	weft_trace_free(s.trace);

@@ -686,8 +686,9 @@ static int run_table(table_settings *s)
 	if (t.short_data > 0)
 		fprintf(stderr, "weft table: %" PRIu64 " records have less model data than the "
 			"model schema: their model columns are empty\n", t.short_data);
-	if (t.trace != NULL)
-		cli_print_diags_from(t.trace, "table", 0);
+	if (t.trace != NULL && cli_print_diags_from(t.trace, "table", 0) &&
+	    exit_code == CLI_EXIT_OK)
+		exit_code = CLI_EXIT_PROBLEMS; /* the table lacks what could not be read */
 	table_state_free(&t);
 	weft_trace_free(t.trace);
 	return exit_code;

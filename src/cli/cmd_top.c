@@ -281,6 +281,7 @@ typedef struct top_state {
 	stream_counts *per_stream; /* one per stream when --streams, else one */
 	size_t stream_count;
 	int by_stream;
+	int lost;                  /* an error diagnostic: some events not counted */
 } top_state;
 
 /*
@@ -373,7 +374,7 @@ static int top_state_init(top_state *st, size_t streams, int by_stream)
 }
 
 static void free_top_state(top_state *st);
-static void report_diagnostics(const weft_trace *trace, size_t from);
+static int report_diagnostics(const weft_trace *trace, size_t from);
 
 /*
  * Formats whose merged cursor reads each file once (ROSS, many streams
@@ -435,7 +436,7 @@ static int count_all_streams(const cli_common *common, weft_trace *trace, top_st
 		if (rc == 0)
 			rc = w[i].rc < 0 ? w[i].rc : merge_worker(st, &w[i]);
 		if (w[i].trace != NULL)
-			report_diagnostics(w[i].trace, w[i].open_diags);
+			st->lost |= report_diagnostics(w[i].trace, w[i].open_diags);
 		weft_trace_free(w[i].trace);
 		free_top_state(&w[i].st);
 	}
@@ -475,15 +476,13 @@ static void free_top_state(top_state *st)
 	code_table_free(&st->table);
 }
 
-/* Problems the library found (from the from-th on), on stderr. */
-static void report_diagnostics(const weft_trace *trace, size_t from)
+/*
+ * Problems the library found (from the from-th on), on stderr; 1 when one
+ * is an error (some events could not be read).
+ */
+static int report_diagnostics(const weft_trace *trace, size_t from)
 {
-	size_t n = weft_trace_diag_count(trace);
-
-	for (size_t i = from; i < n; i++) {
-		fprintf(stderr, "weft top: ");
-		cli_print_diag(stderr, weft_trace_diag(trace, i), weft_trace_path(trace));
-	}
+	return cli_print_diags_from(trace, "top", from);
 }
 
 /* Opens the trace, counts, prints. */
@@ -507,10 +506,10 @@ static int run_top(cli_common *common, int by_stream)
 		else if (print_top(trace, &st) < 0)
 			exit_code = cli_library_error("top", "out of memory", WEFT_ENOMEM);
 	}
-	report_diagnostics(trace, 0);
+	int lost = report_diagnostics(trace, 0) || st.lost;
 	free_top_state(&st);
 	weft_trace_free(trace);
-	return exit_code;
+	return exit_code == CLI_EXIT_OK && lost ? CLI_EXIT_PROBLEMS : exit_code;
 }
 
 /* Entry of `weft top`: options, then the counting. */

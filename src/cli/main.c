@@ -48,7 +48,8 @@ static void print_usage(FILE *out)
 		"                                        one when it pays; WEFT_THREADS)\n"
 		"  -h, --help                            usage of the command\n"
 		"\n"
-		"exit status: 0 ok, 1 problems found (check), 2 usage or open error\n"
+		"exit status: 0 ok; 1 problems found (check), or some data could not be\n"
+		"read (listed on stderr; the output has the rest); 2 usage or open error\n"
 		"'weft COMMAND --help' describes each command.\n");
 }
 
