@@ -171,23 +171,23 @@ void weft__trace_diag_last_error(weft_trace *trace, int severity, int status,
 /* ---- Windowed file reading (core/mapfile.c) -------------------------------- */
 
 /*
- * A read-only view of a file through a window of mapped memory that slides
- * forward. At most `window` bytes (rounded to pages) are mapped at a time,
- * which keeps the resident memory of a reader bounded whatever the file
- * size. Pointers returned stay valid until the next call that moves the
- * window.
+ * A read-only view of a file through a window that slides over it: a
+ * buffer filled with pread() (never a mapping: a file that shrinks while
+ * it is read is then an error, not a SIGBUS). At most `window` bytes are
+ * held at a time (more only for a record larger than the window), which
+ * keeps the memory of a reader bounded whatever the file size. Pointers
+ * returned stay valid until the next call that moves the window.
  */
 typedef struct weft_mapfile {
 	int fd;
-	uint64_t size;        /* file size */
+	uint64_t size;        /* file size when it was opened */
 	uint64_t window;      /* preferred window size */
-	uint64_t map_start;   /* file offset of the mapping */
-	uint64_t map_len;
-	unsigned char *map;   /* NULL when nothing is mapped */
+	uint64_t map_start;   /* file offset of the window */
+	uint64_t map_len;     /* bytes in the window */
+	unsigned char *map;   /* the window; NULL when nothing is read yet */
 	const char *name;     /* for messages */
-	/* Copy mode: the window is a buffer filled by pread() (see
-	 * weft__mapfile_open_copy). */
-	int copy;
+	int copy;             /* opened with weft__mapfile_open_copy (same reading) */
+	int went_back;        /* a read before the window was asked once */
 	unsigned char *buffer;
 	uint64_t buffer_cap;
 } weft_mapfile;
@@ -195,18 +195,17 @@ typedef struct weft_mapfile {
 int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
 		       uint64_t window);
 /*
- * The same view, for a pass that reads the file front to back once: the
- * window is copied into a buffer (pread) instead of being mapped. The
- * copy streams at the memory's full speed and leaves the bytes in the
- * cache for the parsing, where a fresh mapping costs page-table work and
- * a cache miss per line as it is parsed. Same contract as mapped windows.
+ * The same view, for a pass that reads the file front to back once (the
+ * name of a time when other windows were mapped; the reading is the same).
  */
 int weft__mapfile_open_copy(weft_mapfile *mf, const char *path, const char *name,
 			    uint64_t window);
 /*
  * Makes [offset, offset + len) visible and returns a pointer to offset, or
- * NULL with an error set when the range is outside the file or cannot be
- * mapped. `len` may exceed the window (the mapping grows for it).
+ * NULL with an error set when the range is outside the file, cannot be
+ * read, or is no longer in the file (it shrank since it was opened:
+ * WEFT_ETRUNCATED, "the file changed since it was opened", at `offset`).
+ * `len` may exceed the window (the buffer grows for it).
  */
 const unsigned char *weft__mapfile_get(weft_mapfile *mf, uint64_t offset,
 				       uint64_t len);

@@ -186,6 +186,27 @@ static int not_a_trace(const char *path, const struct stat *st)
 			   expected_list(NULL));
 }
 
+/*
+ * A failed open frees the trace and its diagnostics: the first error among
+ * them (what made a backend give up, "no readable file") is added to the
+ * message, so that the reason is not lost with them.
+ */
+static void with_first_problem(const weft_trace *trace)
+{
+	const weft_diag *d = NULL;
+	for (size_t i = 0; i < trace->diag_count && d == NULL; i++)
+		if (trace->diags[i].severity == WEFT_SEV_ERROR)
+			d = &trace->diags[i];
+	if (d == NULL)
+		return;
+	char place[64] = "";
+	if (d->offset != WEFT_NO_OFFSET)
+		snprintf(place, sizeof place, "byte %llu: ", (unsigned long long)d->offset);
+	weft__error(WEFT_OK, weft__error_file(), weft__error_offset(), "%s; first problem: %s%s%s%s",
+		    weft__error_text(), d->file ? d->file : "", d->file ? ": " : "", place,
+		    d->message);
+}
+
 int weft_trace_open(const char *path, const weft_open_options *options,
 		    weft_trace **out)
 {
@@ -228,6 +249,7 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	}
 	rc = backend->open(trace, path, options);
 	if (rc < 0) {
+		with_first_problem(trace);
 		weft_trace_free(trace);
 		return rc;
 	}
