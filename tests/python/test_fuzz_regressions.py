@@ -19,3 +19,16 @@ def test_paraver_instants_without_category(tmp_path, trace):
     assert proc.returncode in (0, 1), proc.stderr
     assert "runtime error" not in proc.stderr
     assert (tmp_path / "out.prv").stat().st_size > 0
+
+
+@pytest.mark.parametrize("with_events", [False, True])
+def test_summary_of_a_mode_file_without_samples(tmp_path, with_events):
+    """summary sorted the PEs of a mode file that has none: qsort of a
+    NULL array (undefined behaviour); fuzz_ross's first input, empty."""
+    (tmp_path / "ross-stats-gvt.bin").write_bytes(b"")
+    if with_events:
+        shutil.copy(DATA_DIR / "ross" / "phold-evtrace-full" / "np1" /
+                    "ross-stats-evtrace.bin", tmp_path)
+    proc = run_weft("summary", tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "runtime error" not in proc.stderr
