@@ -59,3 +59,13 @@ def test_info_v1_metadata():
     out = run_weft("info", OLD_TRACES[1] / "ovni", expect=0).stdout
     assert re.search(r"proc\.1000  \[process 1000\].*rank=0.*nranks=2", out)
     assert re.search(r"proc\.2000  \[process 2000\].*rank=1.*nranks=2", out)
+
+
+def test_info_of_a_v3_stream_directory():
+    """A trace path may be one stream's directory: its stream.json is the
+    one in that directory (it was looked up as thread.T/stream.json below
+    it: "missing or unreadable stream.json")."""
+    thread = v3_dir("bench-mix-small") / "ovni" / "loom.vm.bench" / "proc.2208" / "thread.2209"
+    out = run_weft("info", thread, expect=0).stdout
+    assert "\nwarnings: none\n" in out
+    assert re.search(r"thread\.2209  \[thread 2209, stream 0\].*finished=1", out)

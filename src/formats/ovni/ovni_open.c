@@ -386,7 +386,14 @@ static const char *const loom_keys[] = {"loom_cpus", NULL};
 static void stream_meta_v3(open_ctx *ctx, const found_stream *f, weft_stream_info *s,
 			   uint32_t node)
 {
-	char *rel = weft__path_join(f->rel_path, "stream.json");
+	/* Next to the stream file: the trace root itself when the path given
+	 * is the stream's directory (whose rel_path is then its name). */
+	size_t dir_len = strlen(f->rel_file) - strlen("stream.obs");
+	char *rel = malloc(dir_len + sizeof "stream.json");
+	if (rel != NULL) {
+		memcpy(rel, f->rel_file, dir_len);
+		memcpy(rel + dir_len, "stream.json", sizeof "stream.json");
+	}
 	json_t *j = rel ? load_json(ctx, rel) : NULL;
 	s->finished = 0;
 	if (j == NULL) {
