@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	define(weft_pallas_global_defs(g), ranks);
 	for (int r = 0; r < ranks; r++) {
 		weft_pallas_archive *a;
-		weft_pallas_thread *t;
+		weft_pallas_thread *t = NULL; /* set unless die() ends the program */
 		if (weft_pallas_archive_create(g, (uint32_t)r, &a) < 0 ||
 		    weft_pallas_add_location(weft_pallas_archive_defs(a), (uint32_t)r,
 					     S_FIRST_RANK + (uint32_t)r, (uint32_t)r) < 0 ||

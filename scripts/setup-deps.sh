@@ -1,10 +1,15 @@
 #!/bin/sh
 # Installs the Debian 12 packages weft needs to build and test, when they
 # are missing. Runs apt-get only when something is missing (as root, or
-# through sudo when available). Used by scripts/demo.sh and scripts/test.sh.
+# through sudo when available). Used by scripts/demo.sh and scripts/test.sh;
+# with --fuzz, also what the fuzz targets need (clang and its libFuzzer
+# and sanitizer runtimes: scripts/fuzz-campaign.sh, docs/fuzzing.md).
 set -eu
 
 PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest protobuf-compiler"
+if [ "${1:-}" = --fuzz ]; then
+	PACKAGES="$PACKAGES clang libclang-rt-14-dev"
+fi
 
 missing=""
 for p in $PACKAGES; do
