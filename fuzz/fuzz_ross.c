@@ -3,9 +3,10 @@
  * the first byte chooses its name, so its kind (engine samples of the
  * GVT, real-time or virtual-time modes, event trace, model data, or a
  * name that says nothing, given as the trace path: the kind is then
- * detected from the data),
- * whether --resync is given, and the level of `weft table`. The run is
- * read with every field, checked, summarised, tabulated and plotted.
+ * detected from the data), whether --resync is given, and the level of
+ * `weft table`. The run is read with every field, checked, summarised,
+ * tabulated and plotted. The directory is made again for each input, so
+ * that no file of an earlier one is left in it.
  */
 #include <stdio.h>
 
