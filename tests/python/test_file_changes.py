@@ -5,6 +5,9 @@ it was opened" with the file and the byte where data went missing, exits 1
 leaves no temporary file. Through mapped windows this was a SIGBUS (exit
 -7), or zeros read as garbage ("expected a printable MCV").
 
+Pallas, whose files were always read with pread(), has its own words
+for it ("value data ends early", at the byte): tested at the end.
+
 The truncation is injected at a chosen read (tests/c/shrink_preload.c,
 preloaded into weft): the K-th read that crosses byte T of the file (K
 counts the passes over the file: opening a Heph trace or a ROSS run scans
@@ -130,3 +133,37 @@ def test_file_that_shrinks_while_read(tmp_path, case):
         assert left == [], left
     if "{out}" in " ".join(args) and status == 1:
         assert os.listdir(out_dir), "the output (without the lost part) is missing"
+
+
+PALLAS_TRACE = DATA_DIR / "pallas" / "wb_enterleave_f3_n1000_t2_logical_None" / "trace"
+PALLAS_VALUES = "archive_0/thread_0/event_durations.dat"
+
+
+@pytest.mark.parametrize("args", [
+    ["dump"], ["check"], ["profile", "--replay"],
+    ["convert", "--to", "paraver", "-o", "{out}"],
+    ["convert", "--to", "pallas", "-o", "{out}"],
+], ids=lambda a: "-".join(x for x in a if not x.startswith(("-", "{"))))
+def test_pallas_value_file_that_shrinks_while_read(tmp_path, args):
+    """Pallas reads its value files with pread() (never mapped): a value
+    file cut after the trace was opened ends its stream with "value data
+    ends early" at the byte where it now ends."""
+    if not PRELOAD.exists():
+        pytest.skip(f"{PRELOAD} is not built")
+    trace = tmp_path / "trace"
+    shutil.copytree(PALLAS_TRACE, trace)
+    victim = trace / PALLAS_VALUES
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    args = [a.replace("{out}", str(out_dir / "result")) for a in args]
+    env = dict(os.environ, LD_PRELOAD=str(PRELOAD), WEFT_SHRINK_FILE=str(victim),
+               WEFT_SHRINK_AT="0", WEFT_SHRINK_PASS="1", WEFT_SHRINK_TO="1000")
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0"
+    proc = subprocess.run([WEFT, *args, str(trace)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert victim.stat().st_size == 1000
+    assert proc.returncode == 1, proc.stderr
+    text = proc.stderr + proc.stdout
+    assert re.search(r"event_durations\.dat:1000: error: value data ends early", text), text
+    left = [n for n in os.listdir(out_dir) if ".tmp" in n]
+    assert left == [] and (len(os.listdir(out_dir)) > 0) == (args[0] == "convert")
