@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,15 +45,47 @@ static void remove_workdir(void)
 		nftw(workdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * Called by the sanitizers before a report ends the process, when they are
+ * linked: for the replay programs (libFuzzer sets its own callback after
+ * the targets' initialisation; what a crash leaves, the next start removes).
+ */
+extern void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
+
+/*
+ * Removes the work directories "weft-fuzz.<pid>.*" in `base` of processes
+ * that no longer run (a crash, a timeout or a kill left them behind).
+ */
+static void remove_stale_workdirs(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		long pid;
+		char path[4096];
+		if (sscanf(e->d_name, "weft-fuzz.%ld.", &pid) != 1 || pid <= 0 ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+		nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
 const char *fz_workdir(void)
 {
 	if (workdir[0] != '\0')
 		return workdir;
 	const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-	snprintf(workdir, sizeof workdir, "%s/weft-fuzz.XXXXXX", base ? base : "/tmp");
+	base = base ? base : "/tmp";
+	remove_stale_workdirs(base);
+	snprintf(workdir, sizeof workdir, "%s/weft-fuzz.%ld.XXXXXX", base, (long)getpid());
 	if (mkdtemp(workdir) == NULL)
 		die("cannot create", workdir);
 	atexit(remove_workdir);
+	if (__sanitizer_set_death_callback != NULL)
+		__sanitizer_set_death_callback(remove_workdir);
 	/* The commands' standard output (dumps, tables) is not looked at. */
 	if (freopen("/dev/null", "w", stdout) == NULL)
 		die("cannot redirect", "stdout");
