@@ -186,7 +186,6 @@ typedef struct weft_mapfile {
 	uint64_t map_len;     /* bytes in the window */
 	unsigned char *map;   /* the window; NULL when nothing is read yet */
 	const char *name;     /* for messages */
-	int copy;             /* opened with weft__mapfile_open_copy (same reading) */
 	int went_back;        /* a read before the window was asked once */
 	unsigned char *buffer;
 	uint64_t buffer_cap;
@@ -194,12 +193,6 @@ typedef struct weft_mapfile {
 
 int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
 		       uint64_t window);
-/*
- * The same view, for a pass that reads the file front to back once (the
- * name of a time when other windows were mapped; the reading is the same).
- */
-int weft__mapfile_open_copy(weft_mapfile *mf, const char *path, const char *name,
-			    uint64_t window);
 /*
  * Makes [offset, offset + len) visible and returns a pointer to offset, or
  * NULL with an error set when the range is outside the file, cannot be

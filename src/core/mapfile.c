@@ -45,14 +45,6 @@ int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
 	return 0;
 }
 
-int weft__mapfile_open_copy(weft_mapfile *mf, const char *path, const char *name,
-			    uint64_t window)
-{
-	int rc = weft__mapfile_open(mf, path, name, window);
-	mf->copy = 1;
-	return rc;
-}
-
 /*
  * Bytes read at a time past what a read asks for: small enough that the
  * bytes just copied are still in the CPU's cache when they are parsed

@@ -225,7 +225,7 @@ int weft__heph_index_build(heph_data *d, heph_index **out)
 		 weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
 			     "out of memory for the time-order index");
 	if (rc == 0)
-		rc = weft__mapfile_open_copy(&b.mf, d->file, d->name, HEPH_COPY_WINDOW);
+		rc = weft__mapfile_open(&b.mf, d->file, d->name, HEPH_COPY_WINDOW);
 	if (rc == 0) {
 		rc = collect_all(&b);
 		weft__mapfile_close(&b.mf);

@@ -35,10 +35,10 @@
 #define HEPH_MAX_STREAMS 65536u
 /* Default memory of the time-order index before it spills to disk. */
 #define HEPH_DEFAULT_SORT_BUDGET (64ull << 20)
-/* Bytes of the file mapped at once by one reader. */
+/* Bytes of the file held at once by one reader. */
 #define HEPH_WINDOW (4ull << 20)
-/* Bytes copied at once by a pass front to back (weft__mapfile_open_copy):
- * small enough to stay in the cache while it is parsed. */
+/* The window of a pass front to back: small enough to stay in the cache
+ * while it is parsed. */
 #define HEPH_COPY_WINDOW (512ull << 10)
 /*
  * Offsets of skipped event packets the scan remembers (8 bytes each);
@@ -76,7 +76,7 @@ static inline void heph_prefetch(const weft_mapfile *mf, uint64_t offset)
 		__builtin_prefetch(mf->map + (offset - mf->map_start) + HEPH_PREFETCH_AHEAD);
 }
 
-/* An event packet, decoded (pointers into the mapped packet). */
+/* An event packet, decoded (pointers into the packet in the window). */
 typedef struct heph_event_packet {
 	uint32_t size;
 	uint32_t stream_id;
@@ -226,7 +226,7 @@ typedef struct heph_data {
 	size_t map_cap;
 	size_t stream_count;
 	uint64_t event_count;      /* valid event packets */
-	uint64_t window;           /* bytes mapped per reader */
+	uint64_t window;           /* bytes held per reader (window) */
 	int stored_order;
 	int scan_halves;           /* 2 when a helper scanned the second half */
 	int threads;               /* weft_open_options.threads */
@@ -296,7 +296,7 @@ typedef struct scan_ctx {
 /* Empty books reporting to `trace` (mapping still to open in s->mf). */
 int weft__heph_scan_init(scan_ctx *s, weft_trace *trace, heph_data *d);
 /*
- * Scans the file at `path` (mapped in s->mf, of d->file_size bytes), on
+ * Scans the file at `path` (read through s->mf, of d->file_size bytes), on
  * two threads when `threads` allows (weft_open_options.threads); the books
  * are the same either way. Sets d->valid_end. Returns 0 or < 0.
  */

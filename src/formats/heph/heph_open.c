@@ -180,7 +180,7 @@ static int heph_open(weft_trace *trace, const char *path, const weft_open_option
 		return rc;
 	rc = weft__heph_scan_init(&s, trace, d);
 	if (rc == 0)
-		rc = weft__mapfile_open_copy(&s.mf, path, d->name, HEPH_COPY_WINDOW);
+		rc = weft__mapfile_open(&s.mf, path, d->name, HEPH_COPY_WINDOW);
 	if (rc == 0) {
 		d->file_size = s.mf.size;
 		rc = weft__heph_scan_run(&s, path, o->threads);

@@ -562,7 +562,7 @@ static scan_helper *helper_start(scan_ctx *main_pass, const char *path, int thre
 	h->d.file_size = d->file_size;
 	h->from = from;
 	if (weft__heph_scan_init(&h->s, NULL, &h->d) < 0 ||
-	    weft__mapfile_open_copy(&h->s.mf, path, d->name, HEPH_COPY_WINDOW) < 0 ||
+	    weft__mapfile_open(&h->s.mf, path, d->name, HEPH_COPY_WINDOW) < 0 ||
 	    h->s.mf.size != d->file_size) {
 		helper_free(h);
 		return NULL;

@@ -192,10 +192,10 @@ static int time_order_next(heph_reader *r, weft_event *out)
 /* ---- Entry points ----------------------------------------------------------------------- */
 
 /*
- * A reader with its own window on the file: mapped, or copied for the one
- * pass front to back of the file-order reader.
+ * A reader with its own window of `window` bytes on the file (the
+ * file-order reader's one pass front to back takes a small one).
  */
-static int reader_create(weft_trace *trace, uint64_t window, int copy, heph_reader **out)
+static int reader_create(weft_trace *trace, uint64_t window, heph_reader **out)
 {
 	heph_data *d = trace->backend_data;
 	heph_reader *r = calloc(1, sizeof *r);
@@ -205,7 +205,6 @@ static int reader_create(weft_trace *trace, uint64_t window, int copy, heph_read
 	r->only_stream = -1;
 	r->seq = calloc(d->stream_count ? d->stream_count : 1, sizeof *r->seq);
 	int rc = r->seq == NULL ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") :
-		 copy ? weft__mapfile_open_copy(&r->mf, d->file, d->name, HEPH_COPY_WINDOW) :
 		 weft__mapfile_open(&r->mf, d->file, d->name, window);
 	if (rc < 0) {
 		free(r->seq);
@@ -241,7 +240,7 @@ int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state)
 		window = HEPH_WINDOW;
 	int rc = d->stored_order ? 0 : ensure_index(d);
 	if (rc == 0)
-		rc = reader_create(trace, window, 0, &r);
+		rc = reader_create(trace, window, &r);
 	if (rc < 0)
 		return rc;
 	r->only_stream = stream;
@@ -258,7 +257,7 @@ int weft__heph_file_open(weft_trace *trace, size_t file, void **state)
 {
 	(void)file; /* a Heph trace is one file */
 	heph_reader *r = NULL;
-	int rc = reader_create(trace, HEPH_COPY_WINDOW, 1, &r);
+	int rc = reader_create(trace, HEPH_COPY_WINDOW, &r);
 	if (rc < 0)
 		return rc;
 	*state = r;

@@ -53,7 +53,7 @@ typedef struct ovni_mark {
 typedef struct ovni_data {
 	char *root;                 /* directory the stream paths start from */
 	ovni_stream_meta *streams;  /* one per weft stream */
-	uint64_t window;            /* bytes mapped per stream reader */
+	uint64_t window;            /* bytes held per stream reader (window) */
 	uint64_t lookback;          /* unordered-region look-back, bytes */
 	uint64_t max_region_events; /* unordered-region size bound */
 	int stored_order;

@@ -1,7 +1,7 @@
 /*
  * formats/ovni/ovni_stream.c - reading the events of one binary stream.
  *
- * The stream is seen through a sliding mapped window (core/mapfile.c), so
+ * The stream is seen through a sliding window (core/mapfile.c), so
  * a reader holds at most a window of the file whatever its size; events
  * are delivered pointing into the window, without copies.
  *
@@ -15,7 +15,7 @@
  * So a region may move events back by at most `lookback` bytes of the
  * stream (and not past a delivered block), and a block holds at most
  * `max_region_events` events: the memory bound is that index (24 bytes an
- * event) plus the mapped span of the block.
+ * event) plus the span of the block held in the window.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,8 +281,8 @@ static void fill_event(ovni_reader *r, const unsigned char *p, uint64_t offset,
 
 /*
  * The fast path of reading: when the event at `offset` lies wholly inside
- * the mapped window and its header is sane, return it without calling
- * into the mapping code (most events). NULL means "take the slow path",
+ * the window and its header is sane, return it without calling
+ * into the window code (most events). NULL means "take the slow path",
  * which also validates and reports everything the fast path rejects.
  */
 static inline const unsigned char *peek_event(const ovni_reader *r, uint64_t offset,
@@ -428,7 +428,7 @@ static inline void deliver_in_place(ovni_reader *r, const unsigned char *p,
 
 /*
  * The scan-ahead of a batch: moves it to `lookback` bytes past r->pos
- * using only the mapped window. Returns 0 when it cannot (the window ends,
+ * using only the window. Returns 0 when it cannot (the window ends,
  * or an OU[ is met, left for scan_ahead() to find again), 1 otherwise.
  */
 static inline int scan_in_window(ovni_reader *r)
@@ -471,7 +471,7 @@ int weft__ovni_stream_next(void *state, weft_event *ev)
 }
 
 /*
- * Fills several events at once, as long as they lie in the mapped window,
+ * Fills several events at once, as long as they lie in the window,
  * so that they all stay valid together; stops early before anything that
  * needs the slow path (a window move, an unordered region, a damaged
  * event), which the next call then handles one event at a time.

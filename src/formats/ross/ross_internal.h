@@ -45,7 +45,7 @@
 #define ROSS_RESYNC_RUN 3
 /* Records looked at to detect the kind of a file. */
 #define ROSS_DETECT_RECORDS 64
-/* Bytes of a file mapped at once by one reader. */
+/* Bytes of a file held at once by one reader (its window). */
 #define ROSS_WINDOW (4ull << 20)
 
 /* ---- Kinds and record classes ------------------------------------------------- */
@@ -111,7 +111,7 @@ typedef enum ross_parse_status {
 	ROSS_PARSE_END = 0,        /* no bytes left */
 	ROSS_PARSE_TRUNCATED = -1, /* the file ends inside the record */
 	ROSS_PARSE_BAD = -2,       /* not a record of this family */
-	ROSS_PARSE_IO = -3         /* the bytes could not be mapped (error set) */
+	ROSS_PARSE_IO = -3         /* the bytes could not be read (error set) */
 } ross_parse_status;
 
 /* Where a record is parsed from, and how messages name it. */
@@ -141,7 +141,7 @@ ross_parse_status weft__ross_parse(const ross_parse_ctx *ctx, const uint8_t *p,
 ross_parse_status weft__ross_frame(const ross_parse_ctx *ctx, const uint8_t *p,
 				   uint64_t left, ross_record *rec);
 
-/* Reads the record at `offset` of a mapped file: head, then all of it. */
+/* Reads the record at `offset` of a windowed file: head, then all of it. */
 ross_parse_status weft__ross_read(const ross_parse_ctx *ctx, weft_mapfile *mf,
 				  uint64_t offset, uint64_t end, ross_record *rec,
 				  const uint8_t **bytes);
@@ -236,8 +236,8 @@ typedef struct ross_data {
 	double time_scale;     /* 1e9 / clock rate, or 1 */
 	ross_schemas schemas;
 	int resync;
-	uint64_t window;       /* bytes mapped per stream reader */
-	uint64_t file_window;  /* bytes mapped per file reader */
+	uint64_t window;       /* bytes held per stream reader (window) */
+	uint64_t file_window;  /* bytes held per file reader (window) */
 } ross_data;
 
 /* The class a record is filed under as a stream (analysis -> model). */

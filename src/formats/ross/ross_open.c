@@ -25,7 +25,7 @@
 
 /* Files a run directory may hold (bounds the file table). */
 #define ROSS_MAX_FILES 4096u
-/* Bytes mapped by the probe. */
+/* Bytes read by the probe. */
 #define PROBE_WINDOW (256u << 10)
 /* How far into a file resync looks for the first records when the
  * start of the file is garbage. */

@@ -8,7 +8,7 @@
  * Every check names the byte offset of the problem, so that a user can
  * look at the file with a hex editor and see what the reader saw. Sizes
  * read from the file are checked against the bytes left before anything
- * is mapped for them.
+ * is read for them.
  */
 #include <float.h>
 #include <math.h>
@@ -338,7 +338,7 @@ ross_parse_status weft__ross_parse(const ross_parse_ctx *ctx, const uint8_t *p,
 	if (have < (left < ROSS_HEAD_MAX ? left : ROSS_HEAD_MAX)) {
 		if (ctx->file != NULL)
 			weft__error(WEFT_EINVAL, ctx->file, offset,
-				    "internal: %llu bytes mapped for a record head",
+				    "internal: %llu bytes in the window for a record head",
 				    (unsigned long long)have);
 		return ROSS_PARSE_BAD;
 	}

@@ -39,7 +39,7 @@ typedef struct ross_reader {
 /* How far ahead of the record being read its file is prefetched (bytes). */
 #define PREFETCH_AHEAD 2048
 
-/* 1 when [offset, offset + len) is mapped: a batch never moves the window. */
+/* 1 when [offset, offset + len) is in the window: a batch never moves it. */
 static int in_window(const weft_mapfile *mf, uint64_t offset, uint64_t len)
 {
 	return mf->map != NULL && offset >= mf->map_start &&
