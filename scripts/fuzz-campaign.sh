@@ -7,11 +7,15 @@
 # per target: executions, seconds, executions per second, result.
 #
 # usage: scripts/fuzz-campaign.sh [--seconds S | --runs N] [--jobs J]
-#                                 [--max-len BYTES] [--work DIR] [TARGET...]
+#                                 [--max-len BYTES] [--seed N] [--work DIR]
+#                                 [TARGET...]
 #   --seconds S   run each target S seconds (default 30)
 #   --runs N      run each target N executions instead
 #   --jobs J      J fuzzing processes per target sharing the corpus (default 1)
 #   --max-len B   largest input tried (default 8192)
+#   --seed N      libFuzzer's random seed (default: a new one each run); CI
+#                 gives one so that what it finds, a rerun finds again
+#                 (with --jobs 1: every job would get the same seed)
 #   --work DIR    corpora, findings and logs (default build-fuzz/campaign);
 #                 the corpus of a target grows from one campaign to the next
 #   TARGET        fuzz_ovni_stream, ... (default: every fuzz/fuzz_*.c)
@@ -25,6 +29,7 @@ build=${BUILD_DIR:-$top/build-fuzz}
 seconds=30
 runs=
 jobs=1
+seed=
 max_len=8192
 work=
 targets=
@@ -34,8 +39,9 @@ while [ $# -gt 0 ]; do
 	--runs) runs=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
 	--max-len) max_len=$2; shift 2 ;;
+	--seed) seed=-seed=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
-	-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
 	-*) echo "fuzz-campaign: unknown option $1" >&2; exit 2 ;;
 	*) targets="$targets $1"; shift ;;
 	esac
@@ -73,7 +79,7 @@ for t in $targets; do
 	set +e
 	if [ "$jobs" -gt 1 ]; then
 		# -jobs: J processes, each of `limit`; their logs are fuzz-N.log
-		(cd "$work/logs" && nice "$build/fuzz/$t" $limit -jobs="$jobs" -workers="$jobs" \
+		(cd "$work/logs" && nice "$build/fuzz/$t" $limit $seed -jobs="$jobs" -workers="$jobs" \
 			-close_fd_mask=3 -max_len="$max_len" -timeout=30 -rss_limit_mb=4096 \
 			-print_final_stats=1 -artifact_prefix="$findings/" \
 			"$corpus" "$work/seeds/$t") > "$log" 2>&1
@@ -81,7 +87,7 @@ for t in $targets; do
 		cat "$work"/logs/fuzz-*.log >> "$log" 2>/dev/null
 		rm -f "$work"/logs/fuzz-*.log
 	else
-		nice "$build/fuzz/$t" $limit -close_fd_mask=3 -max_len="$max_len" -timeout=30 \
+		nice "$build/fuzz/$t" $limit $seed -close_fd_mask=3 -max_len="$max_len" -timeout=30 \
 			-rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$findings/" \
 			"$corpus" "$work/seeds/$t" > "$log" 2>&1
 		rc=$?
@@ -97,6 +103,8 @@ for t in $targets; do
 	else
 		result="FOUND ${found:-exit $rc} (see $log)"
 		status=1
+		# the sanitizer's or libFuzzer's report, for logs that are all one has
+		grep -a -A40 -m1 -E '^==[0-9]+==|runtime error|ERROR: libFuzzer' "$log" >&2 || true
 	fi
 	row="| $t | $execs | $secs | $rate | $result |"
 	echo "$row" >> "$summary"

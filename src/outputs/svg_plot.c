@@ -167,12 +167,29 @@ static double floor_d(double x)
 	return t > x ? t - 1 : t;
 }
 
+/*
+ * Half of hi - lo, computed so that it never overflows: a range from
+ * -DBL_MAX to DBL_MAX (values a damaged file can hold) is 2^1024 wide.
+ */
+static double half_width(double lo, double hi)
+{
+	return hi * 0.5 - lo * 0.5;
+}
+
+/* 1 for a finite value (not NaN, not infinite). */
+static int is_finite_d(double v)
+{
+	return v == v && v - v == 0;
+}
+
 /* Ticks of an axis: step, first tick, count, decimals of the labels. */
 typedef struct ticks {
 	double lo, hi;     /* the axis range (data range, padded) */
-	double step, first;
+	double step;
+	double first_k;    /* tick i is (first_k + i) * step: no overflow */
 	int count;
 	int decimals;      /* -1: label with %g */
+	int ends;          /* only the two ends are ticks (too fine for doubles) */
 } ticks;
 
 /* A range of width 0 (one value) or absent gets some room. */
@@ -184,24 +201,33 @@ static void pad_range(double *lo, double *hi)
 	}
 	if (*hi - *lo <= 0) {
 		double m = *lo < 0 ? -*lo : *lo;
-		double pad = m > 0 ? m * 0.05 : 1;
-		*lo -= pad;
-		*hi += pad;
+		double pad = m * 0.05 > 0 ? m * 0.05 : 1; /* 1 for 0 and the smallest values */
+		*lo = is_finite_d(*lo - pad) ? *lo - pad : *lo; /* not past DBL_MAX */
+		*hi = is_finite_d(*hi + pad) ? *hi + pad : *hi;
 	}
+}
+
+/* The value of tick i (the ends, when only they are labelled). */
+static double tick_value(const ticks *t, int i)
+{
+	if (t->ends)
+		return i == 0 ? t->lo : t->hi;
+	return (t->first_k + i) * t->step;
 }
 
 /*
  * About six nice ticks over [lo, hi]: the step is 1, 2 or 5 times a power
  * of ten; the range widens by 4% on each side so lines do not touch the
- * frame.
+ * frame (not past the largest double). Every width is taken as twice a
+ * half_width(), and every loop below ends for any finite lo and hi.
  */
 static void make_ticks(double lo, double hi, ticks *t)
 {
 	pad_range(&lo, &hi);
-	double margin = (hi - lo) * 0.04;
-	t->lo = lo - margin;
-	t->hi = hi + margin;
-	double raw = (t->hi - t->lo) / 6, mag = 1;
+	double margin = half_width(lo, hi) * 0.08;
+	t->lo = is_finite_d(lo - margin) ? lo - margin : lo;
+	t->hi = is_finite_d(hi + margin) ? hi + margin : hi;
+	double raw = half_width(t->lo, t->hi) / 3, mag = 1;
 	int e = 0;
 	while (mag * 10 <= raw) {
 		mag *= 10;
@@ -212,22 +238,28 @@ static void make_ticks(double lo, double hi, ticks *t)
 		e--;
 	}
 	t->step = raw / mag < 2 ? mag : raw / mag < 5 ? 2 * mag : 5 * mag;
-	double big = (t->lo < 0 ? -t->lo : t->lo) + (t->hi < 0 ? -t->hi : t->hi);
-	if (big / t->step > 1e15) {  /* too fine for doubles: label the ends */
-		t->first = t->lo;
-		t->step = t->hi - t->lo;
+	double big = (t->lo < 0 ? -t->lo : t->lo) / 2 + (t->hi < 0 ? -t->hi : t->hi) / 2;
+	if (big / t->step > 5e14) {  /* too fine for doubles: label the ends */
+		t->first_k = 0;
+		t->step = half_width(t->lo, t->hi); /* for tick_label()'s zero only */
 		t->count = 2;
 		t->decimals = -1;
+		t->ends = 1;
 		return;
 	}
-	t->first = floor_d(t->lo / t->step) * t->step;
-	if (t->first < t->lo)
-		t->first += t->step;
+	t->ends = 0;
+	double k = floor_d(t->lo / t->step);
+	if (!is_finite_d(k * t->step) || k * t->step < t->lo)
+		k += 1;
+	t->first_k = k;
 	t->count = 0;
-	while (t->first + t->count * t->step <= t->hi + t->step * 1e-9 && t->count < 50)
-		t->count++;
+	for (double v; t->count < 50; t->count++) {
+		v = tick_value(t, t->count);
+		if (!is_finite_d(v) || v - t->hi > t->step * 1e-9)
+			break;
+	}
 	t->decimals = e >= 0 ? 0 : -e;
-	if (t->decimals > 9 || big >= 1e9)
+	if (t->decimals > 9 || big >= 5e8)
 		t->decimals = -1;
 }
 
@@ -312,13 +344,13 @@ static void y_range(const weft__svg_chart *c, const weft__svg_panel *panel, doub
 /* Screen x of a data x. */
 static double sx(const geometry *g, double x)
 {
-	return LEFT + (x - g->xt.lo) / (g->xt.hi - g->xt.lo) * g->plot_w;
+	return LEFT + (x * 0.5 - g->xt.lo * 0.5) / half_width(g->xt.lo, g->xt.hi) * g->plot_w;
 }
 
 /* Screen y of a data y in a panel whose plot area starts at `top`. */
 static double sy(const ticks *yt, double top, double y)
 {
-	return top + PANEL_H - (y - yt->lo) / (yt->hi - yt->lo) * PANEL_H;
+	return top + PANEL_H - (y * 0.5 - yt->lo * 0.5) / half_width(yt->lo, yt->hi) * PANEL_H;
 }
 
 /* The frame, grid lines, ticks and labels of one panel. */
@@ -329,7 +361,7 @@ static void put_axes(weft__outbuf *ob, const geometry *g, const ticks *yt, doubl
 	put_fmt(ob, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"none\" "
 		"stroke=\"#444\" stroke-width=\"1\"/>\n", LEFT, top, g->plot_w, PANEL_H);
 	for (int i = 0; i < g->xt.count; i++) {
-		double v = g->xt.first + i * g->xt.step, x = sx(g, v);
+		double v = tick_value(&g->xt, i), x = sx(g, v);
 		tick_label(&g->xt, v, label, sizeof label);
 		put_fmt(ob, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 			"stroke=\"#ddd\"/><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
@@ -338,7 +370,7 @@ static void put_axes(weft__outbuf *ob, const geometry *g, const ticks *yt, doubl
 			top + PANEL_H, x, top + PANEL_H + 5, x, top + PANEL_H + 18, label);
 	}
 	for (int i = 0; i < yt->count; i++) {
-		double v = yt->first + i * yt->step, y = sy(yt, top, v);
+		double v = tick_value(yt, i), y = sy(yt, top, v);
 		tick_label(yt, v, label, sizeof label);
 		put_fmt(ob, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 			"stroke=\"#ddd\"/><line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "

@@ -4,6 +4,7 @@
  * kept, memory bounded by its cap) and the SVG writer (escaped names,
  * empty and single-point series, constant values).
  */
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,9 +76,60 @@ static void test_chart(void)
 	unlink(path);
 }
 
+/*
+ * Writes a chart of one series (x, y: n points) and checks that every
+ * coordinate is a finite number inside the picture.
+ */
+static void check_extreme_chart(const double *x, const double *y, size_t n)
+{
+	char path[] = "/tmp/weft-svg-XXXXXX";
+	int fd = mkstemp(path);
+	REQUIRE(fd >= 0);
+	weft__svg_series a[1] = { { x, y, n } };
+	const char *names[1] = { "s" };
+	weft__svg_panel panels[1] = { { "p", "y", a } };
+	weft__svg_chart c = { "extreme", "x", names, 1, panels, 1, NULL, 0, 0 };
+	CHECK(weft__svg_chart_write(fd, &c) == 0);
+	close(fd);
+	size_t size;
+	char *text = tu_read_file(path, &size);
+	REQUIRE(text != NULL);
+	CHECK(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL);
+	const char *p = strstr(text, "points=\"");
+	REQUIRE(p != NULL);
+	p += strlen("points=\"");
+	for (size_t k = 0; k < n; k++) {
+		double px, py;
+		int used = 0;
+		CHECK(sscanf(p, "%lf,%lf%n", &px, &py, &used) == 2);
+		CHECK(px >= 0 && px <= 960 && py >= 0 && py <= 400);
+		p += used;
+	}
+	free(text);
+	unlink(path);
+}
+
+/*
+ * Values as far apart as doubles go (a damaged ROSS file holds any): the
+ * axes were 2^1024 wide, their tick loop never ended (fuzz_ross found it).
+ */
+static void test_extreme_ranges(void)
+{
+	static const double wide[] = { -DBL_MAX, DBL_MAX }, top[] = { DBL_MAX, DBL_MAX };
+	static const double bottom[] = { -DBL_MAX, -DBL_MAX }, tiny[] = { 5e-324, 5e-324 };
+	static const double near[] = { 1e300, 1e300 * (1 + 1e-15) }, zero[] = { 0, 0 };
+	check_extreme_chart(wide, wide, 2);
+	check_extreme_chart(top, top, 2);
+	check_extreme_chart(bottom, wide, 2);
+	check_extreme_chart(tiny, tiny, 2);
+	check_extreme_chart(near, near, 2);
+	check_extreme_chart(zero, wide, 2);
+}
+
 int main(void)
 {
 	test_decimator();
 	test_chart();
+	test_extreme_ranges();
 	return tu_result();
 }

@@ -32,3 +32,19 @@ def test_summary_of_a_mode_file_without_samples(tmp_path, with_events):
     proc = run_weft("summary", tmp_path)
     assert proc.returncode in (0, 1), proc.stderr
     assert "runtime error" not in proc.stderr
+
+
+def test_plot_of_values_as_far_apart_as_doubles_go(tmp_path):
+    """A damaged real-time file whose samples span -1e308 to 1e308: the
+    axis was 2^1024 wide and its tick loop never ended (fuzz_ross; its
+    first byte chose the file name and --resync)."""
+    crasher = DATA_DIR / "crashers" / "fuzz_ross" / "plot-axis-2e308-wide"
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "ross-stats-rt.bin").write_bytes(crasher.read_bytes()[1:])
+    out = tmp_path / "out.svg"
+    proc = run_weft("plot", "--resync", "-o", out, tmp_path / "run", timeout=60)
+    assert proc.returncode == 1, proc.stderr  # bytes were skipped: data lost
+    assert "runtime error" not in proc.stderr
+    svg = out.read_text()
+    assert "nan" not in svg and "inf" not in svg
+    assert "e+308" in svg  # the axes span the values

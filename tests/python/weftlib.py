@@ -35,11 +35,12 @@ def find_weft_binary():
 WEFT = find_weft_binary()
 
 
-def run_weft(*args, expect=None, binary=False):
+def run_weft(*args, expect=None, binary=False, timeout=300):
     """Runs weft with the arguments; checks the exit status when `expect`
-    is given. Returns the CompletedProcess (text unless binary)."""
+    is given. Returns the CompletedProcess (text unless binary); a run
+    longer than `timeout` seconds fails the test."""
     proc = subprocess.run([WEFT, *map(str, args)], capture_output=True,
-                          text=not binary, timeout=300)
+                          text=not binary, timeout=timeout)
     if expect is not None:
         assert proc.returncode == expect, (
             f"weft {' '.join(map(str, args))}: exit {proc.returncode}, "
