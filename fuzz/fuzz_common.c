@@ -233,21 +233,27 @@ int fz_read_trace(const char *rel, const weft_open_options *options)
 	return 0;
 }
 
-void fz_read_pallas(const char *rel, int grammar)
+void fz_read_pallas(const char *rel, int action)
 {
-	weft_open_options o;
-	weft_open_options_init(&o);
-	o.format = WEFT_FORMAT_PALLAS;
-	fz_read_trace(rel, &o);
 	const char *path = fz_path(rel);
-	fz_cli("check", "--format", "pallas", path, NULL);
-	if (!grammar)
-		return;
-	fz_cli("info", "--format", "pallas", path, NULL);
-	fz_cli("dump", "--format", "pallas", "--structure", path, NULL);
-	fz_cli("profile", "--format", "pallas", path, NULL);
-	fz_cli("profile", "--format", "pallas", "--headers-only", path, NULL);
-	fz_cli("profile", "--format", "pallas", "--replay", path, NULL);
+	if (action == FZ_PALLAS_READ_CHECK || action == 0) {
+		weft_open_options o;
+		weft_open_options_init(&o);
+		o.format = WEFT_FORMAT_PALLAS;
+		fz_read_trace(rel, &o);
+	}
+	if (action == FZ_PALLAS_READ_CHECK || action == 1)
+		fz_cli("check", "--format", "pallas", path, NULL);
+	else if (action == 2)
+		fz_cli("info", "--format", "pallas", path, NULL);
+	else if (action == 3)
+		fz_cli("dump", "--format", "pallas", "--structure", path, NULL);
+	else if (action == 4)
+		fz_cli("profile", "--format", "pallas", path, NULL);
+	else if (action == 5)
+		fz_cli("profile", "--format", "pallas", "--headers-only", path, NULL);
+	else if (action == 6)
+		fz_cli("profile", "--format", "pallas", "--replay", path, NULL);
 }
 
 void fz_convert_setup(void)

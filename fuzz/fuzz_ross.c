@@ -1,12 +1,18 @@
 /*
  * fuzz_ross - the bytes after the first are the only file of a ROSS run;
- * the first byte chooses its name, so its kind (engine samples of the
- * GVT, real-time or virtual-time modes, event trace, model data, or a
- * name that says nothing, given as the trace path: the kind is then
- * detected from the data), whether --resync is given, and the level of
- * `weft table`. The run is read with every field, checked, summarised,
- * tabulated and plotted. The directory is made again for each input, so
- * that no file of an earlier one is left in it.
+ * the first byte chooses:
+ *   bits 0-2  its name, so its kind (engine samples of the GVT, real-time
+ *             or virtual-time modes, event trace, model data, or a name
+ *             that says nothing, given as the trace path: the kind is
+ *             then detected from the data);
+ *   bit 3     whether --resync is given;
+ *   bits 4-7  what reads it, one per input (each open of the run costs
+ *             as much as the reading, so running them all made every
+ *             input five times slower): the library's reading of every
+ *             field, `weft check`, `weft summary`, `weft plot`, or
+ *             `weft table` at one of its five levels ((choice >> 4) % 9).
+ * The directory is made again for each input, so that no file of an
+ * earlier one is left in it.
  */
 #include <stdio.h>
 
@@ -47,6 +53,29 @@ static void run_command(int resync, const char *command, const char *const *args
 	fz_cli_argv(argv);
 }
 
+/* Action `action` (0 to 8, as the header says) on the run. */
+static void run_action(unsigned action, int resync, const char *rel)
+{
+	const char *none[] = { NULL };
+	const char *plot[] = { "--force", "-o", svg_path, NULL };
+	if (action == 0) {
+		weft_open_options o;
+		weft_open_options_init(&o);
+		o.ross_resync = resync;
+		fz_read_trace(rel, &o);
+	} else if (action == 1) {
+		run_command(resync, "check", none);
+	} else if (action == 2) {
+		run_command(resync, "summary", none);
+	} else if (action == 3) {
+		run_command(resync, "plot", plot);
+	} else {
+		const char *table[] = { "--level", levels[action - 4], "--force", "-o",
+					csv_path, NULL };
+		run_command(resync, "table", table);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned choice = size > 0 ? data[0] : 0;
@@ -60,17 +89,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(file_path, sizeof file_path, "%s/%s", run_path, name);
 	int detect = (choice & 7) % 6 == 5;
 	trace_path = detect ? file_path : run_path;
-	weft_open_options o;
-	weft_open_options_init(&o);
-	o.ross_resync = resync;
-	fz_read_trace(detect ? rel : "run", &o);
-	const char *none[] = { NULL };
-	const char *table[] = { "--level", levels[(choice >> 4) % 5], "--force", "-o",
-				csv_path, NULL };
-	const char *plot[] = { "--force", "-o", svg_path, NULL };
-	run_command(resync, "check", none);
-	run_command(resync, "summary", none);
-	run_command(resync, "table", table);
-	run_command(resync, "plot", plot);
+	run_action((choice >> 4) % 9, resync, detect ? rel : "run");
 	return 0;
 }

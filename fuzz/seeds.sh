@@ -51,15 +51,18 @@ for f in "$data"/heph/*.bin.log; do
 	seed fuzz_convert_chrome 005 "$f" # --heph-compat
 done
 # fuzz_ross: choice & 7 = name (0 gvt, 1 rt, 2 analysis-lps, 3 evtrace,
-# 4 model, 5 data.bin), & 8 = --resync, >> 4 = table level
+# 4 model, 5 data.bin), & 8 = --resync, >> 4 = what reads it (0 the
+# library, 1 check, 2 summary, 3 plot, 4-8 table at each level)
 for f in "$data"/ross/*/*/*.bin; do
 	case $f in
 	*-gvt.bin) k=0 ;; *-rt.bin) k=1 ;; *-analysis-lps.bin) k=2 ;;
 	*-evtrace.bin) k=3 ;; *-model.bin) k=4 ;; *) k=5 ;;
 	esac
-	seed fuzz_ross 00$k "$f"
-	seed fuzz_ross 0$((k + 10)) "$f"  # --resync (octal 1x: 8 + k)
-	seed fuzz_ross 00$((5)) "$f"      # detected from the data
+	for a in 0 1 2 3 4 5 6 7 8; do
+		seed fuzz_ross "$(printf %03o $((a * 16 + k)))" "$f"
+	done
+	seed fuzz_ross "$(printf %03o $((16 + 8 + k)))" "$f"  # check --resync
+	seed fuzz_ross "$(printf %03o $((16 + 5)))" "$f"      # check, detected from the data
 done
 for f in "$data"/ross/*/*/ross-stats-gvt.bin; do
 	for t in perfetto chrome paraver pallas; do
@@ -70,14 +73,15 @@ done
 for f in "$data"/pallas/*/trace/main.pallas; do seed fuzz_pallas_main - "$f"; done
 for f in "$data"/pallas/*/trace/archive_*/archive.pallas; do seed fuzz_pallas_archive - "$f"; done
 for f in "$data"/pallas/*/trace/archive_*/thread_*/thread.pallas; do
-	seed fuzz_pallas_thread - "$f"
+	for a in 0 1 2 3 4 5 6; do seed fuzz_pallas_thread 00$a "$f"; done  # the reader
 	for t in perfetto chrome paraver pallas; do seed fuzz_convert_$t 003 "$f"; done
 done
+# fuzz_pallas_values: choice & 1 = the file, >> 1 = the reader
 for f in "$data"/pallas/*/trace/archive_*/thread_*/event_durations.dat; do
-	seed fuzz_pallas_values 000 "$f"
+	for a in 0 1 2 3 4 5 6; do seed fuzz_pallas_values "$(printf %03o $((a * 2)))" "$f"; done
 done
 for f in "$data"/pallas/*/trace/archive_*/thread_*/sequence_durations.dat; do
-	seed fuzz_pallas_values 001 "$f"
+	for a in 0 1 2 3 4 5 6; do seed fuzz_pallas_values "$(printf %03o $((a * 2 + 1)))" "$f"; done
 done
 for d in "$out"/*; do
 	echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"

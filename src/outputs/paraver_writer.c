@@ -245,6 +245,7 @@ typedef struct ph_entry {
 typedef struct pv_window {
 	rec *ring;
 	size_t ring_cap, head, count;   /* ring_cap: a power of two */
+	size_t ring_max;                /* ring_cap grows up to it (a power of two) */
 	uint64_t tail_time;             /* time of the ring's last record */
 	rec *heap;
 	size_t heap_count, heap_cap;
@@ -1281,11 +1282,35 @@ static size_t pow2_at_least(size_t n)
 	return cap;
 }
 
+/* The FIFO's first size in records: it doubles as it fills, up to ring_max. */
+#define RING_FIRST 1024u
+
 /*
- * Allocates the window's FIFO at the first record: COLLECT_FACTOR times
- * the window until the first write (the tasks the header makes room for
- * are those known then: the later it comes, the more of them), the
- * window after it. 0, or -1 (ENOMEM).
+ * Makes the FIFO `cap` records (a power of two, at least its count), its
+ * records copied in order. 0, or -1 (ENOMEM: the FIFO is left as it was).
+ */
+static int window_resize(pv_window *wn, size_t cap)
+{
+	rec *ring = malloc(cap * sizeof *ring);
+
+	if (ring == NULL)
+		return -1;
+	for (size_t i = 0; i < wn->count; i++)
+		ring[i] = wn->ring[(wn->head + i) & (wn->ring_cap - 1)];
+	free(wn->ring);
+	wn->ring = ring;
+	wn->ring_cap = cap;
+	wn->head = 0;
+	return 0;
+}
+
+/*
+ * Allocates the window's FIFO at the first record. The window is
+ * COLLECT_FACTOR times its size until the first write (the tasks the
+ * header makes room for are those known then: the later it comes, the
+ * more of them), its size after it; the FIFO starts small and doubles
+ * as it fills (a small trace, and every input of a fuzz target, never
+ * pays for the 16 MiB). 0, or -1 (ENOMEM).
  */
 static int window_ensure(weft__paraver_writer *w)
 {
@@ -1296,31 +1321,21 @@ static int window_ensure(weft__paraver_writer *w)
 	size_t limit = (size_t)(w->window_bytes / sizeof(rec));
 	wn->steady = limit < 2 ? 2 : limit;
 	wn->limit = wn->steady * COLLECT_FACTOR;
-	wn->ring_cap = pow2_at_least(wn->limit);
+	wn->ring_max = pow2_at_least(wn->limit);
+	wn->ring_cap = wn->ring_max < RING_FIRST ? wn->ring_max : RING_FIRST;
 	wn->ring = malloc(wn->ring_cap * sizeof *wn->ring);
 	return wn->ring != NULL ? 0 : -1;
 }
 
 /*
  * After the first write: the FIFO shrinks to the window's size once it
- * holds no more (its records copied in order). Keeps the large one when
- * the small one cannot be had.
+ * holds no more. Keeps the large one when the small one cannot be had.
  */
 static void window_shrink(pv_window *wn)
 {
-	size_t cap = pow2_at_least(wn->steady);
-	rec *ring = malloc(cap * sizeof *ring);
-
 	wn->shrink = 0;
-	if (ring == NULL)
-		return;
-	for (size_t i = 0; i < wn->count; i++)
-		ring[i] = wn->ring[(wn->head + i) & (wn->ring_cap - 1)];
-	free(wn->ring);
-	wn->ring = ring;
-	wn->ring_cap = cap;
-	wn->head = 0;
-	wn->shrink = 0;
+	if (wn->ring_cap > wn->ring_max)
+		window_resize(wn, wn->ring_max);
 }
 
 /* Records in the window. */
@@ -1367,6 +1382,8 @@ static void heap_down(rec *h, size_t n, size_t i)
  */
 static inline rec *window_slot(pv_window *wn, uint64_t time, int *in_ring)
 {
+	if (WEFT__OUT_UNLIKELY(wn->count == wn->ring_cap && wn->ring_cap < wn->ring_max))
+		window_resize(wn, wn->ring_cap * 2); /* ENOMEM: the heap takes it */
 	*in_ring = wn->count < wn->ring_cap && (wn->count == 0 || time >= wn->tail_time);
 	if (*in_ring)
 		return &wn->ring[(wn->head + wn->count) & (wn->ring_cap - 1)];
@@ -1939,7 +1956,8 @@ static int first_write(weft__paraver_writer *w)
 	w->mode = MODE_DIRECT;
 	w->stats.direct = 1;
 	w->win.limit = w->win.steady;
-	w->win.shrink = pow2_at_least(w->win.steady) < w->win.ring_cap;
+	w->win.ring_max = pow2_at_least(w->win.steady);
+	w->win.shrink = w->win.ring_max < w->win.ring_cap;
 	if (put_trace_start(w))
 		log_put(w, 0, LOG_SKIP);
 	return 0;
