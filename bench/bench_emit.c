@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_emit - cost of emitting ovni events with weft's drop-in libovni.
  *

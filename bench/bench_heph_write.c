@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_heph_write - cost of writing Heph trace events with weft's writer
  * (weft/heph.h).

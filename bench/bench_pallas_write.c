@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_pallas_write - cost of writing Pallas traces with weft's writer
  * (weft/pallas.h), on the workloads of Pallas 0.20's figures.

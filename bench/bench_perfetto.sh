@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Benchmark of the Perfetto writer (docs/perfetto.md):
 #
 # 1. the writer alone: a small program (written and compiled here against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench/bench_read.c - how fast the unified reading API delivers the
  * events of any trace: every event through one merged cursor (time order

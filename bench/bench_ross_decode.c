@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_ross_decode.c - decoding speed of the ROSS reader through the
  * public API: opens a run, iterates every record with the merged cursor

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Benchmark of `weft convert --to chrome` (or TO) on a Heph trace: events
 # per second and peak resident memory (GNU time's maximum RSS), for the
 # default mode, one thread (--threads 1) and, for chrome, --heph-compat,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a large Pallas 0.20 trace for the read benchmarks, in the layout
 of the reference trace wb_enterleave_f3_n1000_t2_logical: T threads, each
 N iterations of Enter/Leave of F functions (a loop over a body of F

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes a large ROSS run for benchmarks by repeating the records of a
 reference file, with increasing times.
 

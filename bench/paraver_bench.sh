@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Benchmark of `weft convert --to paraver` (docs/paraver.md): events per
 # second and peak resident memory (GNU time's maximum RSS), with the
 # median wall, user and system times, on

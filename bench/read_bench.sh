@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Read-side benchmark of weft on a large ovni trace: `weft top`,
 # `weft dump` (text, -x, --json; two threads, then the text dump again in
 # one thread with WEFT_THREADS=1) and `weft check`, each with its wall time,

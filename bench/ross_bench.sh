@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ROSS benchmark of weft: decoding through the API (bench_ross_decode),
 # `weft table` of each level (to a pipe and to a file), sorted tables,
 # `weft summary`, `weft plot`, and info/top/check on a run with many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ovni_workers - a small parallel program traced with the ovni API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pallas_mpi_ring.c - writes a Pallas trace of an MPI ring with weft's
  * Pallas writer (include/weft/pallas.h), without MPI: RANKS ranks (one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/fuzz_common.c - the work directory, seed traces and the readers
  * that every fuzz target drives (see fuzz_common.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/fuzz_common.h - what the fuzz targets share (docs/fuzzing.md).
  *

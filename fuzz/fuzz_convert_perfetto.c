@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_convert_perfetto - `weft convert --to perfetto` of a trace of each format
  * that weft reads, one file of which is the fuzzer's bytes (the first

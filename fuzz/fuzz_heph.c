@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_heph - the bytes are a Heph trace file: read in time order (the
  * time-order index, the call trees) with every field, in stored order

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_ovni_json - the bytes are the stream.json (the metadata) of a
  * layout-3 ovni trace (bench-valid-small: four threads of one process,

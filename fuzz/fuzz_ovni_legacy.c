@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_ovni_legacy - layouts 1 and 2 of ovni (libovni 1.0 to 1.10): the
  * first byte chooses the file of the reference traces of tests/data that

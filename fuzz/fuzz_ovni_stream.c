@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_ovni_stream - the bytes are the stream.obs of a layout-3 ovni trace
  * (ovni-sort-unsorted, its stream.json kept): read in time order (the

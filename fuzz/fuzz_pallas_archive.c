@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_pallas_archive - the bytes are the archive.pallas of a Pallas 0.20
  * trace (wb_generic_f2_n20_t4_logical, 40 events per thread: the archive

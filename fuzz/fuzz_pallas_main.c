@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_pallas_main - the bytes are the main.pallas of a Pallas 0.20 trace
  * (wb_generic_f2_n20_t4_logical, written by Pallas 0.20's write_benchmark

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_pallas_thread - the bytes after the first are the thread.pallas of
  * the only thread of a Pallas 0.20 trace (write_pattern): its events,

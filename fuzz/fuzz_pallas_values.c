@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_pallas_values - the bytes after the first are one value file of
  * the only thread of a Pallas 0.20 trace (write_pattern): bit 0 of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_ross - the bytes after the first are the only file of a ROSS run;
  * the first byte chooses:

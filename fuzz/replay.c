@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz/replay.c - runs a fuzz target on files without libFuzzer: the
  * regression tests of the normal build (each crasher found by fuzzing is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Writes the seed corpus of every fuzz target into OUT/<target>/ from the
 # traces of tests/data (docs/fuzzing.md): the files each target puts its
 # bytes in place of, cut to their first SEED_MAX bytes (default 4096: a

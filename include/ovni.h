@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ovni.h - the instrumentation API of libovni 1.14, as provided by weft's
  * drop-in libovni (libovni.so built from src/libovni/).

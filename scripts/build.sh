@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Configures and builds weft into BUILD_DIR (default: build) with warnings
 # as errors. Extra arguments go to cmake (e.g. -DWEFT_SANITIZE=ON).
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Command 1 of the README: installs what is missing, builds weft, records a
 # trace of the bundled example (a multi-threaded computation instrumented
 # through the ovni-compatible API), then shows `weft info` and `weft top`.

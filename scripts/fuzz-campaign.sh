@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Fuzzing campaigns (docs/fuzzing.md): builds the libFuzzer targets of
 # fuzz/ with clang (-DWEFT_FUZZ=ON: -fsanitize=fuzzer,address,undefined),
 # seeds their corpora from tests/data (fuzz/seeds.sh), then runs each
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--max-len) max_len=$2; shift 2 ;;
 	--seed) seed=-seed=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
-	-h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,26p' "$0"; exit 0 ;;
 	-*) echo "fuzz-campaign: unknown option $1" >&2; exit 2 ;;
 	*) targets="$targets $1"; shift ;;
 	esac

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Turns data/ovni-event-signatures.tsv into C initialisers for the table in
 # src/formats/ovni/ovni_signatures.c. Input columns: model, model_id,
 # model_version, mcv, jumbo, fields, role, partner. Comment lines start

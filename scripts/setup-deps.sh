@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs the Debian 12 packages weft needs to build and test, when they
 # are missing. Runs apt-get only when something is missing (as root, or
 # through sudo when available). Used by scripts/demo.sh and scripts/test.sh;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Command 2 of the README: installs what is missing, builds weft and runs
 # every test (C unit tests and the command-level golden tests) with ctest.
 # Extra arguments go to cmake (scripts/test.sh -DWEFT_SANITIZE=ON).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The fuzz targets (fuzz/, built as replay programs without libFuzzer) on
 # every input kept from fuzzing, tests/data/crashers/<target>/ (each made
 # a target crash, leak or misbehave under the sanitizers once: a

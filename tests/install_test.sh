@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Installs the build into a scratch prefix, then builds a program against
 # the installed headers and libraries through pkg-config (weft.pc) and a
 # libovni program against the installed ovni.h, and runs both.

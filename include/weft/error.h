@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * weft/error.h - status codes and diagnostics shared by every weft call.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * weft/event.h - the unified event model and the cursors that deliver
  * events of one stream, or of many streams merged by time.

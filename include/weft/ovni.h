@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * weft/ovni.h - what is specific to ovni traces: the event signature table
  * of the ovni 1.14 models, and sorting of unordered regions (ovnisort).

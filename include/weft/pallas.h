@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * weft/pallas.h - writing Pallas traces (on-disk version 20) from C.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * weft/pallas_grammar.h - the structure of a Pallas thread, without
  * unrolling it: its events, its sequences (blocks and loop bodies) and its

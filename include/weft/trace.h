@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * weft/trace.h - opening a trace of any supported format, its hierarchy of
  * nodes (e.g. ovni loom > process > thread) and its streams.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * weft/weft.h - the umbrella header of libweft: include only this one.
  *

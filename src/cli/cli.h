@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cli.h - what the subcommands of the `weft` command share: exit
  * codes, a small option parser, the options common to every command

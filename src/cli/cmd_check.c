@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_check.c - `weft check`: reads a whole trace and lists what is
  * wrong with it, one "<file>:<offset>: <severity>: <message>" per

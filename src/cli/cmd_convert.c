@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_convert.c - `weft convert TRACE --to chrome -o OUT.json`: the
  * events of a trace of any format in a viewer's format, written by an

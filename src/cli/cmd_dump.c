@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_dump.c - `weft dump`: every event of the trace merged in time
  * order, one line each, as decoded fields, raw hex (ovnidump -x) or JSON

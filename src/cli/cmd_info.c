@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_info.c - `weft info`: what a trace is made of. The format and
  * layout version, the node hierarchy (e.g. loom > process > thread) with

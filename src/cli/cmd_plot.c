@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_plot.c - `weft plot`: the efficiency and the events processed
  * of each PE (or KP) of a ROSS run over virtual or real time, as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_profile.c - `weft profile`: per region, how many calls, their
  * total, mean, min and max duration and their exclusive time, over every

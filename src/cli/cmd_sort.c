@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_sort.c - `weft sort`: sorts the unordered regions (OU[ .. OU])
  * of every stream of an ovni trace in place, like ovnisort but through a

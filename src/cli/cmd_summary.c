@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_summary.c - `weft summary`: what the engine samples of a ROSS
  * run say, per sampling mode (each gvt, rt and vt file) and per PE:

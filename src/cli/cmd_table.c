@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_table.c - `weft table`: the records of one level of a ROSS run
  * (PE, KP or LP engine samples, model samples, event-trace records) as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_top.c - `weft top`: how many events of each code (MCV) a trace
  * has, like ovnitop, optionally per stream. Built for speed: each stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/common.c - helpers every subcommand uses: opening the trace with a
  * clear message on failure, reporting library errors, printing

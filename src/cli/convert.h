@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/convert.h - the parts of `weft convert` (cmd_convert.c reads the
  * options and opens the trace; each output format has its own file):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/convert_pallas.c - `weft convert TRACE --to pallas -o DIR`: any
  * trace weft reads becomes a Pallas 0.20 trace written by libweft's

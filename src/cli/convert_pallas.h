@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/convert_pallas.h - the pieces of `weft convert --to pallas`
  * (convert_pallas.c) shared by its files: the conversion state, the

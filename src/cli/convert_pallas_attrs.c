@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/convert_pallas_attrs.c - `weft convert --to pallas`: the attribute
  * list of one record: weft.code, weft.end, the decoded fields as typed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/convert_pallas_defs.c - `weft convert --to pallas`: small helpers,
  * the string table (every name, code and string value as a global string

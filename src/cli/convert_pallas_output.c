@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/convert_pallas_output.c - `weft convert --to pallas`: the output
  * directory: what may be replaced (--force: a Pallas trace or an empty

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/convert_view.c - `weft convert --to perfetto|chrome|paraver`: the trace
  * through the view layer (outputs/view.h) into a viewer writer.

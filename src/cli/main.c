@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/main.c - the `weft` command: dispatches to one subcommand (info,
  * dump, top, check, sort, convert, and for ROSS table, summary, plot) and

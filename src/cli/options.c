@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/options.c - option parsing of the subcommands: "--name", "--name
  * VALUE", "--name=VALUE", "-x", options anywhere among the positional

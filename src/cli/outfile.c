@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/outfile.c - output files written through a temporary file and a
  * rename (see outfile.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/outfile.h - an output file written safely: the bytes go to a
  * temporary file next to the destination (same file system), which is

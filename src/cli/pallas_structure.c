@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/pallas_structure.c - `weft dump --structure`: the grammar of each
  * thread of a Pallas trace as a tree, without unrolling it (like

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/ross_cli.c - helpers of the ROSS analysis commands (see
  * ross_cli.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cli/ross_cli.h - what the ROSS analysis commands (`weft table`,
  * `summary`, `plot`) share: requiring a ROSS trace, the file (root node)

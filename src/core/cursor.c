@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/cursor.c - delivering the events of one stream, or of many streams
  * merged by time with a binary min-heap (one entry per live stream).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/error.c - status strings and the thread-local last-error message.
  */

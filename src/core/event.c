@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/event.c - typed fields of events, dispatched to the backend that
  * knows the layouts of its format.

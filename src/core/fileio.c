@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/fileio.c - whole reads and writes: read(2) and write(2) may stop
  * short or be interrupted; every reader and writer of weft goes through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/find_forward.c - the first offset of a file, from a given one on,
  * where a format's records start again. Readers use it after a size or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/internal.h - what the core gives the format backends and outputs:
  * the backend interface, the trace object they fill, errors, diagnostics.

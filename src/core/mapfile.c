@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/mapfile.c - a sliding window over a file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/metadata.c - metadata handed over as JSON objects: the backends
  * build jansson objects, the trace keeps them as compact text.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/threads.c - when a helper thread is worth starting.
  *

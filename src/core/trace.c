@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/trace.c - opening a trace with the right backend, and the tables of
  * nodes, streams and diagnostics that every backend fills the same way.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * core/utf8.c - UTF-8 validation, shared by the readers (which reject
  * invalid text where a format requires UTF-8) and the writers (which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * clock.c - ovni_clock_now(): CLOCK_MONOTONIC in ns, cheaply.
  *

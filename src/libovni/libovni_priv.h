@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libovni_priv.h - state and helpers shared by the files of weft's drop-in
  * libovni. Nothing here is exported: everything is static or hidden.

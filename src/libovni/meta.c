@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * meta.c - the stream.json of each thread: its initial content, required
  * models, user attributes under dot-separated keys, and mark types and

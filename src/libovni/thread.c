@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * thread.c - processes and thread streams: directories, stream files,
  * opening and closing, and what happens to streams that are never closed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util.c - error reporting, version parsing and file helpers of the
  * drop-in libovni.

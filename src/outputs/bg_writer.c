@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/bg_writer.c - an output written by a second thread from two
  * swapped buffers (see bg_writer.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/bg_writer.h - writing an output from a second thread: the
  * producer fills one buffer while the writer thread write(2)s the other,

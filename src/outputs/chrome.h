@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/chrome.h - events of any trace as Chrome's Trace Event format
  * (JSON object form), written as a stream: header, events, footer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/chrome_fixup.c - the same-start fix-up of Heph's converter, for
  * `weft convert --heph-compat`, exact but without its one-microsecond

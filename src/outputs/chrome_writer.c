@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/chrome_writer.c - Chrome's Trace Event format (JSON), streamed
  * from the unified event model (see chrome.h for the mapping and the two

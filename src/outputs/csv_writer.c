@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/csv_writer.c - CSV cells and rows (see csv_writer.h). Float
  * cells use the shortest round-trip text of outputs/float_format.c.

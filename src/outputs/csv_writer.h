@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/csv_writer.h - the pieces of CSV tables (`weft table`): a row
  * buffer that grows as needed, cells quoted per RFC 4180 when they must

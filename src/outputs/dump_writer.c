@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/dump_writer.c - the event lines of `weft dump`, in three modes:
  *   fields: <clock>  <code>  <stream>  name=value name=value ...

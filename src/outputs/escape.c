@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/escape.c - strings written safely: as JSON string literals
  * (RFC 8259: quote, backslash and control characters escaped; invalid

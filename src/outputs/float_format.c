@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/float_format.c - shortest round-trip decimal text of floating-
  * point values (see float_format.h).

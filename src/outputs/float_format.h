@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/float_format.h - floating-point values as the shortest decimal
  * text that reads back to the same value, in two notations:

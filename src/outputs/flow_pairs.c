@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/flow_pairs.c - waiting message ends by flow id: open addressing
  * with linear probing, deletion by shifting back the entries after the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/flow_pairs.h - the two ends of each message, paired by flow id.
  *

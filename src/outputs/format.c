@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/format.c - integer and hex formatting by hand: two decimal
  * digits per table look-up or eight at once in a 64-bit word, 32-bit

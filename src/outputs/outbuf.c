@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/outbuf.c - the output buffer of the text writers: bytes gather
  * in one large block that goes out with write(2), so that a dump costs a

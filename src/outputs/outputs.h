@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/outputs.h - text writers shared by the `weft` command and the
  * converters: a large output buffer with hand-written number formatting,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/paraver.h - the tracks and events of a view (outputs/view.h) as
  * a Paraver trace: OUT.prv (records), OUT.pcf (labels), OUT.row (names).

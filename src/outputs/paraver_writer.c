@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/paraver_writer.c - a view sink that writes Paraver's .prv, .pcf
  * and .row (see paraver.h and docs/paraver.md for the mapping).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/perfetto.h - the Perfetto native protobuf trace (.pftrace), a
  * sink of the view layer (outputs/view.h), encoded by hand (no protobuf

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/perfetto_writer.c - Perfetto's native protobuf trace, written
  * by hand as a sink of the view layer (see perfetto.h for the mapping).

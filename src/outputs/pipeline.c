@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/pipeline.c - reading and writing on two cores. The calling
  * thread (the reader) merges the streams through the cursor and copies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/pipeline.h - the events of a cursor handed to a consumer (a
  * writer), either in the calling thread or through a second thread: the

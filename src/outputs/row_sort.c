@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/row_sort.c - external merge sort of text rows by a 64-bit key
  * (see row_sort.h).

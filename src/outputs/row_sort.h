@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/row_sort.h - sorting rows of text (CSV lines) by a 64-bit key
  * in bounded memory: rows are kept in memory up to a budget; beyond it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/svg_plot.c - line charts written by hand as SVG, and the
  * min/max decimator of long series (see svg_plot.h).

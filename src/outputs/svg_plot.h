@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/svg_plot.h - line charts as self-contained SVG (no script, no
  * external resource, no library): panels stacked vertically that share

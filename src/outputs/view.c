@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/view.c - the timeline view of a trace (see view.h): tracks,
  * span stacks per timeline, counters, the time window.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * outputs/view.h - the events of any trace as what a timeline viewer
  * shows: tracks (processes, threads, sub-timelines, counters) and, on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * shrink_preload.c - fault injection for the tests: a library preloaded
  * into `weft` (LD_PRELOAD) that truncates a file while weft reads it, at

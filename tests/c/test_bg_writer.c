@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bg_writer.c - the output writer thread (outputs/bg_writer.h):
  *   - positioned mode on a regular file: buffers handed over in turn, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_chrome_fixup.c - the same-start fix-up of `weft convert
  * --heph-compat` (outputs/chrome_fixup.c) against a plain transcription

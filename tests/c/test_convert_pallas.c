@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_convert_pallas.c - `weft convert --to pallas` on Pallas sources
  * written here with weft's writer (weft/pallas.h), read back with weft's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_core_errors.c - the core's error messages: an error passed on with
  * its own parts (file, offset and text of the last error, as a reader does

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_csv_writer.c - the CSV pieces of outputs/csv_writer.c: the fast
  * shortest round-trip float text against the exact (slow) reference of

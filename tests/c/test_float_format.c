@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_float_format.c - the shortest round-trip float texts of
  * outputs/float_format.c: a table of values whose text is known (Rust's

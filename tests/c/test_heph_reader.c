@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_heph_reader.c - the Heph reader against the reference vectors
  * (heph_sample.bin.log: streams, substreams, every attribute type, the call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_heph_writer.c - the Heph trace writer (weft/heph.h):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_libovni_clock - ovni_clock_now() is CLOCK_MONOTONIC in ns: every
  * value lies between clock_gettime() read just before and just after it,

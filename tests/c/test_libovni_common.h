@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_libovni_common.h - shared by the test_libovni_*.c tests: emitting
  * events through <ovni.h> while recording what was emitted, and checking

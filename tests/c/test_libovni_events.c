@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_libovni_events - every event shape emitted through <ovni.h> comes
  * back identical, field by field, from the bytes on disk and from the

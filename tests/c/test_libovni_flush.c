@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_libovni_flush - where the OF[ / OF] pairs of flushes land, as in
  * libovni 1.14, so that traces of ovni's own tests get the same ovniemu

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_libovni_meta - the stream.json files written by the drop-in
  * libovni: the keys of libovni 1.14 in its order, the initial file

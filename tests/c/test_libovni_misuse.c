@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_libovni_misuse - misuse of the API aborts, like libovni, with a
  * message on stderr that names the function; I/O failures abort with the

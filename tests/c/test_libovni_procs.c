@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_libovni_procs - several processes (fork) writing one trace, as
  * MPI ranks do: one loom per rank, two threads each, then the whole trace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mapfile.c - the sliding window over a file (core/mapfile.c): every
  * range it returns holds the file's bytes, whatever the order of the

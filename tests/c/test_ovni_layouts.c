@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ovni_layouts.c - events whose payload differs from the signature
  * table of the ovni 1.14 models, as real runtimes and ovni's own tests

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ovni_reader.c - the ovni reader against the reference traces of
  * libovni 1.4.1 (layout 1), 1.10.0 (layout 2) and 1.14.0 (layout 3), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ovni_robust.c - bad input is normal input: every truncation of a
  * real stream, and thousands of random corruptions of its bytes and of its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pallas_limits.c - what weft's Pallas writer does so that Pallas
  * 0.20's own reader can read every trace it writes (issue 13 item 6),

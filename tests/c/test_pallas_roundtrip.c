@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pallas_roundtrip.c - Pallas traces written with weft's writer
  * (weft/pallas.h) and read back with weft's reader: the unified API

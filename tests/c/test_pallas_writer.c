@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pallas_writer.c - the Pallas trace writer (weft/pallas.h):
  *

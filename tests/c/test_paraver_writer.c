@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_paraver_writer.c - the Paraver sink of the view layer
  * (outputs/paraver_writer.c), driven directly with synthetic tracks and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_perfetto_writer.c - the Perfetto protobuf writer (outputs/
  * perfetto_writer.c) driven as a view sink with synthetic tracks and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ross_reader.c - the ROSS reader against real runs and hand-made
  * bad files.

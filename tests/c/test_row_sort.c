@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_row_sort.c - the external merge sort of outputs/row_sort.c: rows
  * sorted by key and stable for equal keys, in memory, with a few spilled

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_svg_plot.c - the chart pieces of outputs/svg_plot.c: the min/max
  * decimator (bounded points, the extremes of every bucket kept, order

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_view.c - the timeline view (src/outputs/view.c) on reference
  * traces of every format, through a sink that records what it gets and

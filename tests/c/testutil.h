@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testutil.h - tiny helpers shared by the C tests (tests/c/test_*.c).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """pytest set-up of the command-level tests: the helper module next to
 this file is importable, and `copy_trace` gives a writable copy of a
 reference trace in a temporary directory (to break it on purpose), and

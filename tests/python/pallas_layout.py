@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Where things are in the files of a Pallas 0.20 trace, so that tests can
 damage one field on purpose (docs/pallas.md, /work/shared/specs/pallas.md):
 the offsets of the counts, ids, vector headers and tables of a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft check`: exit 0 on the clean reference traces, exit 1 with a line
 naming the file and offset on copies broken on purpose; plus a stream
 byte-swapped to big-endian, which weft must read right or refuse."""

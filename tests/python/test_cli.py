@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The `weft` command itself: usage and error paths (exit 2 with a
 message), the dump filters, and `weft sort`."""
 

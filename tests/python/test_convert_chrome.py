@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft convert --to chrome`: Heph traces to Chrome's Trace Event JSON.
 
 - `--heph-compat` is byte for byte Heph's converter: the two goldens, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft convert TRACE --to pallas -o DIR` (docs/convert-pallas.md): every
 reference trace (ovni of every layout, Heph, ROSS, Pallas) converted to
 Pallas, read back with `weft dump --json` and mapped back to the source's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The view layer's mapping through `weft convert --to chrome` (the JSON
 output is the easiest to inspect), for the formats the other tests do not
 cover there: ROSS samples as counters (ids and times left out), ROSS

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Losing data is an error: every command that reads events exits 1 when
 some of them could not be read (an error diagnostic: a file that stops
 being readable in its middle), with its output holding the rest. `top`,

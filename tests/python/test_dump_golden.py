@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft dump` against the real ovnidump: every event of every reference
 trace (layouts 1, 2 and 3) with the same clock, MCV, stream path and
 payload bytes, in the same merged order (ties of equal clocks compared as

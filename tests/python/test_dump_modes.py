@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The layouts of `weft dump` beyond the ovni goldens: `--tree` (the code
 indented by call-tree depth), the end and duration of interval events in
 the text dump, the "file" key of ROSS records in `--json`, and the end

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A trace file that shrinks while weft reads it (a tracer still writing
 it, a copy being replaced): every command reports "the file changed since
 it was opened" with the file and the byte where data went missing, exits 1

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What fuzzing found, on the command line (each input that made a fuzz
 target fail is also kept in tests/data/crashers/<target>/ and replayed by
 tests/fuzz_replay.sh). These fail under the ASan + UBSan build of the test

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """weft's commands on Heph traces: the decode of every packet against the
 golden conversion of Heph's own tool (heph_sample.json holds the stream,
 substream, times, description and attributes of every packet, in file

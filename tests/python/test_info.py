@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft info`: the layout version, every stream with its file and event
 count, the hierarchy with the merged metadata, the overall time span."""
 

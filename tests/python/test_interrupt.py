@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A command that writes files and is killed by a signal leaves none of
 its temporary files behind: every one of them (Paraver writes three at
 once), not only the last one opened.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft dump --json`: one valid JSON object per line with the documented
 keys (docs/dump-json.md), the same events as `weft dump -x`, offsets that
 point at the event in its stream file, and correct string escaping."""

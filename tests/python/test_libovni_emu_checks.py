@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The checks that the real ovniemu and ovnidump apply when they load a
 trace, re-implemented in Python and run on traces written by weft's libovni
 and on the reference traces written by the real libovni 1.14.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A count or size field that points past the end of its file, in the
 readers whose framing depends on it, beyond the Heph and ROSS cases of
 their own test files: losing more than the last record is an error (exit

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every command on paths that are not traces it can open: a missing path,
 an empty directory, an empty file, a directory of another format (or of
 none), a file or directory without read permission, and a forced format

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Traces of ovni 1.14's own tests and of the real nOS-V 4.1 runtime
 (tests/data/ovni/peer, README.md there) that weft once mishandled: the
 same events as the real ovnidump, payloads longer than the signature

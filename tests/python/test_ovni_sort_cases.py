@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft sort` and reading an unsorted trace against the real ovnisort
 (1.14), on small streams made here with the patterns of ovni's own sort
 tests (sort-into-previous-region, sort-flush: flush events inside a

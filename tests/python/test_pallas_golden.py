@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """weft on the Pallas 0.20 reference traces of tests/data/pallas: the
 events of `weft dump --json` against `pallas_print` (every event, its
 time, thread and name, in the same order), the per-event counts and first

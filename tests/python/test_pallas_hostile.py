@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Damaged Pallas traces, made from a copy of a reference trace with one
 field changed (tests/python/pallas_layout.py says where each field is):
 every command gives a clear error naming the file and never crashes, also

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft convert --to paraver`: OUT.prv, OUT.pcf and OUT.row of reference
 traces of every format (ovni, Heph, ROSS, Pallas), parsed back here.
 

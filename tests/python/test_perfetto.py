@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft convert --to perfetto`: the protobuf trace of reference traces of
 every format (ovni nosv-parallel-tasks and ovni-mark-4procs, Heph, ROSS,
 Pallas), read back independently of the writer:

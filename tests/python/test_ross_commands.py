@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The ROSS analysis commands against the reference runs of tests/data/ross:
 `weft table` (every cell against the golden decodes, the orders, sorting
 through spilled runs, schemas, quoting, the output file), `weft summary`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """weft's commands on ROSS runs: `weft dump --json` of every .bin of
 tests/data/ross against its golden decode (every record, same order and
 byte offsets, ints exact, floats as float32/float64 values), the run

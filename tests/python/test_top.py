@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`weft top` against ovnitop: the same counts per MCV in the same order,
 for every reference trace; --streams adds correct per-stream tables."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Helpers of the command-level tests: running `weft`, parsing the dumps
 of weft and of the real ovni tools, decoding payloads from the ovni event
 signature table, and comparing merged event sequences."""

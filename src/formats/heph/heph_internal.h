@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/heph/heph_internal.h - shared by the pieces of the Heph backend:
  * packet framing and validation (heph_packet.c), trace discovery with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/heph/heph_open.c - opening a Heph trace: the scan of the file
  * (heph_scan.c), then the nodes and streams it found, one node per stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/heph/heph_packet.c - one Heph packet at a time: framing (magic
  * and size), validation of event packets (every length inside the packet,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/heph/heph_scan.c - the pass that opens a Heph trace: it frames
  * and validates every packet, follows the epoch, finds the (stream,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/heph/heph_stream.c - the event readers of a Heph trace:
  *   - time order (the default): one stream by start time, through the

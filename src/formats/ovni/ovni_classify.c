@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ovni/ovni_classify.c - what an ovni event is on a timeline
  * (weft_event_classify()), for the viewers and converters:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ovni/ovni_internal.h - shared by the pieces of the ovni backend:
  * trace discovery and metadata (ovni_open.c), the stream reader

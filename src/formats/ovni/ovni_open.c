@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ovni/ovni_open.c - finding the streams of an ovni trace (layouts
  * 1, 2 and 3), building the loom > process > thread hierarchy, merging the

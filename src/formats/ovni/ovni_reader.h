@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ovni/ovni_reader.h - the state of one stream reader, shared by
  * the reader itself (ovni_stream.c) and the sorting of unordered regions

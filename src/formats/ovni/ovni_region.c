@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ovni/ovni_region.c - sorting the unordered regions (OU[ .. OU])
  * of a stream as ovnisort 1.14 sorts them, with bounded memory.

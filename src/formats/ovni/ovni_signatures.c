@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ovni/ovni_signatures.c - the event signatures of the ovni 1.14
  * models (generated from data/ovni-event-signatures.tsv at build time) and

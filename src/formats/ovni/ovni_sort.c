@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ovni/ovni_sort.c - sorting unordered regions on disk, like
  * ovnisort, but safely: a stream is rewritten to a temporary file next to

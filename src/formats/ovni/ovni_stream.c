@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ovni/ovni_stream.c - reading the events of one binary stream.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_check.c - weft_pallas_check(): what weft reads in
  * a Pallas trace but Pallas 0.20's own reader cannot (docs/pallas.md,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_format.h - facts of the Pallas 0.20 on-disk format
  * shared by the reader and the writer: version, settings, record kinds,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_grammar.c - the grammar each thread writer of the
  * Pallas writer builds while recording (the records API that feeds it is

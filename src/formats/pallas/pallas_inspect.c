@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_inspect.c - the public view of a thread's grammar
  * (weft/pallas_grammar.h): tables of events, sequences and loops with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_internal.h - the Pallas reader's pieces: a bounded
  * byte reader, the definitions of the main and archive files, the grammar

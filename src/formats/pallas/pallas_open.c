@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_open.c - opening a Pallas trace: the main file
  * (settings, global definitions, location groups) eagerly, then each

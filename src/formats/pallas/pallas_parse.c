@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_parse.c - the main file and archive files of a
  * Pallas trace: settings, definitions, location groups, locations and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_records.c - what the record kinds are called and
  * how their payloads decode into named fields, with definition names

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_stream.c - the events of one thread, in order, by
  * replaying its grammar: a stack of frames walks the root sequence,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_thread.c - the grammar of one thread
  * (thread.pallas): header, events with their attribute bytes and timestamp

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_values.c - on-demand value data: the sub-arrays of
  * timestamps and durations stored in event_durations.dat and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_write_records.c - the records API of the Pallas
  * writer (weft/pallas.h): the payload of each record kind, laid out as

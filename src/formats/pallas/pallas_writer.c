@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_writer.c - the Pallas writer's objects and files
  * (weft/pallas.h): global archive, archives, thread writers, definitions,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/pallas/pallas_writer_internal.h - what the parts of the
  * Pallas writer share:

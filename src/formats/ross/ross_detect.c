@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ross/ross_detect.c - what kind of ROSS file a file is. ROSS
  * writes no magic and no byte-order marker, so the data decides: the first

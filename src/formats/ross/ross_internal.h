@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ross/ross_internal.h - shared by the pieces of the ROSS backend:
  * record parsing and typed fields (ross_record.c), the model data schema

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ross/ross_open.c - opening a ROSS run: the files of a directory
  * (or one file), the kind of each (ross_detect.c, or forced), then one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ross/ross_record.c - one ROSS record at a time: framing and
  * validation of the three record families (sample headers, the 48-byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ross/ross_schema.c - the model data schema: a small text that
  * names the layout of the model data of MODEL, ANALYSIS_MODEL and EVENT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * formats/ross/ross_stream.c - the event readers of a ROSS run:
  *   - file order (what the merged cursor uses: `file_order_default`): a
