@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Installs the build into a scratch prefix, then builds a program against
 # the installed headers and libraries through pkg-config (weft.pc) and a
-# libovni program against the installed ovni.h, and runs both.
+# libovni program against the installed ovni.h, and runs both. The
+# installed libweft.so must export the public API only: weft_ names, no
+# weft__ internal (include/weft/api.h).
 set -eu
 build=$1
 prefix=$(mktemp -d "${TMPDIR:-/tmp}/weft-install-XXXXXX")
@@ -36,4 +38,10 @@ cc -std=c11 ${CFLAGS:-} -o "$prefix/use_ovni" "$prefix/use_ovni.c" -I"$prefix/in
 "$prefix/use_weft"
 "$prefix/use_ovni"
 test -x "$prefix/bin/weft"
+others=$(nm -D --defined-only "$prefix"/lib/libweft.so | awk '{print $3}' | grep -v '^weft_[a-z]' || true)
+if [ -n "$others" ]; then
+	echo "libweft.so exports names that are not the public API:" $others >&2
+	exit 1
+fi
+test "$(nm -D --defined-only "$prefix"/lib/libweft.so | grep -c ' weft_')" -gt 100
 echo "install ok"

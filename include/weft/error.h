@@ -12,9 +12,12 @@
 
 #include <stdint.h>
 
+#include "weft/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+WEFT_API_BEGIN
 
 enum weft_status {
 	WEFT_OK = 0,
@@ -58,6 +61,8 @@ typedef struct weft_diag {
 	uint64_t offset;     /* byte offset in that file, or WEFT_NO_OFFSET */
 	const char *message; /* what was expected and what was found */
 } weft_diag;
+
+WEFT_API_END
 
 #ifdef __cplusplus
 }

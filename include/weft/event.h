@@ -23,10 +23,12 @@
 #include <stdint.h>
 
 #include "weft/trace.h"
+#include "weft/api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+WEFT_API_BEGIN
 
 enum weft_event_flags {
 	WEFT_EVENT_JUMBO = 1u << 0,      /* ovni jumbo event: data holds its bytes */
@@ -208,6 +210,8 @@ int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,
  */
 int weft_cursor_next(weft_cursor *cursor, const weft_event **event);
 void weft_cursor_free(weft_cursor *cursor);
+
+WEFT_API_END
 
 #ifdef __cplusplus
 }

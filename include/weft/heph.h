@@ -45,10 +45,12 @@
 #include <stdint.h>
 
 #include "weft/error.h"
+#include "weft/api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+WEFT_API_BEGIN
 
 /* Attribute value types as stored in the packet (array = type | ARRAY). */
 enum weft_heph_type {
@@ -218,6 +220,8 @@ void weft_heph_event_cancel(weft_heph_stream *s);
  */
 int weft_heph_emit(weft_heph_stream *s, uint64_t substream, uint64_t start,
 		   uint64_t end, const char *desc);
+
+WEFT_API_END
 
 #ifdef __cplusplus
 }

@@ -12,10 +12,12 @@
 #include <stdint.h>
 
 #include "weft/error.h"
+#include "weft/api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+WEFT_API_BEGIN
 
 /* One event of the ovni models, as listed in event-signatures.tsv. */
 typedef struct weft_ovni_signature {
@@ -52,6 +54,8 @@ typedef struct weft_ovni_sort_report {
  */
 int weft_ovni_sort(const char *path, int check_only,
 		   weft_ovni_sort_report *report);
+
+WEFT_API_END
 
 #ifdef __cplusplus
 }

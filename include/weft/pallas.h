@@ -61,10 +61,12 @@
 #include <stdint.h>
 
 #include "weft/error.h"
+#include "weft/api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+WEFT_API_BEGIN
 
 typedef struct weft_pallas_global weft_pallas_global;
 typedef struct weft_pallas_archive weft_pallas_archive;
@@ -420,6 +422,8 @@ enum weft_pallas_record_role {
 int weft_pallas_record_raw(weft_pallas_thread *t, const weft_pallas_attrs *attrs,
 			   uint64_t ts, int32_t record, int role,
 			   const void *payload, size_t size);
+
+WEFT_API_END
 
 #ifdef __cplusplus
 }

@@ -16,10 +16,12 @@
 
 #include "weft/event.h"
 #include "weft/trace.h"
+#include "weft/api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+WEFT_API_BEGIN
 
 typedef struct weft_pallas_grammar weft_pallas_grammar;
 
@@ -130,6 +132,8 @@ int weft_pallas_check(weft_trace *trace);
  */
 int weft_pallas_grammar_sequence_totals(weft_pallas_grammar *g, size_t i,
 					uint64_t *total, uint64_t *exclusive_total);
+
+WEFT_API_END
 
 #ifdef __cplusplus
 }

@@ -15,10 +15,12 @@
 #include <stdint.h>
 
 #include "weft/error.h"
+#include "weft/api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+WEFT_API_BEGIN
 
 typedef struct weft_trace weft_trace;
 
@@ -175,6 +177,8 @@ int weft_trace_stream_find(const weft_trace *trace, const char *path);
  */
 size_t weft_trace_diag_count(const weft_trace *trace);
 const weft_diag *weft_trace_diag(const weft_trace *trace, size_t index);
+
+WEFT_API_END
 
 #ifdef __cplusplus
 }

@@ -20,13 +20,17 @@
 #include "weft/heph.h"
 #include "weft/pallas.h"
 #include "weft/pallas_grammar.h"
+#include "weft/api.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+WEFT_API_BEGIN
 
 /* Version of the library actually linked ("0.1.0"). */
 const char *weft_version(void);
+
+WEFT_API_END
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,7 @@ int weft__ovni_event_size(const unsigned char *p, uint64_t avail,
 			  uint64_t *size)
 {
 	unsigned flags = p[0];
+	*size = 0; /* on errors too: the compiler cannot see that they are < 0 */
 	if (flags & OVNI_FLAG_RESERVED)
 		return weft__error(WEFT_EFORMAT, name, offset,
 				   "expected an event header, found flags 0x%02x with "

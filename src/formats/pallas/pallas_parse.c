@@ -24,7 +24,11 @@ void weft__pallas_in_init(pallas_in *in, const uint8_t *data, size_t size,
 	in->file = file;
 }
 
-/* The error of a read that would go past the end. */
+/*
+ * The error of a read that would go past the end. The readers below set their output
+ * (0 or NULL) before returning it, so that the compiler, which cannot see
+ * that the status is negative, knows no caller reads an undefined value.
+ */
 static int in_short(const pallas_in *in, uint64_t need, const char *what)
 {
 	return weft__error(WEFT_ETRUNCATED, in->file, weft__pallas_in_offset(in),
@@ -36,8 +40,10 @@ static int in_short(const pallas_in *in, uint64_t need, const char *what)
 int weft__pallas_in_bytes(pallas_in *in, uint64_t n, const uint8_t **v,
 			  const char *what)
 {
-	if (n > weft__pallas_in_left(in))
+	if (n > weft__pallas_in_left(in)) {
+		*v = NULL;
 		return in_short(in, n, what);
+	}
 	*v = in->p;
 	in->p += n;
 	return 0;
@@ -45,16 +51,20 @@ int weft__pallas_in_bytes(pallas_in *in, uint64_t n, const uint8_t **v,
 
 int weft__pallas_in_u8(pallas_in *in, uint8_t *v, const char *what)
 {
-	if (weft__pallas_in_left(in) < 1)
+	if (weft__pallas_in_left(in) < 1) {
+		*v = 0;
 		return in_short(in, 1, what);
+	}
 	*v = *in->p++;
 	return 0;
 }
 
 int weft__pallas_in_u16(pallas_in *in, uint16_t *v, const char *what)
 {
-	if (weft__pallas_in_left(in) < 2)
+	if (weft__pallas_in_left(in) < 2) {
+		*v = 0;
 		return in_short(in, 2, what);
+	}
 	memcpy(v, in->p, 2);
 	in->p += 2;
 	return 0;
@@ -62,8 +72,10 @@ int weft__pallas_in_u16(pallas_in *in, uint16_t *v, const char *what)
 
 int weft__pallas_in_u32(pallas_in *in, uint32_t *v, const char *what)
 {
-	if (weft__pallas_in_left(in) < 4)
+	if (weft__pallas_in_left(in) < 4) {
+		*v = 0;
 		return in_short(in, 4, what);
+	}
 	*v = weft__pallas_le32(in->p);
 	in->p += 4;
 	return 0;
@@ -71,8 +83,10 @@ int weft__pallas_in_u32(pallas_in *in, uint32_t *v, const char *what)
 
 int weft__pallas_in_u64(pallas_in *in, uint64_t *v, const char *what)
 {
-	if (weft__pallas_in_left(in) < 8)
+	if (weft__pallas_in_left(in) < 8) {
+		*v = 0;
 		return in_short(in, 8, what);
+	}
 	*v = weft__pallas_le64(in->p);
 	in->p += 8;
 	return 0;
