@@ -62,19 +62,28 @@ struct weft_cursor {
 	int unfiltered;   /* 1: every event is selected (fast path) */
 };
 
-/* Heap order: time, then stream index (one entry per stream). */
+/*
+ * Heap order: time, then the event's stream index, then the slot (one
+ * per stream, or per file for the cursors over whole files, whose current
+ * events can be of any stream and, for a stream written to several
+ * files, of the same one): equal times come out in stream order whatever
+ * the reader, and always in the same order.
+ */
 static inline int entry_before(const heap_entry *a, const heap_entry *b)
 {
 	if (a->time != b->time)
 		return a->time < b->time;
-	return a->stream < b->stream;
+	if (a->stream != b->stream)
+		return a->stream < b->stream;
+	return a->slot < b->slot;
 }
 
 /* The heap entry of a slot whose current event is batch[next]. */
 static inline heap_entry slot_entry(const weft_cursor *c, uint32_t slot)
 {
 	const cursor_slot *s = &c->slots[slot];
-	return (heap_entry){ s->batch[s->next].time, s->stream, slot };
+	const weft_event *ev = &s->batch[s->next];
+	return (heap_entry){ ev->time, ev->stream, slot };
 }
 
 static void heap_sift_down(weft_cursor *c, size_t i)
