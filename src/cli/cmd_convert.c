@@ -53,23 +53,20 @@ static const cli_option convert_options[] = {
 	{ NULL, 0, 0, 0 }
 };
 
-/* Output formats `--to` knows. */
-static const char *const output_formats[] = { "perfetto", "chrome", "paraver", "pallas", NULL };
-
-/* Usage text of `weft convert --help`. */
+/* Usage text of `weft convert --help`; the outputs come from the library's list. */
 static void print_convert_help(void)
 {
+	char names[128];
+
 	printf("usage: weft convert [OPTIONS] TRACE [--to FORMAT] -o OUT\n"
 	       "\n"
-	       "Writes the events of TRACE for a viewer or as a Pallas trace. FORMAT:\n"
-	       "  perfetto  Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev\n"
-	       "  chrome    Chrome's Trace Event JSON (default for OUT ending in .json)\n"
-	       "  paraver   Paraver's OUT.prv, OUT.pcf, OUT.row (default for OUT.prv)\n"
-	       "  pallas    a Pallas 0.20 trace in the directory OUT\n"
-	       "Outputs are written to temporary names next to OUT, then renamed; '-' is\n"
-	       "standard output (perfetto, chrome).\n"
-	       "\n"
-	       "options:\n"
+	       "Writes the events of TRACE for a viewer or as a Pallas trace. FORMAT:\n");
+	for (size_t i = 0; i < weft_output_count(); i++)
+		printf("  %-9s %s\n", weft_output_get(i)->name, weft_output_get(i)->description);
+	printf("Outputs are written to temporary names next to OUT, then renamed; '-' is\n"
+	       "standard output (%s).\n"
+	       "\n", weft_output_names(WEFT_OUTPUT_STDOUT, names, sizeof names));
+	printf("options:\n"
 	       "  -o, --output OUT     the output file, base name or directory\n"
 	       "  --to FORMAT|T        an output format, or, when the value starts with a\n"
 	       "                       digit, the end of the time window (like --until)\n"
@@ -109,7 +106,7 @@ typedef struct convert_settings {
 	cli_common common;
 	weft_filter filter;
 	const char *output;       /* path, or "-" */
-	const char *to_format;    /* output format name, NULL until given */
+	const weft_output_info *to; /* the output, NULL until given */
 	int force;
 	int heph_compat;
 	int virtual_time;         /* --time virtual */
@@ -118,15 +115,6 @@ typedef struct convert_settings {
 } convert_settings;
 
 /* ---- Options ------------------------------------------------------------------ */
-
-/* The name of an output format as stored in the table, or NULL. */
-static const char *find_output_format(const char *name)
-{
-	for (const char *const *f = output_formats; *f != NULL; f++)
-		if (strcmp(*f, name) == 0)
-			return *f;
-	return NULL;
-}
 
 /* A time option's value into *dest; -1 after an error. */
 static int parse_time_option(const char *option, const char *value, uint64_t *dest)
@@ -146,14 +134,14 @@ static int apply_to_option(convert_settings *s, const char *value)
 {
 	if (value[0] >= '0' && value[0] <= '9')
 		return parse_time_option("--to", value, &s->filter.to);
-	const char *f = find_output_format(value);
-	if (f == NULL) {
-		cli_usage_error("convert", "unknown output format '%s' (perfetto, chrome, "
-				"paraver, pallas), and not a "
-				"time (times start with a digit: 10ms)", value);
+	char names[128];
+	s->to = weft_output_find(value);
+	if (s->to == NULL) {
+		cli_usage_error("convert", "unknown output format '%s' (%s), and not a "
+				"time (times start with a digit: 10ms)", value,
+				weft_output_names(0, names, sizeof names));
 		return -1;
 	}
-	s->to_format = f;
 	return 0;
 }
 
@@ -205,46 +193,28 @@ static int apply_convert_option(convert_settings *s, int id, const char *value)
 	}
 }
 
-/* 1 when `path` ends with `suffix`. */
-static int ends_with(const char *path, const char *suffix)
-{
-	size_t n = strlen(path), m = strlen(suffix);
-
-	return n >= m && strcmp(path + n - m, suffix) == 0;
-}
-
-/*
- * The output format when --to gives none: by OUT's suffix, else Perfetto
- * (the format that scales to large traces).
- */
-static const char *default_format(const char *output)
-{
-	if (ends_with(output, ".json"))
-		return "chrome";
-	if (ends_with(output, ".prv"))
-		return "paraver";
-	if (ends_with(output, ".pallas") || ends_with(output, "/"))
-		return "pallas";
-	return "perfetto";
-}
-
 /* The checks that need every option: output, format, window. */
 static int check_convert_settings(convert_settings *s)
 {
+	char viewers[128];
+
 	if (s->output == NULL)
 		return cli_usage_error("convert", "missing the output: -o OUT ('-' for stdout)");
-	if (s->to_format == NULL)
-		s->to_format = default_format(s->output);
+	if (s->to == NULL)
+		s->to = weft_output_for_path(s->output);
 	if (s->filter.to != 0 && s->filter.to < s->filter.from)
 		return cli_usage_error("convert", "--until is before --from");
-	if (s->heph_compat && strcmp(s->to_format, "chrome") != 0)
-		return cli_usage_error("convert", "--heph-compat is for --to chrome");
-	if (s->virtual_time && (s->heph_compat || strcmp(s->to_format, "pallas") == 0))
+	if (s->heph_compat && !(s->to->flags & WEFT_OUTPUT_HEPH_COMPAT))
+		return cli_usage_error("convert", "--heph-compat is for --to %s",
+				       weft_output_names(WEFT_OUTPUT_HEPH_COMPAT, viewers,
+							 sizeof viewers));
+	weft_output_names(WEFT_OUTPUT_VIEWER, viewers, sizeof viewers);
+	if (s->virtual_time && (s->heph_compat || !(s->to->flags & WEFT_OUTPUT_VIEWER)))
 		return cli_usage_error("convert", "--time virtual is for the viewer formats "
-				       "(perfetto, chrome, paraver)");
-	if (s->allow_loss && (s->heph_compat || strcmp(s->to_format, "pallas") == 0))
+				       "(%s)", viewers);
+	if (s->allow_loss && (s->heph_compat || !(s->to->flags & WEFT_OUTPUT_VIEWER)))
 		return cli_usage_error("convert", "--allow-loss is for the viewer formats "
-				       "(perfetto, chrome, paraver)");
+				       "(%s)", viewers);
 	return -1;
 }
 
@@ -451,7 +421,8 @@ static int run_other_convert(const convert_settings *s)
 				s->virtual_time ? (double)s->vt_unit : 0, s->allow_loss };
 	int exit_code;
 
-	if (strcmp(s->to_format, "pallas") == 0) {
+	int pallas = strcmp(s->to->name, "pallas") == 0; /* (until conversion is a library call) */
+	if (pallas) {
 		/* Pallas threads are written in time order (Heph: parents
 		 * before their children). */
 		cli_common c = s->common;
@@ -463,10 +434,10 @@ static int run_other_convert(const convert_settings *s)
 
 	if (exit_code != CLI_EXIT_OK)
 		return exit_code;
-	if (strcmp(s->to_format, "pallas") == 0)
+	if (pallas)
 		exit_code = cli_convert_pallas(&job);
 	else
-		exit_code = cli_convert_view(&job, s->to_format);
+		exit_code = cli_convert_view(&job, s->to->name);
 	weft_trace_free(job.trace);
 	return exit_code;
 }

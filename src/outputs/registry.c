@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outputs/registry.c - the list of outputs (include/weft/output.h): the
+ * one place that names them, in the order help texts list them. The
+ * default output comes first.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "weft/output.h"
+
+static const char *const perfetto_suffixes[] = { ".pftrace", ".perfetto-trace", NULL };
+static const char *const chrome_suffixes[] = { ".json", NULL };
+static const char *const paraver_suffixes[] = { ".prv", NULL };
+static const char *const pallas_suffixes[] = { ".pallas", "/", NULL };
+
+static const weft_output_info outputs[] = {
+	{ "perfetto", "Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev",
+	  perfetto_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER },
+	{ "chrome", "Chrome's Trace Event JSON (default for OUT ending in .json)",
+	  chrome_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_HEPH_COMPAT },
+	{ "paraver", "Paraver's OUT.prv, OUT.pcf, OUT.row (default for OUT.prv)",
+	  paraver_suffixes, WEFT_OUTPUT_VIEWER },
+	{ "pallas", "a Pallas 0.20 trace in the directory OUT",
+	  pallas_suffixes, WEFT_OUTPUT_DIRECTORY },
+};
+#define OUTPUT_COUNT (sizeof outputs / sizeof outputs[0])
+
+size_t weft_output_count(void)
+{
+	return OUTPUT_COUNT;
+}
+
+const weft_output_info *weft_output_get(size_t i)
+{
+	return i < OUTPUT_COUNT ? &outputs[i] : NULL;
+}
+
+const weft_output_info *weft_output_find(const char *name)
+{
+	for (size_t i = 0; name != NULL && i < OUTPUT_COUNT; i++)
+		if (strcmp(outputs[i].name, name) == 0)
+			return &outputs[i];
+	return NULL;
+}
+
+/* 1 when `path` ends with `suffix`. */
+static int ends_with(const char *path, const char *suffix)
+{
+	size_t n = strlen(path), m = strlen(suffix);
+
+	return n >= m && strcmp(path + n - m, suffix) == 0;
+}
+
+const weft_output_info *weft_output_for_path(const char *path)
+{
+	for (size_t i = 0; path != NULL && i < OUTPUT_COUNT; i++)
+		for (const char *const *s = outputs[i].suffixes; *s != NULL; s++)
+			if (ends_with(path, *s))
+				return &outputs[i];
+	return &outputs[0];
+}
+
+const char *weft_output_names(unsigned flags, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	if (size == 0)
+		return buf;
+	buf[0] = '\0';
+	for (size_t i = 0; i < OUTPUT_COUNT; i++) {
+		if ((outputs[i].flags & flags) != flags)
+			continue;
+		int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+				 outputs[i].name);
+		if (n < 0 || (size_t)n >= size - used) {
+			buf[used] = '\0'; /* no part of a name */
+			break;
+		}
+		used += (size_t)n;
+	}
+	return buf;
+}
