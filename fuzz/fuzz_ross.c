@@ -62,7 +62,7 @@ static void run_action(unsigned action, int resync, const char *rel)
 	if (action == 0) {
 		weft_open_options o;
 		weft_open_options_init(&o);
-		o.ross_resync = resync;
+		weft_open_options_set(&o, "ross.resync", resync ? "1" : "0");
 		fz_read_trace(rel, &o);
 	} else if (action == 1) {
 		run_command(resync, "check", none);

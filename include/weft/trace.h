@@ -37,52 +37,68 @@ const char *weft_format_name(weft_format format);
 /* Parses a format name; WEFT_FORMAT_AUTO for "auto", -1 when unknown. */
 int weft_format_from_name(const char *name);
 
-/* How a trace is opened. Initialise with weft_open_options_init(). */
+/* Format options set at most at once (distinct keys). */
+#define WEFT_FORMAT_OPTIONS_MAX 16
+
+/*
+ * How a trace is opened. Initialise with weft_open_options_init(). The
+ * options of one format have a key of their own ("ross.kind"), set with
+ * weft_open_options_set(): a new format adds keys, not fields, so this
+ * structure keeps its size.
+ */
 typedef struct weft_open_options {
 	weft_format format;             /* WEFT_FORMAT_AUTO to detect */
-	/* ovni: ovnisync clock offset table; NULL = `clock-offsets.txt` in
-	 * the trace directory when it exists. */
-	const char *clock_offsets_path;
-	/* ovni unordered regions (OU[ .. OU]): how far back, in bytes of a
-	 * stream, a region may move events before its OU[ (0 = default), and
-	 * how many events a region may hold at most (0 = default). */
-	uint64_t unordered_lookback_bytes;
-	uint64_t unordered_max_events;
 	/* Deliver events in stored order: do not sort unordered regions
 	 * (ovni). For formats with every stream in one file (Heph), the
 	 * merged cursor then delivers the events in file order, in one pass
 	 * and without the time-order index. */
 	int stored_order;
-	/* Upper bound of the bytes of stream data kept mapped at once by the
-	 * cursors of this trace (0 = default, 32 MiB). */
+	/* Upper bound of the bytes of stream data kept in memory at once by
+	 * the cursors of this trace (0 = default, 32 MiB). */
 	uint64_t read_budget_bytes;
-	/* Heph: memory of the time-order index before it spills sorted runs
-	 * to a temporary file (0 = default, 64 MiB). */
-	uint64_t sort_budget_bytes;
-	/* ROSS: the record kind of the file(s), instead of detecting it from
-	 * the data: "gvt", "rt", "vt" (analysis-lps), "evtrace" or "model";
-	 * NULL = detect. Setting it implies the ROSS format. */
-	const char *ross_kind;
-	/* ROSS: the true rate in Hz of the cycle counter that ROSS divided by
-	 * its --clock-rate default of 1e9; event times are rescaled to
-	 * real_time * 1e9 / rate seconds. 0 = take real_time as seconds. */
-	double ross_clock_rate;
-	/* ROSS: layout of the model data ("u32 magic, u32 lpid, i64 count",
-	 * sections "MODEL: ...", or "@FILE"; see docs/ross.md); NULL = the
-	 * model data is a bytes field `model_data`. */
-	const char *ross_model_schema;
-	/* ROSS: after garbage, look for the next run of valid records, report
-	 * the bytes skipped and go on (instead of stopping at the garbage). */
-	int ross_resync;
 	/* Threads a reader may use for the work of opening (0 = automatic:
 	 * one helper thread when more than one CPU is online and the work is
 	 * large enough to pay for it; 1 = none; 2 and more = a helper thread
 	 * whatever the size). Heph: the open scan reads the second half of the
 	 * file on a helper thread. Results never depend on this setting. */
 	int threads;
+	/* The format options set (weft_open_options_set): the strings are the
+	 * caller's, read by weft_trace_open() only. */
+	size_t format_option_count;
+	const char *format_option_keys[WEFT_FORMAT_OPTIONS_MAX];
+	const char *format_option_values[WEFT_FORMAT_OPTIONS_MAX];
 } weft_open_options;
 
 void weft_open_options_init(weft_open_options *options);
+
+/*
+ * Sets the format option `key` to `value` (a text: numbers in decimal,
+ * booleans as 1/0, true/false, yes/no or on/off); setting a key again
+ * replaces its value. The keys, their values and their meaning are listed
+ * by weft_format_option_get(). WEFT_EINVAL, with a message that says what
+ * the key takes, for an unknown key or a value that does not parse;
+ * and past WEFT_FORMAT_OPTIONS_MAX distinct keys.
+ */
+int weft_open_options_set(weft_open_options *options, const char *key, const char *value);
+/* The value set for `key`, or NULL. */
+const char *weft_open_options_get(const weft_open_options *options, const char *key);
+
+/* A format option, as weft_open_options_set() takes it. */
+typedef struct weft_format_option {
+	const char *key;            /* "<format>.<name>": "ross.kind" */
+	const char *type;           /* "path", "text", "bytes", "count", "rate", "bool",
+				     * or the values it takes: "gvt|rt|vt|evtrace|model" */
+	const char *what;           /* a noun for messages: "ROSS kind" */
+	const char *help;           /* what it does, one or two sentences */
+	int implies_format;         /* setting it chooses its format when detecting */
+} weft_format_option;
+
+/*
+ * The options of `format` (WEFT_FORMAT_AUTO: of every format): count, and
+ * option i (NULL past the end). For help texts and front ends.
+ */
+size_t weft_format_option_count(weft_format format);
+const weft_format_option *weft_format_option_get(weft_format format, size_t i);
 
 /*
  * Opens the trace at `path` (a directory or a file). On success *out owns

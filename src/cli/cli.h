@@ -40,7 +40,8 @@ enum cli_common_option_id {
 	CLI_OPT_ROSS_CLOCK_RATE,
 	CLI_OPT_ROSS_MODEL_SCHEMA,
 	CLI_OPT_RESYNC,
-	CLI_OPT_THREADS
+	CLI_OPT_THREADS,
+	CLI_OPT_OPTION
 };
 
 /* The option entries of the common options, to put in a command's table. */
@@ -52,7 +53,8 @@ enum cli_common_option_id {
 	{ "ross-clock-rate", 0, 1, CLI_OPT_ROSS_CLOCK_RATE }, \
 	{ "ross-model-schema", 0, 1, CLI_OPT_ROSS_MODEL_SCHEMA }, \
 	{ "resync", 0, 0, CLI_OPT_RESYNC }, \
-	{ "threads", 0, 1, CLI_OPT_THREADS }
+	{ "threads", 0, 1, CLI_OPT_THREADS }, \
+	{ "option", 'O', 1, CLI_OPT_OPTION }
 
 /* Walks the arguments of one command; positional arguments are kept. */
 typedef struct cli_parser {

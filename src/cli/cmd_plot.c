@@ -482,7 +482,8 @@ static int run_plot(plot_settings *s)
 	plot_state p;
 	memset(&p, 0, sizeof p);
 	p.real_x = s->real_x;
-	p.time_scale = s->common.open.ross_clock_rate > 0 ? 1e9 / s->common.open.ross_clock_rate : 1;
+	double rate = cli_ross_clock_rate(&s->common.open);
+	p.time_scale = rate > 0 ? 1e9 / rate : 1;
 	int exit_code = cli_open_trace(&s->common, "plot", &p.trace);
 	if (exit_code == CLI_EXIT_OK)
 		exit_code = cli_ross_require(p.trace, "plot");

@@ -822,8 +822,8 @@ static int print_json(const summary *s, const cli_common *common)
 {
 	json_t *root = json_object();
 	json_object_set_new(root, "run", json_string(weft_trace_path(s->trace)));
-	json_object_set_new(root, "clock_rate", common->open.ross_clock_rate > 0 ?
-			    json_real(common->open.ross_clock_rate) : json_null());
+	double rate = cli_ross_clock_rate(&common->open);
+	json_object_set_new(root, "clock_rate", rate > 0 ? json_real(rate) : json_null());
 	json_object_set_new(root, "dedup", json_boolean(s->dedup));
 	json_t *modes = json_array();
 	for (size_t i = 0; i < s->section_count; i++)
@@ -859,7 +859,8 @@ static int run_summary(const cli_common *common, int json, int dedup)
 	summary s;
 	memset(&s, 0, sizeof s);
 	s.dedup = dedup;
-	s.time_scale = common->open.ross_clock_rate > 0 ? 1e9 / common->open.ross_clock_rate : 1;
+	double rate = cli_ross_clock_rate(&common->open);
+	s.time_scale = rate > 0 ? 1e9 / rate : 1;
 	int exit_code = cli_open_trace(common, "summary", &s.trace);
 	if (exit_code == CLI_EXIT_OK)
 		exit_code = cli_ross_require(s.trace, "summary");

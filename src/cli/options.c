@@ -158,45 +158,56 @@ void cli_common_init(cli_common *c)
 	weft_open_options_init(&c->open);
 }
 
-/* --ross-clock-rate HZ: a positive number (1e9, 2.6e9, 2600000000). */
-static int parse_clock_rate(const char *command, const char *value, double *rate)
-{
-	char *end;
-	double v = strtod(value, &end);
+/*
+ * The options that set a format option of the library: --clock-offsets,
+ * the ROSS ones (their flag's value, or "1" for --resync), and -O
+ * KEY=VALUE for any of them. The library checks the value and says what
+ * it takes.
+ */
+static const struct format_flag {
+	int id;
+	const char *key;
+} format_flags[] = {
+	{ CLI_OPT_CLOCK_OFFSETS, "ovni.clock_offsets" },
+	{ CLI_OPT_ROSS_KIND, "ross.kind" },
+	{ CLI_OPT_ROSS_CLOCK_RATE, "ross.clock_rate" },
+	{ CLI_OPT_ROSS_MODEL_SCHEMA, "ross.model_schema" },
+	{ CLI_OPT_RESYNC, "ross.resync" },
+};
 
-	if (end == value || *end != '\0' || !(v > 0) || v > 1e15) {
-		cli_usage_error(command, "invalid clock rate '%s' (Hz, e.g. 2.6e9)", value);
-		return -1;
-	}
-	*rate = v;
-	return 1;
+/* Sets format option `key` to `value`: 1, or -1 after printing the library's reason. */
+static int set_format_option(cli_common *c, const char *command, const char *key,
+			     const char *value)
+{
+	if (weft_open_options_set(&c->open, key, value) == 0)
+		return 1;
+	cli_usage_error(command, "%s", weft_last_error());
+	return -1;
 }
 
-/* The ROSS options: --ross-kind, --ross-clock-rate, --ross-model-schema, --resync. */
-static int ross_option(cli_common *c, const char *command, int id, const char *value)
+/* -O KEY=VALUE (the key is copied: the value stays in argv, as the library wants). */
+static int option_assignment(cli_common *c, const char *command, const char *text)
 {
-	switch (id) {
-	case CLI_OPT_ROSS_KIND:
-		if (strcmp(value, "gvt") != 0 && strcmp(value, "rt") != 0 &&
-		    strcmp(value, "vt") != 0 && strcmp(value, "evtrace") != 0 &&
-		    strcmp(value, "model") != 0) {
-			cli_usage_error(command, "unknown ROSS kind '%s' (gvt, rt, vt, evtrace, model)",
-					value);
-			return -1;
-		}
-		c->open.ross_kind = value;
-		return 1;
-	case CLI_OPT_ROSS_CLOCK_RATE:
-		return parse_clock_rate(command, value, &c->open.ross_clock_rate);
-	case CLI_OPT_ROSS_MODEL_SCHEMA:
-		c->open.ross_model_schema = value;
-		return 1;
-	case CLI_OPT_RESYNC:
-		c->open.ross_resync = 1;
-		return 1;
-	default:
-		return 0;
+	const char *eq = strchr(text, '=');
+	if (eq == NULL || eq == text) {
+		cli_usage_error(command, "-O takes KEY=VALUE (ross.kind=gvt), not '%s'", text);
+		return -1;
 	}
+	char key[64];
+	snprintf(key, sizeof key, "%.*s", (int)(eq - text), text);
+	return set_format_option(c, command, key, eq + 1);
+}
+
+/* A format option given by its own flag or by -O; 0 when `id` is neither. */
+static int format_option(cli_common *c, const char *command, int id, const char *value)
+{
+	if (id == CLI_OPT_OPTION)
+		return option_assignment(c, command, value);
+	for (size_t i = 0; i < sizeof format_flags / sizeof format_flags[0]; i++)
+		if (format_flags[i].id == id)
+			return set_format_option(c, command, format_flags[i].key,
+						 id == CLI_OPT_RESYNC ? "1" : value);
+	return 0;
 }
 
 /* --threads N: 1 to 1024 (the open scan uses at most one helper today). */
@@ -214,7 +225,7 @@ static int parse_threads(const char *command, const char *value, int *out)
 	return 1;
 }
 
-/* --format NAME, --clock-offsets FILE, --threads N and the ROSS options. */
+/* --format NAME, --threads N and the format options. */
 int cli_common_option(cli_common *c, const char *command, int id, const char *value)
 {
 	switch (id) {
@@ -228,13 +239,10 @@ int cli_common_option(cli_common *c, const char *command, int id, const char *va
 		c->open.format = (weft_format)format;
 		return 1;
 	}
-	case CLI_OPT_CLOCK_OFFSETS:
-		c->open.clock_offsets_path = value;
-		return 1;
 	case CLI_OPT_THREADS:
 		return parse_threads(command, value, &c->open.threads);
 	default:
-		return ross_option(c, command, id, value);
+		return format_option(c, command, id, value);
 	}
 }
 

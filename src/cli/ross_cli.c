@@ -13,6 +13,12 @@
 #include "cli/cli.h"
 #include "cli/ross_cli.h"
 
+double cli_ross_clock_rate(const weft_open_options *options)
+{
+	const char *v = weft_open_options_get(options, "ross.clock_rate");
+	return v != NULL ? strtod(v, NULL) : 0; /* checked when it was set */
+}
+
 /* The analysis commands read ROSS samples; other formats have none. */
 int cli_ross_require(const weft_trace *trace, const char *command)
 {

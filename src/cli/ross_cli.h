@@ -13,6 +13,9 @@
 
 #include "weft/weft.h"
 
+/* The ross.clock_rate option given (Hz), 0 when none. */
+double cli_ross_clock_rate(const weft_open_options *options);
+
 /* CLI_EXIT_OK for a ROSS trace; else prints why and CLI_EXIT_FAILURE. */
 int cli_ross_require(const weft_trace *trace, const char *command);
 

@@ -89,7 +89,25 @@ typedef struct weft_backend {
 	 * `out` arrives as a POINT named by the code. */
 	void (*event_classify)(const weft_trace *trace, const weft_event *event,
 			       weft_event_class *out);
+	/* The format's options (weft_open_options_set keys "<name>.<...>"). */
+	const weft_format_option *options;
+	size_t option_count;
 } weft_backend;
+
+/* Backend i of the table (src/core/trace.c), NULL past the end. */
+const weft_backend *weft__backend_at(size_t i);
+
+/*
+ * Format options, read by the backends while they open a trace
+ * (core/options.c): each sets *out from the value set for `key` and
+ * leaves it when none is; 0, or WEFT_EINVAL for a value that does not
+ * parse. weft__options_implied_format: the format an option chooses.
+ */
+int weft__option_text(const weft_open_options *o, const char *key, const char **out);
+int weft__option_u64(const weft_open_options *o, const char *key, uint64_t *out);
+int weft__option_rate(const weft_open_options *o, const char *key, double *out);
+int weft__option_bool(const weft_open_options *o, const char *key, int *out);
+weft_format weft__options_implied_format(const weft_open_options *options);
 
 /* weft_backend.path_kinds: a trace may be a regular file, a directory. */
 #define WEFT__PATH_FILE 1

@@ -51,10 +51,9 @@ int weft_format_from_name(const char *name)
 	return -1;
 }
 
-void weft_open_options_init(weft_open_options *options)
+const weft_backend *weft__backend_at(size_t i)
 {
-	memset(options, 0, sizeof *options);
-	options->format = WEFT_FORMAT_AUTO;
+	return i < BACKEND_COUNT ? backends[i] : NULL;
 }
 
 int weft__array_grow(void **array, size_t *cap, size_t need, size_t size)
@@ -221,10 +220,9 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 		options = &defaults;
 	}
 	weft_format format = options->format;
-	/* A ROSS file kind only makes sense for ROSS: it implies the format. */
-	if (format == WEFT_FORMAT_AUTO && options->ross_kind != NULL &&
-	    options->ross_kind[0] != '\0')
-		format = WEFT_FORMAT_ROSS;
+	/* An option that only makes sense for one format implies it (ross.kind). */
+	if (format == WEFT_FORMAT_AUTO)
+		format = weft__options_implied_format(options);
 	const weft_backend *forced = format == WEFT_FORMAT_AUTO ? NULL
 				     : pick_backend(path, format);
 	if (format != WEFT_FORMAT_AUTO && forced == NULL)
@@ -243,6 +241,7 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	trace->backend = backend;
 	trace->options = *options;
+	trace->options.format_option_count = 0; /* the caller's strings: read by open only */
 	trace->path = strdup(path);
 	if (trace->path == NULL) {
 		free(trace);

@@ -607,7 +607,7 @@ static void test_spilled_index(void)
 	const char *path = write_file("spill.bin.log", &b);
 	weft_open_options o;
 	weft_open_options_init(&o);
-	o.sort_budget_bytes = 1; /* the smallest buffer: many runs */
+	CHECK(weft_open_options_set(&o, "heph.sort_budget_bytes", "1") == 0); /* many runs */
 	weft_trace *small = open_ok(path, &o);
 	weft_trace *big = open_ok(path, NULL);
 	weft_cursor *cs, *cb;

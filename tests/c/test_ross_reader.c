@@ -560,7 +560,7 @@ static void test_forced_kind(void)
 {
 	weft_open_options o;
 	weft_open_options_init(&o);
-	o.ross_kind = "model";
+	CHECK(weft_open_options_set(&o, "ross.kind", "model") == 0);
 	weft_trace *t = open_copy(GVT, "forced.dat", &o); /* any name, format implied */
 	CHECK(root_kind_is(t, "model"));
 	CHECK(strstr(weft_trace_node(t, 0)->metadata_json, "\"detected_from\":\"forced\""));
@@ -568,7 +568,7 @@ static void test_forced_kind(void)
 	CHECK_EQ_I64(count_events(t), 2522);
 	weft_trace_free(t);
 
-	o.ross_kind = "evtrace";
+	CHECK(weft_open_options_set(&o, "ross.kind", "evtrace") == 0);
 	weft_trace *bad = NULL;
 	t = open_ok(write_file("f2.bin", "", 0), &o); /* empty: no records */
 	CHECK_EQ_I64(count_events(t), 0);
@@ -578,7 +578,11 @@ static void test_forced_kind(void)
 	int rc = weft_trace_open(write_file("forced2-gvt.bin", b.p, b.len), &o, &bad);
 	CHECK(rc == WEFT_EFORMAT);
 	CHECK(strstr(weft_last_error(), "byte 20: expected a model data size") != NULL);
-	o.ross_kind = "bogus";
+	CHECK(weft_open_options_set(&o, "ross.kind", "bogus") == WEFT_EINVAL);
+	CHECK(strstr(weft_last_error(), "unknown ROSS kind 'bogus'") != NULL);
+	/* set directly, past weft_open_options_set: the open refuses it */
+	REQUIRE(o.format_option_count == 1);
+	o.format_option_values[0] = "bogus";
 	CHECK(weft_trace_open(write_file("forced3-gvt.bin", b.p, b.len), &o, &bad) == WEFT_EINVAL);
 	CHECK(strstr(weft_last_error(), "unknown ROSS kind 'bogus'") != NULL);
 	free(b.p);
@@ -779,9 +783,10 @@ static void test_schema_im(void)
 	char path[8192];
 	weft_open_options o;
 	weft_open_options_init(&o);
-	o.ross_model_schema = "MODEL: u32 magic, u32 lpid, i64 count\n"
-			      "ANALYSIS_MODEL: u64 events; f64 vt  # the LP's time\n"
-			      "EVENT: u32 kind, pad 4";
+	CHECK(weft_open_options_set(&o, "ross.model_schema",
+				    "MODEL: u32 magic, u32 lpid, i64 count\n"
+				    "ANALYSIS_MODEL: u64 events; f64 vt  # the LP's time\n"
+				    "EVENT: u32 kind, pad 4") == 0);
 	snprintf(path, sizeof path, "%s/%s", data_root, IM);
 	weft_trace *t = open_ok(path, &o);
 	weft_field f[64];
@@ -839,7 +844,7 @@ static void test_schema_phold(void)
 	snprintf(path, sizeof path, "%s/%s", data_root, MODEL);
 	snprintf(schema_path, sizeof schema_path, "@%s",
 		 write_file("phold.schema", "# phold\nMODEL:\n  u32 word\n", 26));
-	o.ross_model_schema = schema_path;
+	CHECK(weft_open_options_set(&o, "ross.model_schema", schema_path) == 0);
 	weft_trace *t = open_ok(path, &o);
 	weft_field f[64];
 	const weft_event *ev;
@@ -851,7 +856,7 @@ static void test_schema_phold(void)
 	CHECK_EQ_U64(weft_trace_diag_count(t), 0);
 	weft_trace_free(t);
 	/* Shorter: the rest as bytes. Longer: a decode error for every event. */
-	o.ross_model_schema = "u16 low";
+	CHECK(weft_open_options_set(&o, "ross.model_schema", "u16 low") == 0);
 	t = open_ok(path, &o);
 	n = first_fields(t, "MODEL", f, 64, &ev, &c);
 	CHECK_EQ_I64(n, 10);
@@ -859,7 +864,7 @@ static void test_schema_phold(void)
 	CHECK(field(f, n, "rest")->type == WEFT_TYPE_BYTES && field(f, n, "rest")->v.s.len == 2);
 	weft_cursor_free(c);
 	weft_trace_free(t);
-	o.ross_model_schema = "u32 a, u32 b";
+	CHECK(weft_open_options_set(&o, "ross.model_schema", "u32 a, u32 b") == 0);
 	t = open_ok(path, &o);
 	n = first_fields(t, "MODEL", f, 64, &ev, &c);
 	CHECK(n == WEFT_EFORMAT);
@@ -894,7 +899,7 @@ static void test_schema_errors(void)
 		weft_open_options o;
 		weft_trace *t = NULL;
 		weft_open_options_init(&o);
-		o.ross_model_schema = cases[i].schema;
+		CHECK(weft_open_options_set(&o, "ross.model_schema", cases[i].schema) == 0);
 		int rc = weft_trace_open(path, &o, &t);
 		CHECK(rc == WEFT_EINVAL || (cases[i].schema[0] == '@' && rc == WEFT_ENOTFOUND));
 		if (strstr(weft_last_error(), cases[i].message) == NULL)
@@ -943,7 +948,7 @@ static void test_times(void)
 {
 	weft_open_options o;
 	weft_open_options_init(&o);
-	o.ross_clock_rate = 2.5e9;
+	CHECK(weft_open_options_set(&o, "ross.clock_rate", "2.5e9") == 0);
 	buf b = load(GVT);
 	weft_trace *t = open_ok(write_file("rate-gvt.bin", b.p, b.len), &o);
 	weft_cursor *c;
@@ -954,8 +959,9 @@ static void test_times(void)
 	weft_cursor_free(c);
 	CHECK(strstr(weft_trace_metadata_json(t), "\"clock_rate\":2500000000") != NULL);
 	weft_trace_free(t);
-	o.ross_clock_rate = -1;
-	CHECK(weft_trace_open(write_file("rate2-gvt.bin", b.p, b.len), &o, &t) == WEFT_EINVAL);
+	CHECK(weft_open_options_set(&o, "ross.clock_rate", "-1") == WEFT_EINVAL);
+	CHECK(strstr(weft_last_error(), "invalid clock rate '-1'") != NULL);
+	CHECK(weft_open_options_set(&o, "ross.clock_rate", "fast") == WEFT_EINVAL);
 
 	/* Records 0, 1, 2: real time NaN, negative, huge. */
 	double nan_v = NAN, neg = -5.0, huge = 1e300;
@@ -1150,7 +1156,7 @@ static void test_truncations(void)
 			for (int resync = 0; resync <= 1; resync++) {
 				weft_open_options o;
 				weft_open_options_init(&o);
-				o.ross_resync = resync;
+				CHECK(weft_open_options_set(&o, "ross.resync", (resync) ? "1" : "0") == 0);
 				weft_trace *t = NULL;
 				int rc = weft_trace_open(write_file(files[fi].name, b.p, len), &o, &t);
 				if (complete == 0) {
@@ -1285,7 +1291,7 @@ static void test_garbage(void)
 
 	weft_open_options o;
 	weft_open_options_init(&o);
-	o.ross_resync = 1;
+	CHECK(weft_open_options_set(&o, "ross.resync", "1") == 0);
 	t = open_ok(path, &o);
 	d = find_diag(t, "resync: 37 bytes skipped");
 	CHECK(d != NULL && d->offset == at);
@@ -1366,10 +1372,10 @@ static void test_corruptions(void)
 			}
 			weft_open_options o;
 			weft_open_options_init(&o);
-			o.ross_resync = round % 2;
+			CHECK(weft_open_options_set(&o, "ross.resync", (round % 2) ? "1" : "0") == 0);
 			o.read_budget_bytes = round % 5 == 0 ? 1 : 0;
 			if (round % 7 == 0)
-				o.ross_model_schema = "u32 a, u16 b";
+				CHECK(weft_open_options_set(&o, "ross.model_schema", "u32 a, u16 b") == 0);
 			weft_trace *t = NULL;
 			if (weft_trace_open(write_file(names[fi], p, len), &o, &t) == 0) {
 				read_all(t, p, len);

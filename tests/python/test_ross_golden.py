@@ -158,6 +158,22 @@ def test_kind_option(tmp_path):
     assert "unknown ROSS kind 'pe'" in proc.stderr
 
 
+def test_generic_format_option(tmp_path):
+    """-O KEY=VALUE sets any format option of the library, as the
+    format's own flags do; the library says what a key takes."""
+    copy = tmp_path / "samples.dat"
+    shutil.copy(GVT, copy)
+    assert dump_json("-O", "ross.kind=rt", copy) == dump_json("--ross-kind", "rt", copy)
+    assert (dump_json("-O", "ross.clock_rate=2e9", GVT) ==
+            dump_json("--ross-clock-rate", "2e9", GVT))
+    proc = run_weft("info", "-O", "ross.kind=pe", copy, expect=2)
+    assert "unknown ROSS kind 'pe' (gvt, rt, vt, evtrace, model)" in proc.stderr
+    proc = run_weft("info", "-O", "ross.colour=red", copy, expect=2)
+    assert "unknown format option 'ross.colour'" in proc.stderr
+    proc = run_weft("info", "--option", "ross.kind", copy, expect=2)
+    assert "-O takes KEY=VALUE" in proc.stderr
+
+
 def test_clock_rate_option():
     base = dump_json(GVT)[0]["time"]
     scaled = dump_json("--ross-clock-rate", "2e9", GVT)[0]["time"]

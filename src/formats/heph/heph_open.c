@@ -163,7 +163,14 @@ static int data_create(weft_trace *trace, const char *path,
 	}
 	const char *slash = strrchr(d->file, '/');
 	d->name = slash != NULL && slash[1] != '\0' ? slash + 1 : d->file;
-	d->sort_budget = o->sort_budget_bytes ? o->sort_budget_bytes : HEPH_DEFAULT_SORT_BUDGET;
+	uint64_t budget = 0;
+	int rc = weft__option_u64(o, "heph.sort_budget_bytes", &budget);
+	if (rc < 0) {
+		free(d->file);
+		free(d);
+		return rc;
+	}
+	d->sort_budget = budget ? budget : HEPH_DEFAULT_SORT_BUDGET;
 	d->stored_order = o->stored_order;
 	d->threads = o->threads;
 	d->window = o->read_budget_bytes ? o->read_budget_bytes : HEPH_WINDOW;
@@ -198,6 +205,13 @@ static int heph_open(weft_trace *trace, const char *path, const weft_open_option
 	return rc;
 }
 
+/* The Heph options of weft_open_options_set(). */
+static const weft_format_option heph_options[] = {
+	{ "heph.sort_budget_bytes", "bytes", "sort budget",
+	  "memory of the time-order index before it spills sorted runs to a "
+	  "temporary file (default 64 MiB)", 0 },
+};
+
 const weft_backend weft__heph_backend = {
 	.format = WEFT_FORMAT_HEPH,
 	.name = "heph",
@@ -212,4 +226,6 @@ const weft_backend weft__heph_backend = {
 	.stream_next_batch = weft__heph_stream_next_batch,
 	.stream_close = weft__heph_stream_close,
 	.event_fields = weft__heph_event_fields,
+	.options = heph_options,
+	.option_count = sizeof heph_options / sizeof heph_options[0],
 };

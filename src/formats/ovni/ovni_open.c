@@ -703,24 +703,30 @@ static int finish_metadata(open_ctx *ctx)
 	return 0;
 }
 
-/* Reading bounds: per-stream window and unordered look-back. */
-static void set_bounds(ovni_data *d, const weft_open_options *o, size_t streams)
+/* Reading bounds: per-stream window and unordered look-back (0 or WEFT_EINVAL). */
+static int set_bounds(ovni_data *d, const weft_open_options *o, size_t streams)
 {
+	uint64_t lookback = 0, max_events = 0;
+	int rc = weft__option_u64(o, "ovni.unordered_lookback_bytes", &lookback);
+	if (rc == 0)
+		rc = weft__option_u64(o, "ovni.unordered_max_events", &max_events);
+	if (rc < 0)
+		return rc;
 	uint64_t budget = o->read_budget_bytes ? o->read_budget_bytes : OVNI_DEFAULT_READ_BUDGET;
 	uint64_t w = budget / (streams ? streams : 1);
 	if (w < OVNI_MIN_WINDOW)
 		w = OVNI_MIN_WINDOW;
 	if (w > OVNI_MAX_WINDOW)
 		w = OVNI_MAX_WINDOW;
-	d->lookback = o->unordered_lookback_bytes ? o->unordered_lookback_bytes : w / 4;
+	d->lookback = lookback ? lookback : w / 4;
 	if (w < 4 * d->lookback)
 		w = 4 * d->lookback;
 	d->window = w;
-	d->max_region_events = o->unordered_max_events ? o->unordered_max_events :
-			       OVNI_DEFAULT_MAX_REGION_EVENTS;
+	d->max_region_events = max_events ? max_events : OVNI_DEFAULT_MAX_REGION_EVENTS;
 	if (d->max_region_events > UINT32_MAX)
 		d->max_region_events = UINT32_MAX; /* the index keeps 32-bit places */
 	d->stored_order = o->stored_order;
+	return 0;
 }
 
 /* Splits `path` into the root directory and, for a single .obs file, it. */
@@ -762,11 +768,12 @@ static int ovni_open(weft_trace *t, const char *path, const weft_open_options *o
 		rc = add_stream(&ctx, &ctx.found.items[i]);
 	if (rc == 0)
 		rc = finish_metadata(&ctx);
+	const char *offsets = NULL;
+	if (rc == 0)
+		rc = weft__option_text(o, "ovni.clock_offsets", &offsets);
 	if (rc == 0) {
-		char *table = o->clock_offsets_path ? NULL :
-			      weft__path_join(d->root, "clock-offsets.txt");
-		rc = apply_clock_offsets(&ctx, o->clock_offsets_path ? o->clock_offsets_path
-				         : table, o->clock_offsets_path != NULL);
+		char *table = offsets ? NULL : weft__path_join(d->root, "clock-offsets.txt");
+		rc = apply_clock_offsets(&ctx, offsets ? offsets : table, offsets != NULL);
 		free(table);
 	}
 	if (rc == 0 && (d->streams = calloc(t->stream_count, sizeof *d->streams)) == NULL)
@@ -779,7 +786,9 @@ static int ovni_open(weft_trace *t, const char *path, const weft_open_options *o
 	if (rc == 0 && layouts > 1)
 		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
 				 "streams of several layout versions in one trace");
-	set_bounds(d, o, t->stream_count);
+	int bounds = set_bounds(d, o, t->stream_count);
+	if (rc == 0)
+		rc = bounds;
 	if (rc == 0)
 		rc = weft__ovni_marks_load(t, d);
 	for (size_t i = 0; i < ctx.meta_cap; i++)
@@ -804,6 +813,18 @@ static void ovni_close(weft_trace *t)
 	t->backend_data = NULL;
 }
 
+/* The ovni options of weft_open_options_set(). */
+static const weft_format_option ovni_options[] = {
+	{ "ovni.clock_offsets", "path", "clock offset table",
+	  "the clock offsets of ovnisync (rank hostname offset_median ...); default: "
+	  "clock-offsets.txt in the trace directory when it exists", 0 },
+	{ "ovni.unordered_lookback_bytes", "bytes", "look-back",
+	  "how far back in a stream, in bytes, an unordered region (OU[ .. OU]) may "
+	  "move its events (default: a quarter of the stream's read window)", 0 },
+	{ "ovni.unordered_max_events", "count", "event count",
+	  "the most events an unordered region may hold", 0 },
+};
+
 const weft_backend weft__ovni_backend = {
 	.format = WEFT_FORMAT_OVNI,
 	.name = "ovni",
@@ -818,4 +839,6 @@ const weft_backend weft__ovni_backend = {
 	.stream_close = weft__ovni_stream_close,
 	.event_fields = weft__ovni_event_fields,
 	.event_classify = weft__ovni_event_classify,
+	.options = ovni_options,
+	.option_count = sizeof ovni_options / sizeof ovni_options[0],
 };

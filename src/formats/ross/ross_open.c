@@ -146,6 +146,7 @@ typedef struct open_ctx {
 	weft_trace *trace;
 	ross_data *d;
 	ross_kind forced;          /* ROSS_KIND_NONE when the data decides */
+	double clock_rate;         /* the ross.clock_rate option, 0 = none */
 	int single_file;
 	uint64_t records;
 	uint64_t unfiled_records;  /* beyond the stream limit */
@@ -901,7 +902,7 @@ static int build_hierarchy(open_ctx *c, json_t **metas)
 }
 
 /* Trace-wide metadata: files, records, clock rate, schema. */
-static int set_trace_metadata(open_ctx *c, const weft_open_options *o)
+static int set_trace_metadata(open_ctx *c)
 {
 	size_t readable = 0;
 	for (size_t i = 0; i < c->d->file_count; i++)
@@ -910,8 +911,8 @@ static int set_trace_metadata(open_ctx *c, const weft_open_options *o)
 	json_object_set_new(m, "files", json_integer((json_int_t)c->d->file_count));
 	json_object_set_new(m, "readable_files", json_integer((json_int_t)readable));
 	json_object_set_new(m, "records", json_integer((json_int_t)c->records));
-	json_object_set_new(m, "clock_rate", o->ross_clock_rate > 0 ?
-			    json_real(o->ross_clock_rate) : json_null());
+	json_object_set_new(m, "clock_rate", c->clock_rate > 0 ?
+			    json_real(c->clock_rate) : json_null());
 	json_object_set_new(m, "model_schema", c->d->schemas.section_count > 0 ?
 			    json_true() : json_false());
 	return weft__trace_set_metadata_object(c->trace, m);
@@ -980,22 +981,26 @@ static void ross_close(weft_trace *trace)
 }
 
 /* The ROSS open options: forced kind, clock rate, schema, resync. */
-static int apply_options(open_ctx *c, const char *path, const weft_open_options *o)
+static int apply_options(open_ctx *c, const weft_open_options *o)
 {
 	ross_data *d = c->d;
-	c->forced = ROSS_KIND_NONE;
-	if (o->ross_kind != NULL && o->ross_kind[0] != '\0' &&
-	    (c->forced = weft__ross_kind_from_name(o->ross_kind)) == ROSS_KIND_NONE)
-		return weft__error(WEFT_EINVAL, path, WEFT_NO_OFFSET,
-				   "unknown ROSS kind '%s' (expected gvt, rt, vt, evtrace or model)",
-				   o->ross_kind);
-	double rate = o->ross_clock_rate;
-	if (!(rate >= 0) || isinf(rate))
-		return weft__error(WEFT_EINVAL, path, WEFT_NO_OFFSET,
-				   "expected a clock rate in Hz (> 0, or 0 for none), found %g", rate);
+	const char *kind = NULL, *schema = NULL;
+	double rate = 0;
+	int resync = 0;
+	int rc = weft__option_text(o, "ross.kind", &kind);
+	if (rc == 0)
+		rc = weft__option_rate(o, "ross.clock_rate", &rate);
+	if (rc == 0)
+		rc = weft__option_text(o, "ross.model_schema", &schema);
+	if (rc == 0)
+		rc = weft__option_bool(o, "ross.resync", &resync);
+	if (rc < 0)
+		return rc;
+	c->forced = kind != NULL ? weft__ross_kind_from_name(kind) : ROSS_KIND_NONE;
+	c->clock_rate = rate;
 	d->time_scale = rate > 0 ? 1e9 / rate : 1.0;
-	d->resync = o->ross_resync != 0;
-	return weft__ross_schema_compile(o->ross_model_schema, &d->schemas);
+	d->resync = resync;
+	return weft__ross_schema_compile(schema, &d->schemas);
 }
 
 /* Opens every file, then builds the hierarchy and the metadata. */
@@ -1016,7 +1021,7 @@ static int open_files(open_ctx *c, const weft_open_options *o)
 	if (rc == 0)
 		rc = build_hierarchy(c, metas);
 	if (rc == 0)
-		rc = set_trace_metadata(c, o);
+		rc = set_trace_metadata(c);
 	for (size_t i = 0; metas != NULL && i < d->file_count; i++)
 		json_decref(metas[i]);
 	free(metas);
@@ -1046,7 +1051,7 @@ static int ross_open(weft_trace *trace, const char *path, const weft_open_option
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	}
 	trace->backend_data = c.d;
-	int rc = apply_options(&c, path, o);
+	int rc = apply_options(&c, o);
 	if (rc == 0)
 		rc = discover(&c, path);
 	if (rc == 0)
@@ -1106,6 +1111,22 @@ static void ross_event_classify(const weft_trace *trace, const weft_event *event
 	out->virtual_time_field = "virtual_time";
 }
 
+/* The ROSS options of weft_open_options_set(). */
+static const weft_format_option ross_options[] = {
+	{ "ross.kind", "gvt|rt|vt|evtrace|model", "ROSS kind",
+	  "the record kind of the run's files (vt: analysis-lps), instead of "
+	  "detecting it from the data; setting it chooses the ROSS format", 1 },
+	{ "ross.clock_rate", "rate", "clock rate",
+	  "the true rate in Hz of the cycle counter that ROSS divided by its "
+	  "--clock-rate default of 1e9: times are rescaled to real_time * 1e9 / rate", 0 },
+	{ "ross.model_schema", "text", "model schema",
+	  "the layout of the model data (\"u32 magic, u32 lpid, i64 count\", "
+	  "sections \"MODEL: ...\", or \"@FILE\"; see docs/ross.md)", 0 },
+	{ "ross.resync", "bool", "resync setting",
+	  "after garbage, look for the next run of valid records, report the bytes "
+	  "skipped and go on", 0 },
+};
+
 const weft_backend weft__ross_backend = {
 	.format = WEFT_FORMAT_ROSS,
 	.name = "ross",
@@ -1123,4 +1144,6 @@ const weft_backend weft__ross_backend = {
 	.stream_close = weft__ross_stream_close,
 	.event_fields = weft__ross_event_fields,
 	.event_classify = ross_event_classify,
+	.options = ross_options,
+	.option_count = sizeof ross_options / sizeof ross_options[0],
 };
