@@ -108,6 +108,8 @@ int weft__option_u64(const weft_open_options *o, const char *key, uint64_t *out)
 int weft__option_rate(const weft_open_options *o, const char *key, double *out);
 int weft__option_bool(const weft_open_options *o, const char *key, int *out);
 weft_format weft__options_implied_format(const weft_open_options *options);
+/* Every format option set is known and its value parses: 0 or WEFT_EINVAL. */
+int weft__options_check(const weft_open_options *options);
 
 /* weft_backend.path_kinds: a trace may be a regular file, a directory. */
 #define WEFT__PATH_FILE 1

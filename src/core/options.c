@@ -214,6 +214,29 @@ weft_format weft__options_implied_format(const weft_open_options *options)
 	return WEFT_FORMAT_AUTO;
 }
 
+int weft__options_check(const weft_open_options *options)
+{
+	size_t n = options->format_option_count;
+	if (n > WEFT_FORMAT_OPTIONS_MAX)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+				   "format_option_count %zu is more than %d", n,
+				   WEFT_FORMAT_OPTIONS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		const char *key = options->format_option_keys[i];
+		const char *value = options->format_option_values[i];
+		const weft_format_option *o = find_option(key);
+		if (o == NULL || value == NULL)
+			return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+					   o == NULL ? "unknown format option '%s'"
+						     : "format option '%s' without a value",
+					   key != NULL ? key : "(null)");
+		int rc = check_value(o, value);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /*
  * The typed reads of the backends, while they open a trace. Each takes
  * the value set for `key` (or leaves *out as it is and returns 0 when

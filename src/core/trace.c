@@ -219,6 +219,9 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 		weft_open_options_init(&defaults);
 		options = &defaults;
 	}
+	int rc = weft__options_check(options);
+	if (rc < 0)
+		return rc;
 	weft_format format = options->format;
 	/* An option that only makes sense for one format implies it (ross.kind). */
 	if (format == WEFT_FORMAT_AUTO)
@@ -230,7 +233,7 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 				   "format %s is not supported yet",
 				   weft_format_name(format) ? weft_format_name(format) : "?");
 	struct stat st;
-	int rc = check_path(path, forced, &st);
+	rc = check_path(path, forced, &st);
 	if (rc < 0)
 		return rc;
 	const weft_backend *backend = forced ? forced : pick_backend(path, format);

@@ -88,6 +88,16 @@ static void test_open_checks(void)
 	int rc = weft_trace_open(path, &o, &t);
 	CHECK(rc == 0);
 	weft_trace_free(t);
+	/* a key no format has, a key without its value, a count past the arrays */
+	o.format_option_keys[0] = "heph.colour";
+	CHECK(weft_trace_open(path, &o, &t) == WEFT_EINVAL);
+	CHECK(strstr(weft_last_error(), "unknown format option 'heph.colour'") != NULL);
+	o.format_option_keys[0] = "heph.sort_budget_bytes";
+	o.format_option_values[0] = NULL;
+	CHECK(weft_trace_open(path, &o, &t) == WEFT_EINVAL);
+	o.format_option_values[0] = "4096";
+	o.format_option_count = WEFT_FORMAT_OPTIONS_MAX + 1;
+	CHECK(weft_trace_open(path, &o, &t) == WEFT_EINVAL);
 }
 
 int main(void)
