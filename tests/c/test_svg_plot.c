@@ -48,12 +48,24 @@ static void test_decimator(void)
 	weft__decimator_free(&d);
 }
 
-/* A chart with awkward names and series: the text is well formed. */
-static void test_chart(void)
+/* Writes chart c to a temporary file and returns its text (malloc'd). */
+static char *chart_text(const weft__svg_chart *c)
 {
 	char path[] = "/tmp/weft-svg-XXXXXX";
 	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
+	if (fd < 0)
+		return NULL;
+	CHECK(weft__svg_chart_write(fd, c) == 0);
+	close(fd);
+	size_t size;
+	char *text = tu_read_file(path, &size);
+	unlink(path);
+	return text;
+}
+
+/* A chart with awkward names and series: the text is well formed. */
+static void test_chart(void)
+{
 	static const double x1[] = { 5 }, y1[] = { 7 };
 	static const double x2[] = { 1, 2, 3 }, y2[] = { 4, 4, 4 };
 	weft__svg_series a[3] = { { x1, y1, 1 }, { x2, y2, 3 }, { NULL, NULL, 0 } };
@@ -61,10 +73,7 @@ static void test_chart(void)
 	weft__svg_panel panels[1] = { { "p1", "y & title", a } };
 	const char *notes[1] = { "note <1>" };
 	weft__svg_chart c = { "T&itle", "x", names, 3, panels, 1, notes, 1, 0 };
-	CHECK(weft__svg_chart_write(fd, &c) == 0);
-	close(fd);
-	size_t size;
-	char *text = tu_read_file(path, &size);
+	char *text = chart_text(&c);
 	REQUIRE(text != NULL);
 	CHECK(strstr(text, "a&lt;b&gt;&amp;&quot;c&apos;") != NULL);
 	CHECK(strstr(text, "bad ? utf8") != NULL);
@@ -74,7 +83,6 @@ static void test_chart(void)
 	CHECK(strstr(text, "points=\"\"") != NULL); /* the empty series */
 	CHECK(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL);
 	free(text);
-	unlink(path);
 }
 
 /*
@@ -83,17 +91,11 @@ static void test_chart(void)
  */
 static void check_extreme_chart(const double *x, const double *y, size_t n)
 {
-	char path[] = "/tmp/weft-svg-XXXXXX";
-	int fd = mkstemp(path);
-	REQUIRE(fd >= 0);
 	weft__svg_series a[1] = { { x, y, n } };
 	const char *names[1] = { "s" };
 	weft__svg_panel panels[1] = { { "p", "y", a } };
 	weft__svg_chart c = { "extreme", "x", names, 1, panels, 1, NULL, 0, 0 };
-	CHECK(weft__svg_chart_write(fd, &c) == 0);
-	close(fd);
-	size_t size;
-	char *text = tu_read_file(path, &size);
+	char *text = chart_text(&c);
 	REQUIRE(text != NULL);
 	CHECK(strstr(text, "nan") == NULL && strstr(text, "inf") == NULL);
 	const char *p = strstr(text, "points=\"");
@@ -107,7 +109,6 @@ static void check_extreme_chart(const double *x, const double *y, size_t n)
 		p += used;
 	}
 	free(text);
-	unlink(path);
 }
 
 /*
