@@ -21,6 +21,8 @@
 #include "weft/pallas.h"
 #include "weft/pallas_grammar.h"
 #include "weft/output.h"
+#include "weft/span.h"
+#include "weft/profile.h"
 #include "weft/api.h"
 
 #ifdef __cplusplus

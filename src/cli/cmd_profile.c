@@ -1,16 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/cmd_profile.c - `weft profile`: per region, how many calls, their
- * total, mean, min and max duration and their exclusive time, over every
- * thread of a Pallas trace.
- *
- * By default the figures come from the grammar: each block sequence that
- * starts with an Enter is a set of calls of its region, whose count, min
- * and max are in the sequence headers and whose exact totals are the sums
- * of its stored durations (one value per call, not per event).
- * --headers-only reads nothing but the headers (totals = mean x count, as
- * stored means are rounded); --replay replays every Enter/Leave instead,
- * which is how the other two are checked.
+ * cli/cmd_profile.c - `weft profile`: per region (or per stream and
+ * region), calls, total, mean, min and max duration and exclusive time,
+ * for a trace of any format. The figures are the library's
+ * (weft_profile_compute(), weft/profile.h); this file parses the options
+ * and prints the rows as a table, JSON or CSV.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,19 +14,34 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
-#include "weft/pallas_grammar.h"
+#include "weft/profile.h"
 
 enum profile_option_id {
 	OPT_JSON = 100,
+	OPT_CSV,
+	OPT_BY,
+	OPT_INSTANTS,
 	OPT_HEADERS_ONLY,
-	OPT_REPLAY
+	OPT_REPLAY,
+	OPT_FROM,
+	OPT_TO,
+	OPT_STREAM,
+	OPT_EVENT
 };
 
 static const cli_option profile_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "json", 0, 0, OPT_JSON },
+	{ "csv", 0, 0, OPT_CSV },
+	{ "by", 0, 1, OPT_BY },
+	{ "instants", 0, 0, OPT_INSTANTS },
 	{ "headers-only", 0, 0, OPT_HEADERS_ONLY },
 	{ "replay", 0, 0, OPT_REPLAY },
+	{ "from", 0, 1, OPT_FROM },
+	{ "to", 0, 1, OPT_TO },
+	{ "stream", 0, 1, OPT_STREAM },
+	{ "event", 0, 1, OPT_EVENT },
+	{ "mcv", 0, 1, OPT_EVENT },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -40,205 +49,112 @@ static void print_profile_help(void)
 {
 	printf("usage: weft profile [OPTIONS] TRACE\n"
 	       "\n"
-	       "Per region of a Pallas trace, over all threads: calls, total,\n"
-	       "mean, min and max duration and exclusive time (ns), from the\n"
-	       "grammar's sequence durations, largest total first.\n"
+	       "Per region (span name: region, task type, state, event description),\n"
+	       "over all streams or per stream: calls, total, mean, min and max\n"
+	       "duration and exclusive time (ns: without the time of the calls nested\n"
+	       "in them), largest total first. Works on every format: the calls are\n"
+	       "the trace's spans (enter/leave pairs, intervals). Pallas traces are\n"
+	       "profiled from the durations their grammar stores (the same figures,\n"
+	       "faster), unless a filter or --replay asks for the events.\n"
 	       "\n"
 	       "options:\n"
-	       "  --headers-only       from the sequence headers alone (instant;\n"
-	       "                       totals from the stored, rounded means)\n"
-	       "  --replay             replay every Enter/Leave instead\n"
+	       "  --by name|stream     one row per region (default), or per stream and\n"
+	       "                       region (threads, ranks: to see load imbalance)\n"
 	       "  --json               one JSON object instead of the table\n"
-	       "  --format NAME        auto (default) or pallas\n"
+	       "  --csv                CSV with a header line instead of the table\n"
+	       "  --instants           also count the instants (point events) per name;\n"
+	       "                       shown anyway when the trace has no spans (ROSS)\n"
+	       "  --from T, --to T     only the time in [from, to] (calls are cut to it);\n"
+	       "                       T in ns or with a unit: 5us, 10ms, 2s\n"
+	       "  --stream GLOB        only streams whose path matches the glob\n"
+	       "  --event GLOB         only events whose code matches (alias: --mcv)\n"
+	       "  --replay             Pallas: replay every Enter/Leave instead\n"
+	       "  --headers-only       Pallas: from the sequence headers alone (instant;\n"
+	       "                       totals from the stored, rounded means)\n"
+	       "  --format NAME        trace format: auto (default), ovni, heph, ross, pallas\n"
 	       "  -h, --help           this text\n"
 	       "\n"
-	       "example:\n"
-	       "  weft profile trace/main.pallas\n");
+	       "examples:\n"
+	       "  weft profile trace/main.pallas\n"
+	       "  weft profile --by stream --csv ovni/ > per-thread.csv\n");
 }
 
-typedef struct region_stats {
-	char *name;
-	uint64_t count, total, min, max, exclusive;
-} region_stats;
+typedef struct profile_settings {
+	cli_common common;
+	weft_profile_options options;
+	int json, csv, instants, headers_only, replay;
+} profile_settings;
 
-typedef struct profile {
-	region_stats *regions;
-	size_t count, cap;
-} profile;
-
-/* The entry of a region name, added when new (NULL on ENOMEM). */
-static region_stats *region_of(profile *p, const char *name)
+/* One option of `weft profile`: 0, or -1 after a usage error. */
+static int profile_option(profile_settings *s, int id, const char *value)
 {
-	for (size_t i = 0; i < p->count; i++)
-		if (strcmp(p->regions[i].name, name) == 0)
-			return &p->regions[i];
-	if (p->count == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 32;
-		region_stats *r = realloc(p->regions, cap * sizeof *r);
-		if (r == NULL)
-			return NULL;
-		p->regions = r;
-		p->cap = cap;
+	switch (id) {
+	case OPT_JSON: s->json = 1; return 0;
+	case OPT_CSV: s->csv = 1; return 0;
+	case OPT_INSTANTS: s->instants = 1; return 0;
+	case OPT_HEADERS_ONLY: s->headers_only = 1; return 0;
+	case OPT_REPLAY: s->replay = 1; return 0;
+	case OPT_STREAM: s->options.filter.stream_pattern = value; return 0;
+	case OPT_EVENT: s->options.filter.code_pattern = value; return 0;
+	case OPT_BY:
+		if (strcmp(value, "name") == 0 || strcmp(value, "region") == 0)
+			s->options.by = WEFT_PROFILE_BY_NAME;
+		else if (strcmp(value, "stream") == 0)
+			s->options.by = WEFT_PROFILE_BY_STREAM;
+		else
+			return cli_usage_error("profile", "--by takes name or stream, not '%s'",
+					       value), -1;
+		return 0;
+	case OPT_FROM:
+	case OPT_TO:
+		if (cli_parse_time(value, id == OPT_FROM ? &s->options.filter.from
+						       : &s->options.filter.to) == 0)
+			return 0;
+		cli_usage_error("profile", "invalid time '%s' (e.g. 1500, 10ms, 2s)", value);
+		return -1;
+	default:
+		return cli_common_option(&s->common, "profile", id, value) == 1 ? 0 : -1;
 	}
-	region_stats *r = &p->regions[p->count];
-	memset(r, 0, sizeof *r);
-	r->min = UINT64_MAX;
-	r->name = strdup(name);
-	if (r->name == NULL)
-		return NULL;
-	p->count++;
-	return r;
 }
 
-/* Adds calls of a region: count, their sum, min, max, exclusive sum. */
-static int add_calls(profile *p, const char *name, uint64_t count,
-		     uint64_t total, uint64_t min, uint64_t max, uint64_t exclusive)
+/* ---- Output ------------------------------------------------------------------ */
+
+/* The rows to print: those with calls, and with instants when they show. */
+static int row_shown(const weft_profile_row *r, int instants)
 {
-	region_stats *r = region_of(p, name);
-	if (r == NULL)
-		return cli_library_error("profile", "out of memory", WEFT_ENOMEM);
-	r->count += count;
-	r->total += total;
-	r->exclusive += exclusive;
-	if (min < r->min)
-		r->min = min;
-	if (max > r->max)
-		r->max = max;
-	return 0;
+	return r->calls > 0 || (instants && r->instants > 0);
 }
 
-/* The calls of one thread from its grammar's block sequences. */
-static int profile_grammar(weft_trace *trace, uint32_t stream, int headers_only,
-			   profile *p)
+/* The path of a row's stream ("" for rows over every stream). */
+static const char *row_stream_path(const weft_trace *trace, const weft_profile_row *r)
 {
-	weft_pallas_grammar *g;
-	int rc = weft_pallas_grammar_open(trace, stream, &g);
-	if (rc < 0)
-		return cli_library_error("profile", "cannot read a grammar", rc);
-	for (size_t i = 0; rc == 0 && i < weft_pallas_grammar_sequence_count(g); i++) {
-		weft_pallas_sequence_info s;
-		rc = weft_pallas_grammar_sequence(g, i, &s);
-		if (rc < 0 || s.dead || s.region_ref < 0 || s.durations.count == 0)
-			continue;
-		uint64_t total = s.durations.mean * s.durations.count;
-		uint64_t exclusive = s.exclusive.mean * s.exclusive.count;
-		char *name = strdup(s.name);
-		if (name == NULL) {
-			rc = WEFT_ENOMEM;
-			break;
-		}
-		if (!headers_only)
-			rc = weft_pallas_grammar_sequence_totals(g, i, &total, &exclusive);
-		if (rc == 0)
-			rc = add_calls(p, name, s.durations.count, total, s.durations.min,
-				       s.durations.max, exclusive);
-		free(name);
-	}
-	weft_pallas_grammar_free(g);
-	return rc < 0 ? cli_library_error("profile", "cannot read durations", rc) : 0;
-}
-
-/* ---- Replay -------------------------------------------------------------------- */
-
-typedef struct open_call {
-	char name[256];
-	uint64_t start, children;
-} open_call;
-
-/* The text of the event's `region` field into buf ("" when none). */
-static void region_field(const weft_trace *trace, const weft_event *ev,
-			 char *buf, size_t size)
-{
-	weft_field fields[8];
-	int n = weft_event_fields(trace, ev, fields, 8);
-	buf[0] = '\0';
-	for (int i = 0; i < n && i < 8; i++)
-		if (fields[i].name_len == 6 && memcmp(fields[i].name, "region", 6) == 0 &&
-		    fields[i].type == WEFT_TYPE_STR) {
-			snprintf(buf, size, "%.*s", (int)fields[i].v.s.len, fields[i].v.s.ptr);
-			return;
-		}
-}
-
-/* Closes the innermost open call at `time` and counts it. */
-static int close_call(profile *p, open_call *stack, size_t *depth, uint64_t time)
-{
-	open_call *c = &stack[--*depth];
-	uint64_t d = time - c->start;
-	if (*depth > 0)
-		stack[*depth - 1].children += d;
-	return add_calls(p, c->name, 1, d, d, d, d - c->children);
-}
-
-/*
- * The calls of one stream from its Enter/Leave events: a stack of open
- * calls; a Leave closes the innermost call (its duration goes to the
- * parent's children time, for the parent's exclusive time). Calls still
- * open at the end close at the stream's last timestamp, as the writer
- * closes them in the grammar, so that the replay counts what the
- * durations count.
- */
-static int profile_replay(weft_trace *trace, uint32_t stream, profile *p)
-{
-	weft_cursor *cur;
-	int rc = weft_cursor_create_stream(trace, stream, &cur);
-	if (rc < 0)
-		return cli_library_error("profile", "cannot read a stream", rc);
-	open_call *stack = NULL;
-	size_t depth = 0, cap = 0;
-	const weft_event *ev;
-	uint64_t last = 0;
-	while (rc == 0 && (rc = weft_cursor_next(cur, &ev)) == 1) {
-		rc = 0;
-		last = ev->time;
-		if (ev->code_len == 5 && memcmp(ev->code, "Enter", 5) == 0) {
-			if (depth == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				open_call *s = realloc(stack, ncap * sizeof *s);
-				if (s == NULL) {
-					rc = WEFT_ENOMEM;
-					break;
-				}
-				stack = s;
-				cap = ncap;
-			}
-			region_field(trace, ev, stack[depth].name, sizeof stack[depth].name);
-			stack[depth].start = ev->time;
-			stack[depth++].children = 0;
-		} else if (ev->code_len == 5 && memcmp(ev->code, "Leave", 5) == 0 && depth > 0) {
-			rc = close_call(p, stack, &depth, ev->time);
-		}
-	}
-	while (rc == 0 && depth > 0)
-		rc = close_call(p, stack, &depth, last);
-	free(stack);
-	weft_cursor_free(cur);
-	return rc < 0 ? cli_library_error("profile", "cannot read events", rc) : 0;
-}
-
-/* ---- Output ---------------------------------------------------------------------- */
-
-static int by_total(const void *a, const void *b)
-{
-	const region_stats *x = a, *y = b;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return strcmp(x->name, y->name);
+	const weft_stream_info *info = r->stream >= 0
+				       ? weft_trace_stream(trace, (size_t)r->stream) : NULL;
+	return info != NULL && info->path != NULL ? info->path : "";
 }
 
 /* The profile as one JSON object (jansson does the escaping). */
-static int print_profile_json(const profile *p, const char *source)
+static int print_profile_json(const weft_trace *trace, const weft_profile *p, int instants,
+			      int by_stream)
 {
 	json_t *regions = json_array();
-	for (size_t i = 0; regions && i < p->count; i++) {
-		const region_stats *r = &p->regions[i];
+	for (size_t i = 0; regions && i < weft_profile_row_count(p); i++) {
+		const weft_profile_row *r = weft_profile_row_get(p, i);
+		if (!row_shown(r, instants))
+			continue;
 		/* NULL for a name that is not UTF-8: the array append fails. */
 		json_t *o = json_pack(
 			"{s:s,s:I,s:I,s:f,s:I,s:I,s:I}", "region", r->name,
-			"count", (json_int_t)r->count, "total_ns", (json_int_t)r->total,
-			"mean_ns", (double)r->total / (double)r->count,
-			"min_ns", (json_int_t)r->min, "max_ns", (json_int_t)r->max,
-			"exclusive_ns", (json_int_t)r->exclusive);
+			"count", (json_int_t)r->calls, "total_ns", (json_int_t)r->inclusive,
+			"mean_ns", r->mean, "min_ns", (json_int_t)r->min,
+			"max_ns", (json_int_t)r->max, "exclusive_ns", (json_int_t)r->exclusive);
+		if (o != NULL && instants)
+			json_object_set_new(o, "instants", json_integer((json_int_t)r->instants));
+		if (o != NULL && by_stream) {
+			json_object_set_new(o, "stream", json_integer(r->stream));
+			json_object_set_new(o, "stream_path",
+					    json_string(row_stream_path(trace, r)));
+		}
 		if (json_array_append_new(regions, o) < 0) {
 			json_decref(regions);
 			fprintf(stderr, "weft profile: region name '%s' is not UTF-8; "
@@ -246,7 +162,11 @@ static int print_profile_json(const profile *p, const char *source)
 			return CLI_EXIT_FAILURE;
 		}
 	}
-	json_t *root = json_pack("{s:s,s:o}", "source", source, "regions", regions);
+	json_t *root = json_pack("{s:s,s:o}", "source",
+				 weft_profile_source_name(weft_profile_source_used(p)),
+				 "regions", regions);
+	if (root != NULL && by_stream)
+		json_object_set_new(root, "by", json_string("stream"));
 	char *text = root ? json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
 	json_decref(root);
 	if (text == NULL)
@@ -256,51 +176,140 @@ static int print_profile_json(const profile *p, const char *source)
 	return 0;
 }
 
-/* The table, largest total first. */
-static void print_profile_table(const profile *p)
+/* A CSV field: quoted when it holds a comma, a quote or a line break. */
+static void print_csv_text(const char *text)
 {
-	printf("%-32s %12s %16s %14s %12s %12s %16s\n", "region", "calls", "total_ns",
-	       "mean_ns", "min_ns", "max_ns", "exclusive_ns");
-	for (size_t i = 0; i < p->count; i++) {
-		const region_stats *r = &p->regions[i];
-		printf("%-32s %12" PRIu64 " %16" PRIu64 " %14.3f %12" PRIu64 " %12" PRIu64
-		       " %16" PRIu64 "\n", r->name, r->count, r->total,
-		       (double)r->total / (double)r->count, r->min, r->max, r->exclusive);
+	if (strpbrk(text, ",\"\r\n") == NULL) {
+		fputs(text, stdout);
+		return;
+	}
+	putchar('"');
+	for (const char *c = text; *c; c++) {
+		if (*c == '"')
+			putchar('"');
+		putchar(*c);
+	}
+	putchar('"');
+}
+
+/* The rows as CSV: one header line, one line per row. */
+static void print_profile_csv(const weft_trace *trace, const weft_profile *p, int instants,
+			      int by_stream)
+{
+	printf("%sregion,calls,total_ns,mean_ns,min_ns,max_ns,exclusive_ns,instants\n",
+	       by_stream ? "stream,stream_path," : "");
+	for (size_t i = 0; i < weft_profile_row_count(p); i++) {
+		const weft_profile_row *r = weft_profile_row_get(p, i);
+		if (!row_shown(r, instants))
+			continue;
+		if (by_stream) {
+			printf("%" PRId64 ",", r->stream);
+			print_csv_text(row_stream_path(trace, r));
+			putchar(',');
+		}
+		print_csv_text(r->name);
+		printf(",%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		       ",%" PRIu64 "\n", r->calls, r->inclusive, r->mean, r->min, r->max,
+		       r->exclusive, r->instants);
 	}
 }
 
-static int run_profile(const cli_common *common, int json, int headers_only,
-		       int replay)
+/*
+ * The width of a column of text: its longest value (stream paths, or
+ * region names), at least `least`, at most 200.
+ */
+static int column_width(const weft_trace *trace, const weft_profile *p, int streams,
+			size_t least)
+{
+	size_t width = least;
+	for (size_t i = 0; i < weft_profile_row_count(p); i++) {
+		const weft_profile_row *r = weft_profile_row_get(p, i);
+		size_t n = strlen(streams ? row_stream_path(trace, r) : r->name);
+		if (n > width)
+			width = n;
+	}
+	return width > 200 ? 200 : (int)width;
+}
+
+/* The table: largest total first (per stream with --by stream). */
+static void print_profile_table(const weft_trace *trace, const weft_profile *p, int instants,
+				int by_stream)
+{
+	int width = by_stream ? column_width(trace, p, 1, strlen("stream")) : 0;
+	int name_width = column_width(trace, p, 0, 32);
+	if (by_stream)
+		printf("%-*s ", width, "stream");
+	printf("%-*s %12s %16s %14s %12s %12s %16s", name_width, "region", "calls", "total_ns",
+	       "mean_ns", "min_ns", "max_ns", "exclusive_ns");
+	printf(instants ? " %12s\n" : "\n", "instants");
+	for (size_t i = 0; i < weft_profile_row_count(p); i++) {
+		const weft_profile_row *r = weft_profile_row_get(p, i);
+		if (!row_shown(r, instants))
+			continue;
+		if (by_stream)
+			printf("%-*s ", width, row_stream_path(trace, r));
+		printf("%-*s %12" PRIu64 " %16" PRIu64 " %14.3f %12" PRIu64 " %12" PRIu64
+		       " %16" PRIu64, name_width, r->name, r->calls, r->inclusive, r->mean, r->min,
+		       r->max, r->exclusive);
+		if (instants)
+			printf(" %12" PRIu64, r->instants);
+		putchar('\n');
+	}
+}
+
+/*
+ * 1 when the spans of the trace, chosen by default, hold no call (ROSS
+ * event records): the instants are all there is to show. Not with
+ * --replay, whose rows are those of the stored durations.
+ */
+static int only_instants(const weft_profile *p, const weft_profile_options *o)
+{
+	if (weft_profile_source_used(p) != WEFT_PROFILE_SPANS || o->source != WEFT_PROFILE_AUTO)
+		return 0;
+	for (size_t i = 0; i < weft_profile_row_count(p); i++)
+		if (weft_profile_row_get(p, i)->calls > 0)
+			return 0;
+	return 1;
+}
+
+/* Spans the replay had to leave out: said on stderr; 1 when data was lost. */
+static int report_losses(const weft_profile *p)
+{
+	weft_span_stats st;
+	weft_profile_span_stats(p, &st);
+	if (st.too_deep == 0)
+		return 0;
+	fprintf(stderr, "weft profile: %" PRIu64 " calls nested deeper than 512 levels "
+		"are left out (their time counts as their parents' own)\n", st.too_deep);
+	return 1;
+}
+
+static int run_profile(profile_settings *s)
 {
 	weft_trace *trace;
-	if (cli_open_trace(common, "profile", &trace) != CLI_EXIT_OK)
+	weft_profile *p;
+
+	if (cli_open_trace(&s->common, "profile", &trace) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
-	if (weft_trace_format(trace) != WEFT_FORMAT_PALLAS) {
-		fprintf(stderr, "weft profile: '%s' is a %s trace; profiles are computed "
-			"for Pallas traces\n", common->trace_path,
-			weft_format_name(weft_trace_format(trace)));
+	int rc = weft_profile_compute(trace, &s->options, &p);
+	if (rc < 0) {
+		cli_library_error("profile", "cannot compute the profile", rc);
+		cli_print_diags_from(trace, "profile", 0);
 		weft_trace_free(trace);
 		return CLI_EXIT_FAILURE;
 	}
-	profile p = { 0 };
-	int rc = 0;
-	for (size_t s = 0; rc == 0 && s < weft_trace_stream_count(trace); s++)
-		rc = replay ? profile_replay(trace, (uint32_t)s, &p)
-			    : profile_grammar(trace, (uint32_t)s, headers_only, &p);
-	if (rc == 0) {
-		if (p.count > 1)
-			qsort(p.regions, p.count, sizeof *p.regions, by_total);
-		const char *source = replay ? "replay" : headers_only ? "headers" : "durations";
-		if (json)
-			rc = print_profile_json(&p, source);
-		else
-			print_profile_table(&p);
-	}
-	for (size_t i = 0; i < p.count; i++)
-		free(p.regions[i].name);
-	free(p.regions);
+	int instants = s->instants || only_instants(p, &s->options);
+	int by_stream = s->options.by == WEFT_PROFILE_BY_STREAM;
+	if (s->json)
+		rc = print_profile_json(trace, p, instants, by_stream);
+	else if (s->csv)
+		print_profile_csv(trace, p, instants, by_stream);
+	else
+		print_profile_table(trace, p, instants, by_stream);
+	int lost = report_losses(p);
+	weft_profile_free(p);
 	/* A stream that failed on the way ends early: said, and exit 1. */
-	int lost = cli_print_diags_from(trace, "profile", 0);
+	lost |= cli_print_diags_from(trace, "profile", 0);
 	weft_trace_free(trace);
 	return rc != 0 ? CLI_EXIT_FAILURE : lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
 }
@@ -308,11 +317,12 @@ static int run_profile(const cli_common *common, int json, int headers_only,
 int cli_cmd_profile(int argc, char **argv)
 {
 	cli_parser parser;
-	cli_common common;
+	profile_settings s = { 0 };
 	const char *value;
-	int json = 0, headers_only = 0, replay = 0, id;
+	int id;
 
-	cli_common_init(&common);
+	cli_common_init(&s.common);
+	weft_profile_options_init(&s.options);
 	cli_parser_init(&parser, "profile", argc, argv, profile_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
@@ -321,18 +331,18 @@ int cli_cmd_profile(int argc, char **argv)
 			print_profile_help();
 			return CLI_EXIT_OK;
 		}
-		if (id == OPT_JSON)
-			json = 1;
-		else if (id == OPT_HEADERS_ONLY)
-			headers_only = 1;
-		else if (id == OPT_REPLAY)
-			replay = 1;
-		else if (cli_common_option(&common, "profile", id, value) != 1)
+		if (profile_option(&s, id, value) < 0)
 			return CLI_EXIT_FAILURE;
 	}
-	if (headers_only && replay)
+	if (s.headers_only && s.replay)
 		return cli_usage_error("profile", "--headers-only and --replay exclude each other");
-	if (cli_take_trace_path(&common, &parser) < 0)
+	if (s.json && s.csv)
+		return cli_usage_error("profile", "--json and --csv exclude each other");
+	if (s.options.filter.to != 0 && s.options.filter.to < s.options.filter.from)
+		return cli_usage_error("profile", "--to is before --from");
+	s.options.source = s.replay ? WEFT_PROFILE_SPANS
+			   : s.headers_only ? WEFT_PROFILE_HEADERS : WEFT_PROFILE_AUTO;
+	if (cli_take_trace_path(&s.common, &parser) < 0)
 		return CLI_EXIT_FAILURE;
-	return run_profile(&common, json, headers_only, replay);
+	return run_profile(&s);
 }

@@ -25,7 +25,7 @@ static const struct cli_command {
 	{ "table", cli_cmd_table, "ROSS: the records of one level as a CSV table (-o FILE.csv)" },
 	{ "summary", cli_cmd_summary, "ROSS: events, rollbacks, efficiency, GVTs and phase times per PE" },
 	{ "plot", cli_cmd_plot, "ROSS: efficiency and events per PE over time as an SVG (-o FILE.svg)" },
-	{ "profile", cli_cmd_profile, "Pallas: calls, total, mean, min, max and exclusive time per region" },
+	{ "profile", cli_cmd_profile, "calls, total, mean, min, max and exclusive time per region (--by stream)" },
 	{ NULL, NULL, NULL }
 };
 

@@ -134,8 +134,7 @@ static int names_grow(weft__view *v)
 	return 0;
 }
 
-/* A stable NUL-terminated copy of s[0..n); NULL when out of memory. */
-static const char *intern(weft__view *v, const char *s, size_t n)
+const char *weft__view_intern(weft__view *v, const char *s, size_t n)
 {
 	if ((v->name_count + 1) * 2 > v->name_cap && names_grow(v) < 0)
 		return NULL;
@@ -411,7 +410,7 @@ static counter *counter_of(weft__view *v, stream_view *s, uint32_t stream,
 		s->counters = t;
 		s->counter_cap = cap;
 	}
-	const char *owned = intern(v, name, len);
+	const char *owned = weft__view_intern(v, name, len);
 	const weft__view_track *th = &v->tracks[s->thread_track - 1];
 	uint32_t id = owned ? add_track(v, WEFT__TRACK_COUNTER, th->id, th->pid, th->tid,
 					(int32_t)stream, owned, owned) : 0;
@@ -443,7 +442,7 @@ static void event_item(weft__view *v, const weft_event *ev, const weft_event_cla
 	item->name_len = c->name == NULL ? ev->code_len
 			 : c->name_len ? c->name_len : (uint32_t)strlen(c->name);
 	item->category = c->category;
-	item->arg_count = decode_args(v, ev);
+	item->arg_count = v->options.no_args ? 0 : decode_args(v, ev);
 	item->args = v->args;
 	item->event = ev;
 	item->flags = 0;
@@ -572,7 +571,7 @@ static void on_enter(weft__view *v, timeline *t, const weft_event *ev,
 		t->deepest = t->depth + 1;
 	const char *name = c->name;
 	uint32_t len = name == NULL ? 0 : c->name_len ? c->name_len : (uint32_t)strlen(name);
-	if (name == NULL && (name = intern(v, ev->code, ev->code_len)) != NULL)
+	if (name == NULL && (name = weft__view_intern(v, ev->code, ev->code_len)) != NULL)
 		len = ev->code_len;
 	open_span *sp = &t->spans[t->depth++];
 	*sp = (open_span){ c->pair_key, name ? name : "", len, c->category, 0 };
@@ -947,6 +946,11 @@ int weft__view_create(const weft_trace *trace, const weft__view_options *options
 	}
 	*out = v;
 	return 0;
+}
+
+int weft__view_window_ended(const weft__view *v)
+{
+	return v->window_ended;
 }
 
 const weft__view_track *weft__view_track_get(const weft__view *v, uint32_t id)

@@ -156,6 +156,10 @@ typedef struct weft__view_options {
 	 * its virtual time (the field weft_event_classify() names) times
 	 * this many ns; events without one are skipped (counted). */
 	double virtual_unit;
+	/* 1: items carry no decoded fields (args NULL, arg_count 0), for
+	 * sinks that only want names and times (spans, profiles): saves the
+	 * decoding of every event. */
+	int no_args;
 } weft__view_options;
 
 /* What the view did, for the command's report. */
@@ -207,6 +211,12 @@ void weft__view_event(weft__view *view, const weft_event *event);
 void weft__view_nesting(weft__view *view, const weft_event *event);
 /* Closes every open span (at the window's end or its stream's last time). */
 void weft__view_finish(weft__view *view);
+/* 1 once the time window has ended (time-ordered cursors): reading
+ * further changes nothing. */
+int weft__view_window_ended(const weft__view *view);
+/* A stable NUL-terminated copy of s[0..n), kept as long as the view
+ * (one per distinct text); NULL when out of memory. */
+const char *weft__view_intern(weft__view *view, const char *s, size_t n);
 /* The track of a stream / of a track id (NULL when unknown). */
 const weft__view_track *weft__view_track_get(const weft__view *view, uint32_t id);
 void weft__view_stats_get(const weft__view *view, weft__view_stats *out);

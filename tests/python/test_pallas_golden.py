@@ -299,9 +299,10 @@ def test_profile_counts_match_pallas_print_intervals(name):
     assert {r["region"]: r["count"] // threads for r in regions} == interval_counts(name)
 
 
-def test_profile_refuses_other_formats():
-    err = run_weft("profile", DATA_DIR / "heph" / "heph_sample.bin.log", expect=2).stderr
-    assert "Pallas" in err
+def test_profile_from_stored_durations_refuses_other_formats():
+    err = run_weft("profile", "--headers-only", DATA_DIR / "heph" / "heph_sample.bin.log",
+                   expect=2).stderr
+    assert "only Pallas traces store call durations (this is a heph trace)" in err
 
 
 # ---- Structure ----------------------------------------------------------------------

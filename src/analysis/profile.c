@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analysis/profile.c - weft_profile_compute() (weft/profile.h): calls,
+ * inclusive and exclusive time, min, mean and max per name, or per
+ * stream and name, for a trace of any format.
+ *
+ * Two sources fill the same rows:
+ *   - the spans (analysis/spans.c), for every format: one call per span,
+ *     one instant per point event;
+ *   - Pallas's stored durations: each block sequence that starts with an
+ *     Enter is a set of calls of its region, whose count, min and max are
+ *     in the sequence header and whose exact totals are the sums of its
+ *     stored durations (one value per call, not per event).
+ * The rows live in a hash table keyed by (stream, name), then are sorted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "weft/pallas_grammar.h"
+#include "weft/profile.h"
+
+struct weft_profile {
+	weft_profile_row *rows;
+	size_t count, cap;
+	size_t *slots;         /* open addressing: row index + 1, 0 = free */
+	size_t slot_cap;
+	weft_profile_source source;
+	weft_span_stats stats;
+};
+
+void weft_profile_options_init(weft_profile_options *options)
+{
+	memset(options, 0, sizeof *options);
+}
+
+const char *weft_profile_source_name(weft_profile_source source)
+{
+	switch (source) {
+	case WEFT_PROFILE_AUTO: return "auto";
+	case WEFT_PROFILE_SPANS: return "replay";
+	case WEFT_PROFILE_DURATIONS: return "durations";
+	case WEFT_PROFILE_HEADERS: return "headers";
+	}
+	return "?";
+}
+
+/* ---- Rows ------------------------------------------------------------------------ */
+
+/* FNV-1a of the name, mixed with the stream. */
+static size_t row_hash(int64_t stream, const char *name)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)stream;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		h = (h ^ *c) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* Doubles the slot table; -1 when out of memory. */
+static int slots_grow(weft_profile *p)
+{
+	size_t cap = p->slot_cap ? 2 * p->slot_cap : 64;
+	size_t *slots = calloc(cap, sizeof *slots);
+	if (slots == NULL)
+		return -1;
+	for (size_t i = 0; i < p->count; i++) {
+		size_t j = row_hash(p->rows[i].stream, p->rows[i].name) & (cap - 1);
+		while (slots[j] != 0)
+			j = (j + 1) & (cap - 1);
+		slots[j] = i + 1;
+	}
+	free(p->slots);
+	p->slots = slots;
+	p->slot_cap = cap;
+	return 0;
+}
+
+/* The row of (stream, name), added when new; NULL when out of memory. */
+static weft_profile_row *row_of(weft_profile *p, int64_t stream, const char *name)
+{
+	if ((p->count + 1) * 2 > p->slot_cap && slots_grow(p) < 0)
+		return NULL;
+	size_t j = row_hash(stream, name) & (p->slot_cap - 1);
+	for (; p->slots[j] != 0; j = (j + 1) & (p->slot_cap - 1)) {
+		weft_profile_row *r = &p->rows[p->slots[j] - 1];
+		if (r->stream == stream && strcmp(r->name, name) == 0)
+			return r;
+	}
+	if (p->count == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 32;
+		weft_profile_row *rows = realloc(p->rows, cap * sizeof *rows);
+		if (rows == NULL)
+			return NULL;
+		p->rows = rows;
+		p->cap = cap;
+	}
+	char *copy = strdup(name);
+	if (copy == NULL)
+		return NULL;
+	weft_profile_row *r = &p->rows[p->count];
+	*r = (weft_profile_row){ .name = copy, .stream = stream, .min = UINT64_MAX };
+	p->slots[j] = ++p->count;
+	return r;
+}
+
+/* Adds `count` calls of a name: their total, min, max and exclusive sum. */
+static int add_calls(weft_profile *p, int64_t stream, const char *name, uint64_t count,
+		     uint64_t total, uint64_t min, uint64_t max, uint64_t exclusive)
+{
+	weft_profile_row *r = row_of(p, stream, name);
+	if (r == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory for the profile");
+	r->calls += count;
+	r->inclusive += total;
+	r->exclusive += exclusive;
+	if (min < r->min)
+		r->min = min;
+	if (max > r->max)
+		r->max = max;
+	return 0;
+}
+
+/* ---- Sources ------------------------------------------------------------------------ */
+
+/* Every span and instant of the trace, through the span iterator. */
+static int profile_spans(weft_trace *trace, const weft_profile_options *o, weft_profile *p)
+{
+	weft_span_options so;
+	weft_span_iter *it;
+	const weft_span *s;
+
+	weft_span_options_init(&so);
+	so.filter = o->filter;
+	so.virtual_unit = o->virtual_unit;
+	so.with_instants = 1;
+	int rc = weft_span_iter_create(trace, &so, &it);
+	if (rc < 0)
+		return rc;
+	while ((rc = weft_span_iter_next(it, &s)) == 1) {
+		int64_t stream = o->by == WEFT_PROFILE_BY_STREAM ? (int64_t)s->stream : -1;
+		if (s->flags & WEFT_SPAN_INSTANT) {
+			weft_profile_row *r = row_of(p, stream, s->name);
+			if (r == NULL) {
+				rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+						 "out of memory for the profile");
+				break;
+			}
+			r->instants++;
+			continue;
+		}
+		uint64_t length = s->end - s->start;
+		rc = add_calls(p, stream, s->name, 1, length, length, length, s->exclusive);
+		if (rc < 0)
+			break;
+	}
+	weft_span_iter_stats(it, &p->stats);
+	weft_span_iter_free(it);
+	return rc < 0 ? rc : 0;
+}
+
+/* The calls of one Pallas thread from its grammar's block sequences. */
+static int profile_grammar(weft_trace *trace, uint32_t stream, const weft_profile_options *o,
+			   weft_profile *p)
+{
+	weft_pallas_grammar *g;
+	int headers_only = o->source == WEFT_PROFILE_HEADERS;
+	int64_t row_stream = o->by == WEFT_PROFILE_BY_STREAM ? (int64_t)stream : -1;
+	int rc = weft_pallas_grammar_open(trace, stream, &g);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; rc == 0 && i < weft_pallas_grammar_sequence_count(g); i++) {
+		weft_pallas_sequence_info s;
+		rc = weft_pallas_grammar_sequence(g, i, &s);
+		if (rc < 0 || s.dead || s.region_ref < 0 || s.durations.count == 0) {
+			rc = 0;
+			continue;
+		}
+		uint64_t total = s.durations.mean * s.durations.count;
+		uint64_t exclusive = s.exclusive.mean * s.exclusive.count;
+		/* The name is valid until the next grammar call. */
+		char *name = strdup(s.name);
+		if (name == NULL) {
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+			break;
+		}
+		if (!headers_only)
+			rc = weft_pallas_grammar_sequence_totals(g, i, &total, &exclusive);
+		if (rc == 0)
+			rc = add_calls(p, row_stream, name, s.durations.count, total,
+				       s.durations.min, s.durations.max, exclusive);
+		free(name);
+	}
+	weft_pallas_grammar_free(g);
+	return rc;
+}
+
+/* 1 when the options select part of the trace (or virtual time). */
+static int selects(const weft_profile_options *o)
+{
+	const weft_filter *f = &o->filter;
+	return f->from || f->to || f->stream_pattern || f->code_pattern ||
+	       o->virtual_unit > 0;
+}
+
+/* The source that AUTO means for this trace and these options. */
+static weft_profile_source source_for(const weft_trace *trace, const weft_profile_options *o)
+{
+	if (o->source != WEFT_PROFILE_AUTO)
+		return o->source;
+	return weft_trace_format(trace) == WEFT_FORMAT_PALLAS && !selects(o)
+	       ? WEFT_PROFILE_DURATIONS : WEFT_PROFILE_SPANS;
+}
+
+/* ---- Result ------------------------------------------------------------------------ */
+
+/* By stream (BY_STREAM), then inclusive time, largest first, then name. */
+static int row_order(const void *a, const void *b)
+{
+	const weft_profile_row *x = a, *y = b;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	if (x->inclusive != y->inclusive)
+		return x->inclusive > y->inclusive ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Means, the min of rows without calls, and the order. */
+static void finish_rows(weft_profile *p)
+{
+	for (size_t i = 0; i < p->count; i++) {
+		weft_profile_row *r = &p->rows[i];
+		if (r->calls == 0)
+			r->min = 0;
+		r->mean = r->calls ? (double)r->inclusive / (double)r->calls : 0;
+	}
+	if (p->count > 1)
+		qsort(p->rows, p->count, sizeof *p->rows, row_order);
+	free(p->slots); /* the order changed: the slots are stale */
+	p->slots = NULL;
+	p->slot_cap = 0;
+}
+
+int weft_profile_compute(weft_trace *trace, const weft_profile_options *options,
+			 weft_profile **out)
+{
+	*out = NULL;
+	if (trace == NULL || options == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+				   "profile: no trace or no options");
+	weft_profile_source source = source_for(trace, options);
+	int stored = source == WEFT_PROFILE_DURATIONS || source == WEFT_PROFILE_HEADERS;
+	if (stored && weft_trace_format(trace) != WEFT_FORMAT_PALLAS)
+		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
+				   "only Pallas traces store call durations (this is "
+				   "a %s trace): profile it from its spans",
+				   weft_format_name(weft_trace_format(trace)));
+	if (stored && selects(options))
+		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
+				   "stored durations cover whole streams: no time "
+				   "window, stream or code selection, or virtual time");
+	weft_profile *p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	p->source = source;
+	int rc = 0;
+	if (!stored)
+		rc = profile_spans(trace, options, p);
+	for (size_t s = 0; stored && rc == 0 && s < weft_trace_stream_count(trace); s++)
+		rc = profile_grammar(trace, (uint32_t)s, options, p);
+	if (rc < 0) {
+		weft_profile_free(p);
+		return rc;
+	}
+	finish_rows(p);
+	*out = p;
+	return 0;
+}
+
+size_t weft_profile_row_count(const weft_profile *p)
+{
+	return p->count;
+}
+
+const weft_profile_row *weft_profile_row_get(const weft_profile *p, size_t index)
+{
+	return index < p->count ? &p->rows[index] : NULL;
+}
+
+weft_profile_source weft_profile_source_used(const weft_profile *p)
+{
+	return p->source;
+}
+
+void weft_profile_span_stats(const weft_profile *p, weft_span_stats *out)
+{
+	*out = p->stats;
+}
+
+void weft_profile_free(weft_profile *p)
+{
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < p->count; i++)
+		free((char *)p->rows[i].name);
+	free(p->rows);
+	free(p->slots);
+	free(p);
+}
