@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Installs the build into a scratch prefix, then builds a program against
+# Installs the build into a scratch prefix, then builds programs (one of
+# them examples/profile.c) against
 # the installed headers and libraries through pkg-config (weft.pc) and a
 # libovni program against the installed ovni.h, and runs both. The
 # installed libweft.so must export the public API only: weft_ names, no
@@ -37,6 +38,12 @@ cc -std=c11 ${CFLAGS:-} -o "$prefix/use_ovni" "$prefix/use_ovni.c" -I"$prefix/in
 	-lovni -Wl,-rpath,"$prefix/lib"
 "$prefix/use_weft"
 "$prefix/use_ovni"
+# examples/profile.c uses the public API only: it builds against the
+# installed headers and the shared library, and profiles a trace.
+here=$(cd "$(dirname "$0")" && pwd)
+cc -std=c11 -Wall -Wextra -Werror ${CFLAGS:-} -o "$prefix/profile" "$here/../examples/profile.c" \
+	$(pkg-config --cflags --libs weft) -Wl,-rpath,"$prefix/lib"
+"$prefix/profile" "$here/data/heph/heph_sample.bin.log" | grep -q "^Scheduling processes "
 test -x "$prefix/bin/weft"
 others=$(nm -D --defined-only "$prefix"/lib/libweft.so | awk '{print $3}' | grep -v '^weft_[a-z]' || true)
 if [ -n "$others" ]; then
