@@ -3,7 +3,8 @@
  * fuzz_heph - the bytes are a Heph trace file: read in time order (the
  * time-order index, the call trees) with every field, in stored order
  * with the open scan split between two threads (as on large files),
- * checked, and dumped as JSON lines.
+ * checked, dumped as JSON lines, and profiled per stream (the span
+ * iterator rebuilds the call trees by containment).
  */
 #include "fuzz_common.h"
 
@@ -30,5 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_read_trace(TRACE, &o);
 	fz_cli("check", "--format", "heph", "--threads", "1", fz_path(TRACE), NULL);
 	fz_cli("dump", "--format", "heph", "--json", "--threads", "1", fz_path(TRACE), NULL);
+	fz_cli("profile", "--format", "heph", "--by", "stream", "--threads", "1",
+	       fz_path(TRACE), NULL);
 	return 0;
 }

@@ -3,7 +3,8 @@
  * fuzz_ovni_stream - the bytes are the stream.obs of a layout-3 ovni trace
  * (ovni-sort-unsorted, its stream.json kept): read in time order (the
  * unordered regions sorted on the fly) with every field, checked in stored
- * order (`weft check --sorted`), then sorted in place (`weft sort`). The
+ * order (`weft check --sorted`), sorted in place (`weft sort`), then
+ * profiled with its instants (the span iterator on its channels). The
  * trace path is the stream's directory, the format named: what the bytes
  * decide is the same, for a fraction of the directory walking.
  */
@@ -30,5 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_read_trace(DIR, &o);
 	fz_cli("check", "--format", "ovni", "--sorted", fz_path(DIR), NULL);
 	fz_cli("sort", fz_path(DIR), NULL);
+	fz_cli("profile", "--format", "ovni", "--instants", fz_path(DIR), NULL);
 	return 0;
 }
