@@ -20,11 +20,23 @@
 #include "weft/pallas_grammar.h"
 #include "weft/profile.h"
 
+/* A recent (stream, name pointer) and its row: spans repeat names by
+ * pointer (the iterator keeps one copy of each), so most lookups end
+ * here without hashing or comparing text. */
+typedef struct recent_row {
+	const char *name;
+	int64_t stream;
+	size_t row;
+} recent_row;
+
+#define RECENT_ROWS 256
+
 struct weft_profile {
 	weft_profile_row *rows;
 	size_t count, cap;
 	size_t *slots;         /* open addressing: row index + 1, 0 = free */
 	size_t slot_cap;
+	recent_row recent[RECENT_ROWS];
 	weft_profile_source source;
 	weft_span_stats stats;
 };
@@ -103,14 +115,10 @@ static weft_profile_row *row_of(weft_profile *p, int64_t stream, const char *nam
 	return r;
 }
 
-/* Adds `count` calls of a name: their total, min, max and exclusive sum. */
-static int add_calls(weft_profile *p, int64_t stream, const char *name, uint64_t count,
-		     uint64_t total, uint64_t min, uint64_t max, uint64_t exclusive)
+/* Adds `count` calls to a row: their total, min, max and exclusive sum. */
+static void add_calls(weft_profile_row *r, uint64_t count, uint64_t total, uint64_t min,
+		      uint64_t max, uint64_t exclusive)
 {
-	weft_profile_row *r = row_of(p, stream, name);
-	if (r == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-				   "out of memory for the profile");
 	r->calls += count;
 	r->inclusive += total;
 	r->exclusive += exclusive;
@@ -118,7 +126,28 @@ static int add_calls(weft_profile *p, int64_t stream, const char *name, uint64_t
 		r->min = min;
 	if (max > r->max)
 		r->max = max;
-	return 0;
+}
+
+static int out_of_memory(void)
+{
+	return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory for the profile");
+}
+
+/*
+ * The row of a span's name: through the cache of recent name pointers
+ * (valid while the iterator lives, which outlasts the lookups), else by
+ * text. NULL when out of memory.
+ */
+static weft_profile_row *row_of_span(weft_profile *p, int64_t stream, const char *name)
+{
+	size_t h = (((uintptr_t)name >> 3) ^ (size_t)stream * 0x9e3779b1u) % RECENT_ROWS;
+	recent_row *c = &p->recent[h];
+	if (c->name == name && c->stream == stream)
+		return &p->rows[c->row];
+	weft_profile_row *r = row_of(p, stream, name);
+	if (r != NULL)
+		*c = (recent_row){ name, stream, (size_t)(r - p->rows) };
+	return r;
 }
 
 /* ---- Sources ------------------------------------------------------------------------ */
@@ -139,20 +168,16 @@ static int profile_spans(weft_trace *trace, const weft_profile_options *o, weft_
 		return rc;
 	while ((rc = weft_span_iter_next(it, &s)) == 1) {
 		int64_t stream = o->by == WEFT_PROFILE_BY_STREAM ? (int64_t)s->stream : -1;
-		if (s->flags & WEFT_SPAN_INSTANT) {
-			weft_profile_row *r = row_of(p, stream, s->name);
-			if (r == NULL) {
-				rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-						 "out of memory for the profile");
-				break;
-			}
-			r->instants++;
-			continue;
+		weft_profile_row *r = row_of_span(p, stream, s->name);
+		if (r == NULL) {
+			rc = out_of_memory();
+			break;
 		}
 		uint64_t length = s->end - s->start;
-		rc = add_calls(p, stream, s->name, 1, length, length, length, s->exclusive);
-		if (rc < 0)
-			break;
+		if (s->flags & WEFT_SPAN_INSTANT)
+			r->instants++;
+		else
+			add_calls(r, 1, length, length, length, s->exclusive);
 	}
 	weft_span_iter_stats(it, &p->stats);
 	weft_span_iter_free(it);
@@ -186,9 +211,12 @@ static int profile_grammar(weft_trace *trace, uint32_t stream, const weft_profil
 		}
 		if (!headers_only)
 			rc = weft_pallas_grammar_sequence_totals(g, i, &total, &exclusive);
-		if (rc == 0)
-			rc = add_calls(p, row_stream, name, s.durations.count, total,
-				       s.durations.min, s.durations.max, exclusive);
+		weft_profile_row *r = rc == 0 ? row_of(p, row_stream, name) : NULL;
+		if (r != NULL)
+			add_calls(r, s.durations.count, total, s.durations.min,
+				  s.durations.max, exclusive);
+		else if (rc == 0)
+			rc = out_of_memory();
 		free(name);
 	}
 	weft_pallas_grammar_free(g);

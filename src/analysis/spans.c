@@ -60,6 +60,9 @@ struct weft_span_iter {
 	int status;            /* what next() returns once the queue is empty */
 	int out_of_memory;
 	weft_span_stats stats;
+	/* The name stable_name() returned last: instants mostly repeat it. */
+	const char *last_name;
+	uint32_t last_len;
 };
 
 void weft_span_options_init(weft_span_options *options)
@@ -201,11 +204,16 @@ static void on_end(void *ctx, const weft__view_track *track, uint64_t time,
 /* A name that lives as long as the iterator ("" when out of memory). */
 static const char *stable_name(weft_span_iter *it, const weft__view_item *item)
 {
+	if (it->last_name != NULL && item->name_len == it->last_len &&
+	    memcmp(item->name, it->last_name, item->name_len) == 0)
+		return it->last_name;
 	const char *name = weft__view_intern(it->view, item->name, item->name_len);
 	if (name == NULL) {
 		it->out_of_memory = 1;
 		return "";
 	}
+	it->last_name = name;
+	it->last_len = item->name_len;
 	return name;
 }
 
