@@ -154,8 +154,11 @@ static void test_every_output(void)
 		weft_trace *t = open_trace(data_path(path, sizeof path, traces[i]));
 		char name[32];
 		snprintf(name, sizeof name, "t%zu", i);
-		for (size_t k = 0; k < weft_output_count(); k++)
+		for (size_t k = 0; k < weft_output_count(); k++) {
+			/* every output of the registry can be run */
+			REQUIRE(weft_output_get(k)->run != NULL);
 			convert_both(t, path, name, weft_output_get(k), 0);
+		}
 		if (weft_trace_format(t) == WEFT_FORMAT_HEPH)
 			convert_both(t, path, name, weft_output_find("chrome"), 1);
 		weft_trace_free(t);
