@@ -185,23 +185,72 @@ void weft_event_classify(const weft_trace *trace, const weft_event *event,
 
 typedef struct weft_cursor weft_cursor;
 
+/*
+ * The order a cursor delivers events in (weft_filter.order,
+ * weft_cursor_order()).
+ *   - TIME: by time; a merged cursor merges its streams by time (ties
+ *     by stream index). ovni streams are sorted where their files are
+ *     not; Heph call trees come parents first (time-order index).
+ *   - STORED: as the files hold them: ovni unsorted, Heph in file order
+ *     (the merged cursor reads the one file in a single pass, no
+ *     time-order index; a child comes before its parent, depth -1).
+ *   - NATURAL: the order the format is best read in, which its backend
+ *     declares (weft_trace_natural_order()): STORED for Heph (one pass,
+ *     bounded memory), TIME for the others.
+ *   - DEFAULT (0): what the trace was opened with: STORED when
+ *     weft_open_options.stored_order is set, else TIME.
+ * Formats whose natural order is their files' (ROSS, see
+ * weft_trace_file_order_default()) read whole files merged by time in
+ * every order; their cursors say TIME.
+ */
+typedef enum weft_order {
+	WEFT_ORDER_DEFAULT = 0,
+	WEFT_ORDER_TIME = 1,
+	WEFT_ORDER_STORED = 2,
+	WEFT_ORDER_NATURAL = 3
+} weft_order;
+
 /* What a cursor delivers. Zero-initialise, then set what you need. */
 typedef struct weft_filter {
 	uint64_t from;              /* earliest time (ns), inclusive */
 	uint64_t to;                /* latest time (ns), inclusive; 0 = no bound */
 	const char *stream_pattern; /* fnmatch() glob on the stream path, or NULL */
 	const char *code_pattern;   /* fnmatch() glob on the event code, or NULL */
+	int order;                  /* weft_order; 0: as the trace was opened */
 } weft_filter;
 
 /*
+ * The natural order of the trace's format (TIME or STORED): what
+ * WEFT_ORDER_NATURAL gives, known without reading any event.
+ */
+weft_order weft_trace_natural_order(const weft_trace *trace);
+
+/*
  * A cursor over every stream selected by `filter` (NULL = all), merged by
- * time (ties broken by stream index, then stored order).
+ * time (ties broken by stream index, then stored order), or in file order
+ * when the order is STORED and the format keeps its streams in one file.
  */
 int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 		       weft_cursor **out);
-/* A cursor over one stream, in stream order. */
+/* A cursor over one stream, in stream order, unfiltered (as the trace was opened). */
 int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,
 			      weft_cursor **out);
+/*
+ * A cursor over one stream with the filter of a merged cursor: the time
+ * window, the code pattern and the order (`filter` NULL: none, as
+ * weft_cursor_create_stream()). The stream pattern is not looked at: the
+ * stream is named. WEFT_EINVAL for a stream past the end or an order
+ * that is none of weft_order.
+ */
+int weft_cursor_create_stream_filtered(weft_trace *trace, uint32_t stream,
+				       const weft_filter *filter, weft_cursor **out);
+/*
+ * The order the cursor delivers its events in: WEFT_ORDER_TIME or
+ * WEFT_ORDER_STORED (never DEFAULT or NATURAL: those are resolved when the
+ * cursor is created). A caller that needs time order (a viewer that
+ * stops at the end of a window) asks the cursor rather than the format.
+ */
+weft_order weft_cursor_order(const weft_cursor *cursor);
 /*
  * Next event: returns 1 and sets *event (valid until the next call on this
  * cursor), 0 at the end, or a negative WEFT_E* code. A stream that cannot

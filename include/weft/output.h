@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * weft/output.h - the outputs weft writes (the registry): their names,
- * what each is, which file names choose it, and what it can do. Front
- * ends take their `--to` list, help text and checks from here, so that an
- * output added to the library appears in all of them.
+ * what each is, which file names choose it, what it can do, and the
+ * function that converts a trace to it (through weft_convert(),
+ * weft/convert.h). Front ends take their `--to` list, help text and
+ * checks from here, so that an output added to the library appears in
+ * all of them.
  */
 #ifndef WEFT_OUTPUT_H
 #define WEFT_OUTPUT_H
@@ -11,6 +13,7 @@
 #include <stddef.h>
 
 #include "weft/api.h"
+#include "weft/convert.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +36,10 @@ typedef struct weft_output_info {
 	const char *description;          /* one line, for help texts */
 	const char *const *suffixes;      /* OUT names that choose it (NULL-ended) */
 	unsigned flags;                   /* weft_output_flag bits */
+	/* Converts a trace to this output: what weft_convert() runs once it
+	 * has checked the options against the flags (call weft_convert()). */
+	int (*run)(weft_trace *trace, const weft_convert_options *options,
+		   weft_convert_report *report);
 } weft_output_info;
 
 /* Number of outputs, and output i (0 <= i < count; NULL past the end). */

@@ -20,6 +20,7 @@
 #include "weft/heph.h"
 #include "weft/pallas.h"
 #include "weft/pallas_grammar.h"
+#include "weft/convert.h"
 #include "weft/output.h"
 #include "weft/span.h"
 #include "weft/profile.h"

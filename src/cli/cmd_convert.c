@@ -1,16 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/cmd_convert.c - `weft convert TRACE --to chrome -o OUT.json`: the
- * events of a trace of any format in a viewer's format, written by an
- * output of src/outputs/ (today Chrome's Trace Event JSON, optionally
- * byte for byte as Heph's converter writes it).
- *
- * This file decides what is not the output's business: the order the
- * events are read in (file order for one-file formats, so that the
- * conversion streams in one pass; time order for the others), the time
- * window and filters, and where the bytes go: a temporary file next to
- * OUT, synced and renamed over it at the end (so OUT is either the old
- * file or the whole new one), or standard output with `-o -`.
+ * events of a trace of any format in a viewer's format or as a Pallas
+ * trace. The command reads its options (the outputs, their help and
+ * their abilities come from the registry, weft/output.h), opens the
+ * trace, calls weft_convert() (weft/convert.h) and prints its report.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +12,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/convert.h"
-#include "cli/outfile.h"
-#include "outputs/chrome.h"
 
 enum convert_option_id {
 	OPT_OUTPUT = 100,
@@ -247,198 +238,44 @@ static int parse_convert_arguments(convert_settings *s, int argc, char **argv)
 	return check_convert_settings(s);
 }
 
-/* ---- Reading ----------------------------------------------------------------------- */
-
-/*
- * Formats whose every stream is in one file (Heph) are read in file
- * order: one pass, bounded memory, no time-order index (and the order
- * Heph's converter uses). The others are read merged by time.
- */
-static int reads_in_file_order(weft_format format)
-{
-	return format == WEFT_FORMAT_HEPH;
-}
-
-/*
- * Opens the trace with the reading order of its format. When the format
- * is detected, the trace is first opened in stored order; a format read
- * in time order is then opened again (its opening is cheap, unlike a
- * Heph scan, which happens once).
- */
-static int open_for_conversion(const convert_settings *s, weft_trace **out)
-{
-	cli_common c = s->common;
-	int detect = c.open.format == WEFT_FORMAT_AUTO;
-
-	c.open.stored_order = detect || reads_in_file_order(c.open.format);
-	int exit_code = cli_open_trace(&c, "convert", out);
-	if (exit_code != CLI_EXIT_OK || !detect)
-		return exit_code;
-	weft_format format = weft_trace_format(*out);
-	if (reads_in_file_order(format))
-		return exit_code;
-	weft_trace_free(*out);
-	c.open.format = format;
-	c.open.stored_order = 0;
-	return cli_open_trace(&c, "convert", out);
-}
-
-/*
- * The conversion loop: every event of the cursor to the writer. Stops
- * early when the output has failed. Returns what weft_cursor_next()
- * returned last (0 at the end, or a negative WEFT_E* code).
- */
-static int convert_events(weft_cursor *cursor, weft__chrome_writer *writer)
-{
-	const weft_event *event;
-	int rc;
-
-	while ((rc = weft_cursor_next(cursor, &event)) == 1) {
-		weft__chrome_writer_event(writer, event);
-		if (weft__chrome_writer_failed(writer))
-			return 0;
-	}
-	return rc;
-}
-
-/* ---- Report -------------------------------------------------------------------------- */
-
-/*
- * The problems met on the way, on stderr. Returns 1 when some data could
- * not be read (an error diagnostic, fields that could not be decoded), 0
- * when there were only warnings or nothing.
- */
-static int report_problems(const weft_trace *trace, const weft__chrome_stats *st)
-{
-	int lost = cli_print_diags_from(trace, "convert", 0);
-
-	if (st->bad_fields > 0) {
-		fprintf(stderr, "weft convert: error: %llu event(s) with fields that could "
-			"not be decoded (written without them)\n",
-			(unsigned long long)st->bad_fields);
-		lost = 1;
-	}
-	if (st->fixup_stuck > 0)
-		fprintf(stderr, "weft convert: warning: %llu event(s) left at their own "
-			"timestamp: the same-start fix-up would never end for them (Heph's "
-			"converter hangs there)\n", (unsigned long long)st->fixup_stuck);
-	return lost;
-}
-
 /* ---- The command ------------------------------------------------------------------------ */
 
-/*
- * Writes the whole document: header, events, footer. Returns 0, or the
- * exit code 2 after printing why the output failed. *read_rc gets the
- * reading's outcome. A regular file is written from a second thread;
- * OUT (`synced`: fsync'ed when committed) also goes to the disk as it is
- * written, leaving the page cache (docs/convert.md).
- */
-static int write_document(const convert_settings *s, weft_trace *trace,
-			  weft_cursor *cursor, int fd, int synced, int *read_rc,
-			  weft__chrome_stats *stats)
+/* The library's options from the command's settings. */
+static void convert_options_from(const convert_settings *s, weft_convert_options *o)
 {
-	weft__chrome_options o = { .heph_compat = s->heph_compat,
-				   .background = 1,
-				   .write_behind = synced };
-	weft__chrome_writer *writer;
-	int rc = weft__chrome_writer_create(trace, fd, &o, &writer);
-
-	if (rc < 0)
-		return cli_library_error("convert", "cannot start the output", rc);
-	weft__chrome_writer_begin(writer);
-	*read_rc = convert_events(cursor, writer);
-	rc = weft__chrome_writer_finish(writer);
-	weft__chrome_writer_stats(writer, stats);
-	weft__chrome_writer_free(writer);
-	if (rc < 0)
-		return cli_library_error("convert", "writing the output failed", rc);
-	return CLI_EXIT_OK;
-}
-
-/* Converts into the output file, which is then committed or removed. */
-static int convert_into(const convert_settings *s, weft_trace *trace, weft_cursor *cursor,
-			cli_outfile *out)
-{
-	weft__chrome_stats stats;
-	int read_rc = 0;
-
-	memset(&stats, 0, sizeof stats);
-	int exit_code = write_document(s, trace, cursor, out->fd, out->tmp_path != NULL,
-				       &read_rc, &stats);
-	if (exit_code != CLI_EXIT_OK) {
-		cli_outfile_abort(out);
-		return exit_code;
-	}
-	exit_code = cli_outfile_commit(out);
-	if (exit_code != CLI_EXIT_OK)
-		return exit_code;
-	int lost = report_problems(trace, &stats);
-	if (read_rc < 0) {
-		cli_library_error("convert", "reading the events stopped early", read_rc);
-		lost = 1;
-	}
-	return lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
+	weft_convert_options_init(o);
+	o->output = s->to->name;
+	o->path = s->output;
+	o->filter = s->filter;
+	o->force = s->force;
+	o->heph_compat = s->heph_compat;
+	o->virtual_unit_ns = s->virtual_time ? s->vt_unit : 0;
+	o->allow_loss = s->allow_loss;
+	o->remove_on_signal = 1;
 }
 
 /*
- * Creates the output file first (so that a refused OUT costs no reading),
- * opens the trace, creates the cursor, converts.
+ * Opens the trace once (each output reads it in the order it needs),
+ * converts, prints what the conversion said. Exit 2 when OUT was not
+ * written, 1 when it was but data was lost, else 0.
  */
 static int run_convert(const convert_settings *s)
 {
+	weft_convert_options o;
+	weft_convert_report report;
 	weft_trace *trace;
-	weft_cursor *cursor = NULL;
-	cli_outfile out;
-	int exit_code = cli_outfile_open(&out, "convert", s->output, s->force);
+	int exit_code = cli_open_trace(&s->common, "convert", &trace);
 
 	if (exit_code != CLI_EXIT_OK)
 		return exit_code;
-	exit_code = open_for_conversion(s, &trace);
-	if (exit_code != CLI_EXIT_OK) {
-		cli_outfile_abort(&out);
-		return exit_code;
-	}
-	int rc = weft_cursor_create(trace, &s->filter, &cursor);
-	if (rc < 0) {
-		exit_code = cli_library_error("convert", "cannot read the events", rc);
-		cli_outfile_abort(&out);
-	} else {
-		exit_code = convert_into(s, trace, cursor, &out);
-	}
-	weft_cursor_free(cursor);
+	convert_options_from(s, &o);
+	int rc = weft_convert(trace, &o, &report);
+	for (size_t i = 0; i < report.message_count; i++)
+		fprintf(stderr, "weft convert: %s\n", report.messages[i]);
+	exit_code = rc < 0 ? CLI_EXIT_FAILURE
+		    : report.data_lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
+	weft_convert_report_free(&report);
 	weft_trace_free(trace);
-	return exit_code;
-}
-
-/*
- * The formats written through the view layer (perfetto, paraver) or the
- * Pallas writer: their own files (cli/convert_view.c, convert_pallas.c).
- */
-static int run_other_convert(const convert_settings *s)
-{
-	cli_convert_job job = { NULL, s->filter, s->output, s->force,
-				s->virtual_time ? (double)s->vt_unit : 0, s->allow_loss };
-	int exit_code;
-
-	int pallas = strcmp(s->to->name, "pallas") == 0; /* (until conversion is a library call) */
-	if (pallas) {
-		/* Pallas threads are written in time order (Heph: parents
-		 * before their children). */
-		cli_common c = s->common;
-		c.open.stored_order = 0;
-		exit_code = cli_open_trace(&c, "convert", &job.trace);
-	} else {
-		exit_code = open_for_conversion(s, &job.trace);
-	}
-
-	if (exit_code != CLI_EXIT_OK)
-		return exit_code;
-	if (pallas)
-		exit_code = cli_convert_pallas(&job);
-	else
-		exit_code = cli_convert_view(&job, s->to->name);
-	weft_trace_free(job.trace);
 	return exit_code;
 }
 
@@ -450,7 +287,5 @@ int cli_cmd_convert(int argc, char **argv)
 
 	if (done >= 0)
 		return done;
-	if (!settings.heph_compat)
-		return run_other_convert(&settings);
 	return run_convert(&settings);
 }

@@ -6,9 +6,11 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/internal.h"
 
 /* The library's detailed message, or the generic text of the status. */
 static const char *error_text(int status)
@@ -58,9 +60,7 @@ int cli_library_error(const char *command, const char *what, int status)
 /* "note", "warning" or "error", as printed in problem lines. */
 const char *cli_severity_name(int severity)
 {
-	if (severity == WEFT_SEV_ERROR)
-		return "error";
-	return severity == WEFT_SEV_NOTE ? "note" : "warning";
+	return weft__severity_name(severity);
 }
 
 /*
@@ -69,15 +69,10 @@ const char *cli_severity_name(int severity)
  */
 void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file)
 {
-	const char *file = diag->file != NULL && diag->file[0] != '\0'
-				   ? diag->file : default_file;
+	char *line = weft__diag_line(diag, default_file);
 
-	if (diag->offset != WEFT_NO_OFFSET)
-		fprintf(out, "%s:%" PRIu64 ": %s: %s\n", file, diag->offset,
-			cli_severity_name(diag->severity), diag->message);
-	else
-		fprintf(out, "%s: %s: %s\n", file, cli_severity_name(diag->severity),
-			diag->message);
+	fprintf(out, "%s\n", line != NULL ? line : diag->message);
+	free(line);
 }
 
 int cli_print_diags_from(const weft_trace *trace, const char *command, size_t from)

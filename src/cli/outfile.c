@@ -1,271 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/outfile.c - output files written through a temporary file and a
- * rename (see outfile.h).
+ * cli/outfile.c - a command's output file: the library's (outputs/outfile.c)
+ * with its messages on stderr (see outfile.h).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/outfile.h"
 
-/* ---- Removal on signals ------------------------------------------------------ */
-
-/*
- * The temporary files to remove when a signal ends the command: one slot
- * per open output file (Paraver writes three at once). A slot's path is
- * written before its flag is raised and the flag is lowered before the
- * slot is left; slots are taken in turn, so that a slot just left is not
- * written again while a handler on another thread may still read it.
- */
-#define PENDING_MAX 8
-static char pending_path[PENDING_MAX][4096];
-static atomic_int pending_armed[PENDING_MAX]; /* lock-free: safe in a handler */
-static int pending_next;
-static int handlers_installed;
-/* The signals that end a command: interrupt, termination, hang-up, quit,
- * a closed pipe, the file size limit. */
-static const int end_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ };
-#define END_SIGNAL_COUNT (sizeof end_signals / sizeof end_signals[0])
-
-/*
- * Removes every pending temporary file (unlink is async-signal-safe), then
- * dies of the signal.
- */
-static void remove_on_signal(int sig)
+/* Prints why an output file failed; returns CLI_EXIT_FAILURE. */
+static int outfile_failed(const cli_outfile *o)
 {
-	for (int i = 0; i < PENDING_MAX; i++)
-		if (atomic_load_explicit(&pending_armed[i], memory_order_acquire))
-			unlink(pending_path[i]);
-	signal(sig, SIG_DFL);
-	raise(sig);
+	fprintf(stderr, "weft %s: %s\n", o->command, weft_last_error());
+	return CLI_EXIT_FAILURE;
 }
 
-/*
- * Installs the handler on the signals that end a command, once. A signal
- * the caller ignores (nohup) stays ignored.
- */
-static void install_handlers(void)
-{
-	struct sigaction sa;
-
-	if (handlers_installed)
-		return;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = remove_on_signal;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < END_SIGNAL_COUNT; i++) {
-		struct sigaction old;
-		if (sigaction(end_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-			sigaction(end_signals[i], &sa, NULL);
-	}
-	handlers_installed = 1;
-}
-
-/*
- * Holds back (block = 1) or lets through the signals that end a command on
- * this thread, keeping the previous mask in *saved.
- */
-static void hold_end_signals(int block, sigset_t *saved)
-{
-	if (!block) {
-		pthread_sigmask(SIG_SETMASK, saved, NULL);
-		return;
-	}
-	sigset_t set;
-	sigemptyset(&set);
-	for (size_t i = 0; i < END_SIGNAL_COUNT; i++)
-		sigaddset(&set, end_signals[i]);
-	pthread_sigmask(SIG_BLOCK, &set, saved);
-}
-
-/*
- * Arms the removal of `path` on the signals that end a command. Returns
- * its slot (for watch_end), or -1 when the path is too long or every slot
- * is taken (the file is then only removed by the command itself).
- */
-static int watch_temp_file(const char *path)
-{
-	size_t len = strlen(path);
-	if (len >= sizeof pending_path[0])
-		return -1;
-	for (int tries = 0; tries < PENDING_MAX; tries++) {
-		int slot = pending_next;
-		pending_next = (pending_next + 1) % PENDING_MAX;
-		if (atomic_load(&pending_armed[slot]))
-			continue;
-		memcpy(pending_path[slot], path, len + 1);
-		/* the path is complete before the flag says so */
-		atomic_store_explicit(&pending_armed[slot], 1, memory_order_release);
-		return slot;
-	}
-	return -1;
-}
-
-/* Disarms the slot of a file that is put in place or removed. */
-static void watch_end(int slot)
-{
-	if (slot >= 0)
-		atomic_store(&pending_armed[slot], 0);
-}
-
-/* ---- Opening -------------------------------------------------------------------- */
-
-/* An existing destination needs --force; a directory is never replaced. */
-static int check_destination(const char *command, const char *path, int force)
-{
-	struct stat st;
-
-	if (stat(path, &st) != 0)
-		return CLI_EXIT_OK;
-	if (S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "weft %s: '%s' is a directory\n", command, path);
-		return CLI_EXIT_FAILURE;
-	}
-	if (!force) {
-		fprintf(stderr, "weft %s: '%s' exists; use --force to replace it\n", command, path);
-		return CLI_EXIT_FAILURE;
-	}
-	return CLI_EXIT_OK;
-}
-
-/*
- * Creates "<path>.tmp.XXXXXX" with the permissions a new file would get
- * (mkstemp makes it 0600).
- */
 int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int force)
 {
-	memset(o, 0, sizeof *o);
-	o->watch_slot = -1;
 	o->command = command;
-	o->force = force;
-	if (strcmp(path, "-") == 0) {
-		o->fd = STDOUT_FILENO;
-		return CLI_EXIT_OK;
-	}
-	if (check_destination(command, path, force) != CLI_EXIT_OK)
-		return CLI_EXIT_FAILURE;
-	o->path = path;
-	size_t len = strlen(path) + sizeof ".tmp.XXXXXX";
-	if ((o->tmp_path = malloc(len)) == NULL) {
-		fprintf(stderr, "weft %s: out of memory\n", command);
-		return CLI_EXIT_FAILURE;
-	}
-	snprintf(o->tmp_path, len, "%s.tmp.XXXXXX", path);
-	/* A signal that comes once the file exists finds it in the table. */
-	sigset_t saved;
-	install_handlers();
-	hold_end_signals(1, &saved);
-	o->fd = mkstemp(o->tmp_path);
-	if (o->fd >= 0)
-		o->watch_slot = watch_temp_file(o->tmp_path);
-	hold_end_signals(0, &saved);
-	if (o->fd < 0) {
-		fprintf(stderr, "weft %s: cannot create '%s': %s\n", command, o->tmp_path,
-			strerror(errno));
-		free(o->tmp_path);
-		o->tmp_path = NULL;
-		return CLI_EXIT_FAILURE;
-	}
-	mode_t mask = umask(0);
-	umask(mask);
-	if (fchmod(o->fd, 0666 & ~mask) != 0) {
-		/* keep 0600: still a usable file */
-	}
-	return CLI_EXIT_OK;
+	int rc = weft__outfile_open(&o->file, path, force, 1);
+	o->fd = o->file.fd;
+	return rc < 0 ? outfile_failed(o) : CLI_EXIT_OK;
 }
 
-/* ---- Committing --------------------------------------------------------------- */
-
-/* Syncs the directory holding `path`, so that a rename in it is durable. */
-void cli_sync_parent(const char *path)
-{
-	char *dir = strdup(path);
-	if (dir == NULL)
-		return;
-	char *slash = strrchr(dir, '/');
-	const char *name = slash == NULL ? "." : slash == dir ? "/" : dir;
-	if (slash != NULL && slash != dir)
-		*slash = '\0';
-	int fd = open(name, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
-}
-
-/*
- * Moves the temporary file to the destination. Without force, link()
- * fails if the destination appeared meanwhile (rename would replace it);
- * file systems without hard links get a check, then rename.
- */
-static int put_in_place(const cli_outfile *o)
-{
-	if (o->force)
-		return rename(o->tmp_path, o->path);
-	if (link(o->tmp_path, o->path) == 0)
-		return unlink(o->tmp_path);
-	if (errno == EEXIST)
-		return -1;
-	if (access(o->path, F_OK) == 0) {
-		errno = EEXIST;
-		return -1;
-	}
-	return rename(o->tmp_path, o->path);
-}
-
-/* Syncs, closes and puts the temporary file in place (see outfile.h). */
 int cli_outfile_commit(cli_outfile *o)
 {
-	if (o->tmp_path == NULL)
-		return CLI_EXIT_OK;
-	const char *step = "write";
-	int ok = fsync(o->fd) == 0;
-	if (close(o->fd) != 0 && ok) {
-		ok = 0;
-		step = "close";
-	}
-	o->fd = -1;
-	if (ok && put_in_place(o) != 0) {
-		ok = 0;
-		step = "rename to";
-	}
-	if (!ok && step[0] == 'r' && errno == EEXIST)
-		fprintf(stderr, "weft %s: '%s' appeared meanwhile; use --force to replace it\n",
-			o->command, o->path);
-	else if (!ok)
-		fprintf(stderr, "weft %s: cannot %s '%s': %s\n", o->command, step,
-			step[0] == 'r' ? o->path : o->tmp_path, strerror(errno));
-	else
-		cli_sync_parent(o->path);
-	watch_end(o->watch_slot);
-	o->watch_slot = -1;
-	if (!ok)
-		unlink(o->tmp_path);
-	free(o->tmp_path);
-	o->tmp_path = NULL;
-	return ok ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+	return weft__outfile_commit(&o->file) < 0 ? outfile_failed(o) : CLI_EXIT_OK;
 }
 
-/* Closes and removes the temporary file; the destination is untouched. */
 void cli_outfile_abort(cli_outfile *o)
 {
-	if (o->tmp_path == NULL)
-		return;
-	if (o->fd >= 0)
-		close(o->fd);
-	unlink(o->tmp_path);
-	watch_end(o->watch_slot);
-	o->watch_slot = -1;
-	free(o->tmp_path);
-	o->tmp_path = NULL;
+	weft__outfile_abort(&o->file);
 }

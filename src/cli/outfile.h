@@ -1,24 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/outfile.h - an output file written safely: the bytes go to a
- * temporary file next to the destination (same file system), which is
- * synced and renamed over it at the end, so that the destination is
- * either the old file or the complete new one; an existing destination
- * is replaced only when asked (--force); "-" is standard output. An
- * interrupted command (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGXFSZ)
- * removes every temporary file it has open (up to 8 at once). Used by
- * `weft convert`, `weft table` and `weft plot`.
+ * cli/outfile.h - the output file of a command (`weft table`, `weft
+ * plot`): the library's safe output file (outputs/outfile.h: a temporary
+ * file next to the destination, synced and renamed over it at the end;
+ * --force to replace; "-" is standard output; removed when a signal ends
+ * the command) with its failures printed as "weft CMD: <why>".
  */
 #ifndef WEFT_CLI_OUTFILE_H
 #define WEFT_CLI_OUTFILE_H
 
+#include "outputs/outfile.h"
+
 typedef struct cli_outfile {
 	const char *command;  /* for messages: "table" */
-	const char *path;     /* destination; NULL for standard output */
-	char *tmp_path;       /* temporary file being written (malloc'd) */
-	int fd;               /* where to write */
-	int force;            /* replace an existing destination */
-	int watch_slot;       /* its slot in the removal on signals, or -1 */
+	weft__outfile file;
+	int fd;               /* where to write (file.fd) */
 } cli_outfile;
 
 /*
@@ -35,7 +31,5 @@ int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int 
 int cli_outfile_commit(cli_outfile *o);
 /* Gives up: closes and removes the temporary file (nothing for stdout). */
 void cli_outfile_abort(cli_outfile *o);
-/* Syncs the directory holding `path`, so that a rename in it is durable. */
-void cli_sync_parent(const char *path);
 
 #endif /* WEFT_CLI_OUTFILE_H */

@@ -60,6 +60,7 @@ struct weft_cursor {
 	size_t heap_count;
 	long delivered;   /* slot whose event was handed out last, or -1 */
 	int unfiltered;   /* 1: every event is selected (fast path) */
+	weft_order order; /* TIME or STORED (weft_cursor_order) */
 };
 
 /*
@@ -228,7 +229,8 @@ static int cursor_add_stream(weft_cursor *c, uint32_t index, int tolerant)
 	slot->batch = malloc(c->batch_cap * sizeof *slot->batch);
 	if (slot->batch == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	int rc = c->trace->backend->stream_open(c->trace, index, &slot->state);
+	int rc = c->trace->backend->stream_open(c->trace, index,
+						c->order == WEFT_ORDER_STORED, &slot->state);
 	if (rc < 0) {
 		slot->state = NULL;
 		if (!tolerant)
@@ -250,11 +252,51 @@ static size_t file_count(const weft_trace *trace)
 	return trace->backend->file_count != NULL ? trace->backend->file_count(trace) : 1;
 }
 
+weft_order weft_trace_natural_order(const weft_trace *trace)
+{
+	return trace->backend->natural_order == WEFT_ORDER_STORED ? WEFT_ORDER_STORED
+								   : WEFT_ORDER_TIME;
+}
+
+/*
+ * The order a filter asks for, resolved to TIME or STORED in *out (the
+ * trace's open option for DEFAULT, the backend's for NATURAL); WEFT_EINVAL
+ * for a value that is no weft_order.
+ */
+static int resolve_order(const weft_trace *trace, const weft_filter *filter, weft_order *out)
+{
+	int order = filter != NULL ? filter->order : WEFT_ORDER_DEFAULT;
+
+	switch (order) {
+	case WEFT_ORDER_DEFAULT:
+		*out = trace->options.stored_order ? WEFT_ORDER_STORED : WEFT_ORDER_TIME;
+		return 0;
+	case WEFT_ORDER_NATURAL:
+		*out = weft_trace_natural_order(trace);
+		return 0;
+	case WEFT_ORDER_TIME:
+	case WEFT_ORDER_STORED:
+		*out = (weft_order)order;
+		return 0;
+	default:
+		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
+				   "no cursor order %d (weft_order: 0 to 3)", order);
+	}
+}
+
 /* 1 when the merged cursor reads whole files rather than streams. */
-static int uses_file_order(const weft_trace *trace)
+static int uses_file_order(const weft_trace *trace, weft_order order)
 {
 	const weft_backend *b = trace->backend;
-	return b->file_open != NULL && (trace->options.stored_order || b->file_order_default);
+	return b->file_open != NULL && (order == WEFT_ORDER_STORED || b->file_order_default);
+}
+
+weft_order weft_cursor_order(const weft_cursor *c)
+{
+	/* whole files merged by time (ROSS) are a time order, whatever was asked */
+	if (c->trace->backend->file_order_default)
+		return WEFT_ORDER_TIME;
+	return c->order;
 }
 
 /*
@@ -317,13 +359,18 @@ static void cursor_set_unfiltered(weft_cursor *c)
 int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 		       weft_cursor **out)
 {
+	weft_order order;
 	*out = NULL;
-	int file_order = uses_file_order(trace);
+	int rc = resolve_order(trace, filter, &order);
+	if (rc < 0)
+		return rc;
+	int file_order = uses_file_order(trace, order);
 	weft_cursor *c = cursor_alloc(trace, file_order ? file_count(trace) : trace->stream_count);
 	if (c == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	c->order = order;
 	const char *stream_pattern = filter != NULL ? filter->stream_pattern : NULL;
-	int rc = cursor_set_filter(c, filter);
+	rc = cursor_set_filter(c, filter);
 	if (rc == 0 && file_order)
 		rc = cursor_add_files(c, stream_pattern);
 	if (rc < 0) {
@@ -348,15 +395,28 @@ int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,
 			      weft_cursor **out)
 {
+	return weft_cursor_create_stream_filtered(trace, stream, NULL, out);
+}
+
+int weft_cursor_create_stream_filtered(weft_trace *trace, uint32_t stream,
+				       const weft_filter *filter, weft_cursor **out)
+{
+	weft_order order;
 	*out = NULL;
 	if (stream >= trace->stream_count)
 		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
 				   "no stream %u (the trace has %zu)", stream,
 				   trace->stream_count);
+	int rc = resolve_order(trace, filter, &order);
+	if (rc < 0)
+		return rc;
 	weft_cursor *c = cursor_alloc(trace, 1);
 	if (c == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	int rc = cursor_add_stream(c, stream, 0);
+	c->order = order;
+	rc = cursor_set_filter(c, filter);
+	if (rc == 0)
+		rc = cursor_add_stream(c, stream, 0);
 	if (rc < 0) {
 		weft_cursor_free(c);
 		return rc;

@@ -73,8 +73,14 @@ typedef struct weft_backend {
 	size_t (*file_count)(const weft_trace *trace);
 	int (*file_open)(weft_trace *trace, size_t file, void **state);
 	int file_order_default;
-	/* Per-stream reader: open, next event (1 / 0 at end / < 0), close. */
-	int (*stream_open)(weft_trace *trace, uint32_t stream, void **state);
+	/*
+	 * The order the format is best read in (weft_trace_natural_order()):
+	 * WEFT_ORDER_STORED, or 0 for time.
+	 */
+	weft_order natural_order;
+	/* Per-stream reader: open (`stored`: in stored order, else in time
+	 * order), next event (1 / 0 at end / < 0), close. */
+	int (*stream_open)(weft_trace *trace, uint32_t stream, int stored, void **state);
 	int (*stream_next)(void *state, weft_event *event);
 	/*
 	 * Optional: up to `cap` next events at once, all valid until the
@@ -186,6 +192,14 @@ void weft__trace_diag(weft_trace *trace, int severity, int status,
  * Records the last error of this thread (weft__error) as a diagnostic,
  * keeping its file and offset apart from its text, plus a note.
  */
+/* "note", "warning" or "error" (core/diag_line.c). */
+const char *weft__severity_name(int severity);
+/*
+ * A diagnostic as one line, "<file>:<offset>: <severity>: <message>"
+ * (without ":<offset>" when it has none; `default_file` when it names no
+ * file): malloc'd, NULL without memory.
+ */
+char *weft__diag_line(const weft_diag *diag, const char *default_file);
 void weft__trace_diag_last_error(weft_trace *trace, int severity, int status,
 				 const char *note);
 

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * outputs/registry.c - the list of outputs (include/weft/output.h): the
- * one place that names them, in the order help texts list them. The
- * default output comes first.
+ * one place that names them, in the order help texts list them, with the
+ * function that converts to each (outputs/convert.h). The default output
+ * comes first.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "outputs/convert.h"
 #include "weft/output.h"
 
 static const char *const perfetto_suffixes[] = { ".pftrace", ".perfetto-trace", NULL };
@@ -16,13 +18,14 @@ static const char *const pallas_suffixes[] = { ".pallas", "/", NULL };
 
 static const weft_output_info outputs[] = {
 	{ "perfetto", "Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev",
-	  perfetto_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER },
+	  perfetto_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER, weft__convert_perfetto },
 	{ "chrome", "Chrome's Trace Event JSON (default for OUT ending in .json)",
-	  chrome_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_HEPH_COMPAT },
+	  chrome_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_HEPH_COMPAT,
+	  weft__convert_chrome },
 	{ "paraver", "Paraver's OUT.prv, OUT.pcf, OUT.row (default for OUT.prv)",
-	  paraver_suffixes, WEFT_OUTPUT_VIEWER },
+	  paraver_suffixes, WEFT_OUTPUT_VIEWER, weft__convert_paraver },
 	{ "pallas", "a Pallas 0.20 trace in the directory OUT",
-	  pallas_suffixes, WEFT_OUTPUT_DIRECTORY },
+	  pallas_suffixes, WEFT_OUTPUT_DIRECTORY, weft__convert_pallas },
 };
 #define OUTPUT_COUNT (sizeof outputs / sizeof outputs[0])
 

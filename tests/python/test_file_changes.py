@@ -83,7 +83,7 @@ CASES = {
     "ross-table": ("ross", 2, ["table", "--level", "kp", "-o", "{out}"], 1),
     "ross-table-sorted": ("ross", 2, ["table", "--level", "pe", "--sort", "virtual",
                                       "-o", "{out}"], 1),
-    "ross-convert-paraver": ("ross", 3, ["convert", "--to", "paraver", "-o", "{out}"], 1),
+    "ross-convert-paraver": ("ross", 2, ["convert", "--to", "paraver", "-o", "{out}"], 1),
     "ross-summary": ("ross", 2, ["summary"], 1),
     "ross-plot": ("ross", 2, ["plot", "-o", "{out}"], 1),
 }

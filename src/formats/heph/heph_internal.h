@@ -228,7 +228,6 @@ typedef struct heph_data {
 	size_t stream_count;
 	uint64_t event_count;      /* valid event packets */
 	uint64_t window;           /* bytes held per reader (window) */
-	int stored_order;
 	int scan_halves;           /* 2 when a helper scanned the second half */
 	int threads;               /* weft_open_options.threads */
 	uint64_t sort_budget;
@@ -379,7 +378,8 @@ void weft__heph_index_reader_free(heph_index_reader *r);
 
 /* ---- Readers (heph_stream.c) ----------------------------------------------- */
 
-int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state);
+int weft__heph_stream_open(weft_trace *trace, uint32_t stream, int stored,
+			   void **state);
 int weft__heph_file_open(weft_trace *trace, size_t file, void **state);
 int weft__heph_stream_next_batch(void *state, weft_event *events, size_t cap);
 int weft__heph_stream_next(void *state, weft_event *event);

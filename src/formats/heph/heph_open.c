@@ -171,7 +171,6 @@ static int data_create(weft_trace *trace, const char *path,
 		return rc;
 	}
 	d->sort_budget = budget ? budget : HEPH_DEFAULT_SORT_BUDGET;
-	d->stored_order = o->stored_order;
 	d->threads = o->threads;
 	d->window = o->read_budget_bytes ? o->read_budget_bytes : HEPH_WINDOW;
 	trace->backend_data = d;
@@ -222,6 +221,9 @@ const weft_backend weft__heph_backend = {
 	.close = heph_close,
 	.stream_open = weft__heph_stream_open,
 	.file_open = weft__heph_file_open,
+	/* One pass over the one file, no time-order index: how Heph's own
+	 * converter reads it, and what conversions to viewers use. */
+	.natural_order = WEFT_ORDER_STORED,
 	.stream_next = weft__heph_stream_next,
 	.stream_next_batch = weft__heph_stream_next_batch,
 	.stream_close = weft__heph_stream_close,

@@ -230,7 +230,8 @@ static int ensure_index(heph_data *d)
 	return rc;
 }
 
-int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state)
+int weft__heph_stream_open(weft_trace *trace, uint32_t stream, int stored,
+			   void **state)
 {
 	heph_data *d = trace->backend_data;
 	heph_reader *r = NULL;
@@ -239,13 +240,13 @@ int weft__heph_stream_open(weft_trace *trace, uint32_t stream, void **state)
 		window = MIN_STREAM_WINDOW;
 	if (window > HEPH_WINDOW)
 		window = HEPH_WINDOW;
-	int rc = d->stored_order ? 0 : ensure_index(d);
+	int rc = stored ? 0 : ensure_index(d);
 	if (rc == 0)
 		rc = reader_create(trace, window, &r);
 	if (rc < 0)
 		return rc;
 	r->only_stream = stream;
-	r->time_order = !d->stored_order;
+	r->time_order = !stored;
 	if (r->time_order && (rc = weft__heph_index_reader_open(d->index, stream, &r->index)) < 0) {
 		weft__heph_stream_close(r);
 		return rc;

@@ -57,7 +57,6 @@ typedef struct ovni_data {
 	uint64_t window;            /* bytes held per stream reader (window) */
 	uint64_t lookback;          /* unordered-region look-back, bytes */
 	uint64_t max_region_events; /* unordered-region size bound */
-	int stored_order;
 	ovni_mark *marks;           /* mark types of the metadata */
 	size_t mark_count;
 	/* Signatures whose events were reported for a layout that differs
@@ -135,7 +134,8 @@ int weft__ovni_marks_load(weft_trace *trace, ovni_data *d);
 void weft__ovni_marks_free(ovni_data *d);
 
 /* Stream reader entry points for the backend table. */
-int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state);
+int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, int stored,
+			   void **state);
 int weft__ovni_stream_next(void *state, weft_event *event);
 int weft__ovni_stream_next_batch(void *state, weft_event *events, size_t cap);
 void weft__ovni_stream_close(void *state);

@@ -725,7 +725,6 @@ static int set_bounds(ovni_data *d, const weft_open_options *o, size_t streams)
 	d->max_region_events = max_events ? max_events : OVNI_DEFAULT_MAX_REGION_EVENTS;
 	if (d->max_region_events > UINT32_MAX)
 		d->max_region_events = UINT32_MAX; /* the index keeps 32-bit places */
-	d->stored_order = o->stored_order;
 	return 0;
 }
 

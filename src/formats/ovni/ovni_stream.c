@@ -89,7 +89,8 @@ truncated:
 			   (unsigned long long)avail);
 }
 
-int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state)
+int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, int stored,
+			   void **state)
 {
 	ovni_data *data = trace->backend_data;
 	const weft_stream_info *info = &trace->streams[stream];
@@ -102,7 +103,7 @@ int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, void **state)
 	r->name = info->file;
 	r->finished = info->finished;
 	r->clock_offset = info->clock_offset;
-	r->scan = !data->stored_order;
+	r->scan = !stored;
 	r->lookback = data->lookback;
 	r->max_region_events = data->max_region_events;
 	int rc = weft__mapfile_open(&r->mf, data->streams[stream].abs_file,

@@ -281,7 +281,8 @@ const pallas_string *weft__pallas_string(const pallas_trace *pt,
 /* Loads the grammar of stream `stream` (checks the index). */
 int weft__pallas_stream_thread(weft_trace *trace, uint32_t stream,
 			       pallas_thread **out);
-int weft__pallas_stream_open(weft_trace *trace, uint32_t stream, void **state);
+int weft__pallas_stream_open(weft_trace *trace, uint32_t stream, int stored,
+			   void **state);
 int weft__pallas_stream_next(void *state, weft_event *event);
 int weft__pallas_stream_next_batch(void *state, weft_event *events, size_t cap);
 void weft__pallas_stream_close(void *state);

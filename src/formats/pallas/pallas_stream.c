@@ -294,7 +294,8 @@ void weft__pallas_stream_close(void *state)
 	free(r);
 }
 
-int weft__pallas_stream_open(weft_trace *trace, uint32_t stream, void **state)
+int weft__pallas_stream_open(weft_trace *trace, uint32_t stream, int stored,
+			   void **state)
 {
 	pallas_reader *r = calloc(1, sizeof *r);
 	if (r == NULL)

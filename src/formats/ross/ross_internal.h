@@ -290,7 +290,8 @@ int weft__ross_detect_resync(weft_mapfile *mf, uint64_t limit, ross_kind hint,
 
 /* ---- Readers (ross_stream.c) ------------------------------------------------------------ */
 
-int weft__ross_stream_open(weft_trace *trace, uint32_t stream, void **state);
+int weft__ross_stream_open(weft_trace *trace, uint32_t stream, int stored,
+			   void **state);
 int weft__ross_file_open(weft_trace *trace, size_t file, void **state);
 size_t weft__ross_file_count(const weft_trace *trace);
 int weft__ross_stream_next(void *state, weft_event *event);

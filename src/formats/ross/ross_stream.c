@@ -253,7 +253,8 @@ int weft__ross_file_open(weft_trace *trace, size_t file, void **state)
  * A reader of one stream: its file between the stream's first and last
  * records, other streams' records skipped.
  */
-int weft__ross_stream_open(weft_trace *trace, uint32_t stream, void **state)
+int weft__ross_stream_open(weft_trace *trace, uint32_t stream, int stored,
+			   void **state)
 {
 	const ross_data *d = trace->backend_data;
 	ross_reader *r;

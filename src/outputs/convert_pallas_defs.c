@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/convert_pallas_defs.c - `weft convert --to pallas`: small helpers,
+ * outputs/convert_pallas_defs.c - `weft convert --to pallas`: small helpers,
  * the string table (every name, code and string value as a global string
  * of the output), the attribute map, the definitions (regions and
  * attributes named after what they stand for) and the location groups,
@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/convert_pallas.h"
+#include "outputs/convert_pallas.h"
 
 /* ---- Small helpers --------------------------------------------------------------------- */
 
 /* FNV-1a of a byte string, for the tables. */
-uint64_t cli_pallas_hash(const void *p, size_t n)
+uint64_t weft__pconv_hash(const void *p, size_t n)
 {
 	const unsigned char *b = p;
 	uint64_t h = 1469598103934665603u;
@@ -25,19 +25,17 @@ uint64_t cli_pallas_hash(const void *p, size_t n)
 	return h;
 }
 
-/* Prints the library's last message for a failed writer call; returns -1. */
-int cli_pallas_writer_error(const char *what, int rc)
+/* Reports the library's last message for a failed writer call; returns -1. */
+int weft__pconv_writer_error(conv *c, const char *what, int rc)
 {
-	const char *msg = weft_last_error();
-	fprintf(stderr, "weft convert: %s: %s\n", what,
-		msg != NULL && msg[0] != '\0' ? msg : weft_strerror(rc));
+	weft__convert_fail(c->report, what, rc);
 	return -1;
 }
 
-/* Prints "out of memory"; returns -1. */
-int cli_pallas_out_of_memory(void)
+/* Reports "out of memory"; returns -1. */
+int weft__pconv_out_of_memory(conv *c)
 {
-	fprintf(stderr, "weft convert: out of memory\n");
+	weft__convert_say(c->report, "out of memory");
 	return -1;
 }
 
@@ -66,7 +64,7 @@ static int str_table_grow(str_table *t)
 }
 
 /* The slot of `s` (found, or the free slot where it would go). */
-str_entry *cli_pallas_str_slot(const str_table *t, const char *s, uint32_t len,
+str_entry *weft__pconv_str_slot(const str_table *t, const char *s, uint32_t len,
 			       uint64_t h)
 {
 	size_t j = h & (t->cap - 1);
@@ -80,7 +78,7 @@ str_entry *cli_pallas_str_slot(const str_table *t, const char *s, uint32_t len,
 }
 
 /* Frees the strings and the table. */
-void cli_pallas_str_free(str_table *t)
+void weft__pconv_str_free(str_table *t)
 {
 	for (size_t i = 0; i < t->cap; i++)
 		free(t->slots[i].text);
@@ -94,24 +92,24 @@ void cli_pallas_str_free(str_table *t)
  * which stays put), or -1 after printing why. No slot of the table is
  * handed out: the next string may move them all (the table grows).
  */
-int cli_pallas_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
+int weft__pconv_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
 		      const char **text)
 {
 	str_table *t = &c->strings;
 	if ((t->count + 1) * 2 > t->cap && str_table_grow(t) < 0)
-		return cli_pallas_out_of_memory();
-	uint64_t h = cli_pallas_hash(s, len);
-	str_entry *e = cli_pallas_str_slot(t, s, len, h);
+		return weft__pconv_out_of_memory(c);
+	uint64_t h = weft__pconv_hash(s, len);
+	str_entry *e = weft__pconv_str_slot(t, s, len, h);
 	if (e->text == NULL) {
 		char *copy = malloc((size_t)len + 1);
 		if (copy == NULL)
-			return cli_pallas_out_of_memory();
+			return weft__pconv_out_of_memory(c);
 		memcpy(copy, s, len);
 		copy[len] = '\0';
 		int rc = weft_pallas_register_string(c->defs, copy, &e->ref);
 		if (rc < 0) {
 			free(copy);
-			return cli_pallas_writer_error("cannot add a string", rc);
+			return weft__pconv_writer_error(c, "cannot add a string", rc);
 		}
 		e->text = copy;
 		e->len = len;
@@ -127,7 +125,7 @@ int cli_pallas_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
 /* The string ref of a NUL-terminated string; 0 or -1. */
 static int string_ref(conv *c, const char *s, uint32_t *ref)
 {
-	return cli_pallas_intern(c, s, (uint32_t)strlen(s), ref, NULL);
+	return weft__pconv_intern(c, s, (uint32_t)strlen(s), ref, NULL);
 }
 
 /* ---- u64 -> u32 map --------------------------------------------------------------------------- */
@@ -135,7 +133,7 @@ static int string_ref(conv *c, const char *s, uint32_t *ref)
 /* The slot index of `key` (found, or free). */
 static size_t u64_map_slot(const u64_map *m, uint64_t key)
 {
-	size_t j = cli_pallas_hash(&key, sizeof key) & (m->cap - 1);
+	size_t j = weft__pconv_hash(&key, sizeof key) & (m->cap - 1);
 	while (m->keys[j] != 0 && m->keys[j] != key + 1)
 		j = (j + 1) & (m->cap - 1);
 	return j;
@@ -187,7 +185,7 @@ static int u64_map_put(u64_map *m, uint64_t key, uint32_t value)
 }
 
 /* Frees the map. */
-void cli_pallas_map_free(u64_map *m)
+void weft__pconv_map_free(u64_map *m)
 {
 	free(m->keys);
 	free(m->values);
@@ -200,16 +198,16 @@ void cli_pallas_map_free(u64_map *m)
  * The region named `name` (`len` bytes): one region per distinct name,
  * whose ref is the ref of its name string. 0 or -1.
  */
-int cli_pallas_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref)
+int weft__pconv_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref)
 {
-	if (cli_pallas_intern(c, name, len, ref, NULL) < 0)
+	if (weft__pconv_intern(c, name, len, ref, NULL) < 0)
 		return -1;
 	/* Its slot, found again right after: nothing can have moved it. */
-	str_entry *e = cli_pallas_str_slot(&c->strings, name, len, cli_pallas_hash(name, len));
+	str_entry *e = weft__pconv_str_slot(&c->strings, name, len, weft__pconv_hash(name, len));
 	if (!e->region) {
 		int rc = weft_pallas_add_region(c->defs, *ref, *ref);
 		if (rc < 0)
-			return cli_pallas_writer_error("cannot add a region", rc);
+			return weft__pconv_writer_error(c, "cannot add a region", rc);
 		e->region = 1;
 	}
 	return 0;
@@ -222,7 +220,7 @@ int cli_pallas_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref
 static int attribute_ref(conv *c, const char *name, uint32_t len, int type, uint32_t *ref)
 {
 	uint32_t name_ref;
-	if (cli_pallas_intern(c, name, len, &name_ref, NULL) < 0)
+	if (weft__pconv_intern(c, name, len, &name_ref, NULL) < 0)
 		return -1;
 	uint64_t key = ((uint64_t)name_ref << 8) | (uint64_t)type;
 	uint32_t found = u64_map_get(&c->attributes, key);
@@ -233,16 +231,16 @@ static int attribute_ref(conv *c, const char *name, uint32_t len, int type, uint
 	uint32_t id = c->next_attribute;
 	int rc = weft_pallas_add_attribute(c->defs, id, name_ref, name_ref, type);
 	if (rc < 0)
-		return cli_pallas_writer_error("cannot add an attribute", rc);
+		return weft__pconv_writer_error(c, "cannot add an attribute", rc);
 	if (u64_map_put(&c->attributes, key, id) < 0)
-		return cli_pallas_out_of_memory();
+		return weft__pconv_out_of_memory(c);
 	c->next_attribute++;
 	*ref = id;
 	return 0;
 }
 
 /* The same for a NUL-terminated name, remembered in *slot (NONE at first). */
-int cli_pallas_named_attribute(conv *c, const char *name, int type, uint32_t *slot)
+int weft__pconv_named_attribute(conv *c, const char *name, int type, uint32_t *slot)
 {
 	if (*slot != NONE)
 		return 0;
@@ -254,7 +252,7 @@ int cli_pallas_named_attribute(conv *c, const char *name, int type, uint32_t *sl
  * of the field's name (the formats' names mostly stay put; a name read
  * from a file window may move: the text is compared too).
  */
-int cli_pallas_field_attribute(conv *c, const weft_field *f, int type, uint32_t *ref)
+int weft__pconv_field_attribute(conv *c, const weft_field *f, int type, uint32_t *ref)
 {
 	uintptr_t key = ((uintptr_t)f->name >> 2) ^ (uintptr_t)type;
 	field_attr *e = &c->field_cache[key % FIELD_CACHE_SIZE];
@@ -265,7 +263,7 @@ int cli_pallas_field_attribute(conv *c, const weft_field *f, int type, uint32_t 
 	}
 	uint32_t name_ref;
 	const char *text;
-	if (cli_pallas_intern(c, f->name, f->name_len, &name_ref, &text) < 0 ||
+	if (weft__pconv_intern(c, f->name, f->name_len, &name_ref, &text) < 0 ||
 	    attribute_ref(c, f->name, f->name_len, type, ref) < 0)
 		return -1;
 	e->text = text;
@@ -285,7 +283,7 @@ static int add_group(conv *c, uint32_t name, uint32_t parent, uint32_t *id)
 		uint32_t cap = c->group_cap ? c->group_cap * 2 : 16;
 		weft_pallas_archive **a = realloc(c->archives, cap * sizeof *a);
 		if (a == NULL)
-			return cli_pallas_out_of_memory();
+			return weft__pconv_out_of_memory(c);
 		c->archives = a;
 		c->group_cap = cap;
 	}
@@ -294,7 +292,7 @@ static int add_group(conv *c, uint32_t name, uint32_t parent, uint32_t *id)
 	if (rc == 0)
 		rc = weft_pallas_archive_create(c->global, g, &c->archives[g]);
 	if (rc < 0)
-		return cli_pallas_writer_error("cannot add a location group", rc);
+		return weft__pconv_writer_error(c, "cannot add a location group", rc);
 	c->group_count++;
 	*id = g;
 	return 0;
@@ -312,7 +310,7 @@ static int describe_group(conv *c, uint32_t group, const weft_node *node)
 		rc = weft_pallas_add_metadata(d, "weft.kind", node->kind);
 	if (rc == 0 && node != NULL && strcmp(node->metadata_json, "{}") != 0)
 		rc = weft_pallas_add_metadata(d, "weft.metadata", node->metadata_json);
-	return rc < 0 ? cli_pallas_writer_error("cannot add metadata", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot add metadata", rc) : 0;
 }
 
 /*
@@ -372,7 +370,7 @@ static uint32_t parent_slot(const conv *c, uint32_t loc)
  * plan_locations), so that each archive's ids are contiguous, as Pallas's
  * reader needs, and unique in the trace.
  */
-int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id)
+int weft__pconv_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id)
 {
 	const weft_stream_info *s = weft_trace_stream(c->trace, c->selected[loc]);
 	const weft_node *node = weft_trace_node(c->trace, s->node);
@@ -384,7 +382,7 @@ int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id
 	*id = c->next_location[slot]++;
 	rc = weft_pallas_add_location(weft_pallas_archive_defs(c->archives[*group]), *id,
 				      name, *group);
-	return rc < 0 ? cli_pallas_writer_error("cannot add a location", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot add a location", rc) : 0;
 }
 
 /*
@@ -402,7 +400,7 @@ static int plan_locations(conv *c)
 	uint32_t *count = calloc(slots, sizeof *count);
 	if (c->next_location == NULL || count == NULL) {
 		free(count);
-		return cli_pallas_out_of_memory();
+		return weft__pconv_out_of_memory(c);
 	}
 	for (uint32_t loc = 0; loc < c->selected_count; loc++)
 		count[parent_slot(c, loc)]++;
@@ -416,13 +414,13 @@ static int plan_locations(conv *c)
 }
 
 /* The selected streams: those whose path matches the stream glob. */
-int cli_pallas_select_streams(conv *c)
+int weft__pconv_select_streams(conv *c)
 {
 	size_t n = weft_trace_stream_count(c->trace);
-	const char *pattern = c->job->filter.stream_pattern;
+	const char *pattern = c->filter.stream_pattern;
 	c->selected = malloc((n ? n : 1) * sizeof *c->selected);
 	if (c->selected == NULL)
-		return cli_pallas_out_of_memory();
+		return weft__pconv_out_of_memory(c);
 	for (size_t i = 0; i < n; i++) {
 		const weft_stream_info *s = weft_trace_stream(c->trace, i);
 		if (pattern == NULL || fnmatch(pattern, s->path, 0) == 0)
@@ -442,7 +440,7 @@ static int describe_trace(conv *c)
 	const char *meta = weft_trace_metadata_json(c->trace);
 	if (rc == 0 && meta != NULL && strcmp(meta, "{}") != 0)
 		rc = weft_pallas_add_metadata(c->defs, "weft.source.metadata", meta);
-	return rc < 0 ? cli_pallas_writer_error("cannot add metadata", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot add metadata", rc) : 0;
 }
 
 /*
@@ -450,12 +448,12 @@ static int describe_trace(conv *c)
  * Locations and their groups come with the first event of each stream
  * (an empty Pallas thread cannot be read back: docs/convert-pallas.md).
  */
-int cli_pallas_define_structure(conv *c)
+int weft__pconv_define_structure(conv *c)
 {
 	size_t nodes = weft_trace_node_count(c->trace);
 	c->node_group = malloc((nodes ? nodes : 1) * sizeof *c->node_group);
 	if (c->node_group == NULL)
-		return cli_pallas_out_of_memory();
+		return weft__pconv_out_of_memory(c);
 	for (size_t i = 0; i < nodes; i++)
 		c->node_group[i] = NONE;
 	c->root_group = NONE;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/convert_pallas_output.c - `weft convert --to pallas`: the output
+ * outputs/convert_pallas_output.c - the conversion to Pallas: the output
  * directory: what may be replaced (--force: a Pallas trace or an empty
  * directory only), the temporary directory next to it, and putting the
  * finished trace in place.
@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/convert_pallas.h"
-#include "cli/outfile.h"
+#include "outputs/convert_pallas.h"
+#include "outputs/outfile.h"
 
 /* malloc'd "<a><b>" or NULL. */
 static char *concat(const char *a, const char *b)
@@ -61,7 +61,7 @@ static int remove_at(int parent, const char *name, int depth)
 }
 
 /* Removes a directory tree given by its path; 0 or -1. */
-int cli_pallas_remove_tree(const char *path)
+int weft__pconv_remove_tree(const char *path)
 {
 	return remove_at(AT_FDCWD, path, 0);
 }
@@ -91,42 +91,43 @@ static int is_pallas_dir(const char *path)
 
 /*
  * Checks DIR before anything is read: missing is fine; existing needs
- * --force and must be a Pallas trace (or empty), never anything else.
- * *replace is set when DIR is to be replaced. An exit code.
+ * --force and must be a Pallas trace (or empty), never anything else
+ * (WEFT_EEXIST). *replace is set when DIR is to be replaced. 0 or < 0.
  */
-int cli_pallas_check_output(const char *out, int force, int *replace)
+int weft__pconv_check_output(weft_convert_report *r, const char *out, int force,
+			     int *replace)
 {
 	struct stat st;
 	*replace = 0;
 	if (lstat(out, &st) != 0) {
 		if (errno == ENOENT)
-			return CLI_EXIT_OK;
-		fprintf(stderr, "weft convert: cannot use '%s': %s\n", out, strerror(errno));
-		return CLI_EXIT_FAILURE;
+			return 0;
+		weft__convert_say(r, "cannot use '%s': %s", out, strerror(errno));
+		return WEFT_EIO;
 	}
 	if (!force) {
-		fprintf(stderr, "weft convert: '%s' exists; use --force to replace it\n", out);
-		return CLI_EXIT_FAILURE;
+		weft__convert_say(r, "'%s' exists; use --force to replace it", out);
+		return WEFT_EEXIST;
 	}
 	if (!S_ISDIR(st.st_mode) || !is_pallas_dir(out)) {
-		fprintf(stderr, "weft convert: '%s' is not a Pallas trace directory: not "
-			"replaced, even with --force\n", out);
-		return CLI_EXIT_FAILURE;
+		weft__convert_say(r, "'%s' is not a Pallas trace directory: not "
+			"replaced, even with --force", out);
+		return WEFT_EEXIST;
 	}
 	*replace = 1;
-	return CLI_EXIT_OK;
+	return 0;
 }
 
-/* Creates "<out>.<what>.XXXXXX" (mode 0777 less the umask); NULL after printing why. */
-char *cli_pallas_make_sibling_dir(const char *out, const char *what)
+/* Creates "<out>.<what>.XXXXXX" (mode 0777 less the umask); NULL after saying why. */
+char *weft__pconv_make_sibling_dir(weft_convert_report *r, const char *out, const char *what)
 {
 	char suffix[32];
 	snprintf(suffix, sizeof suffix, ".%s.XXXXXX", what);
 	char *path = concat(out, suffix);
 	if (path == NULL)
-		return cli_pallas_out_of_memory(), NULL;
+		return weft__convert_say(r, "out of memory"), NULL;
 	if (mkdtemp(path) == NULL) {
-		fprintf(stderr, "weft convert: cannot create '%s': %s\n", path, strerror(errno));
+		weft__convert_say(r, "cannot create '%s': %s", path, strerror(errno));
 		free(path);
 		return NULL;
 	}
@@ -142,43 +143,44 @@ char *cli_pallas_make_sibling_dir(const char *out, const char *what)
  * to DIR, then the old one removed; DIR is put back if the second rename
  * fails. 0 or -1.
  */
-static int replace_output(const char *tmp, const char *out)
+static int replace_output(weft_convert_report *r, const char *tmp, const char *out)
 {
-	char *aside = cli_pallas_make_sibling_dir(out, "old");
+	char *aside = weft__pconv_make_sibling_dir(r, out, "old");
 	if (aside == NULL)
 		return -1;
 	int rc = -1;
 	if (rename(out, aside) != 0) {
-		fprintf(stderr, "weft convert: cannot move '%s' aside: %s\n", out, strerror(errno));
+		weft__convert_say(r, "cannot move '%s' aside: %s", out, strerror(errno));
 		rmdir(aside);
 	} else if (rename(tmp, out) != 0) {
-		fprintf(stderr, "weft convert: cannot rename '%s' to '%s': %s\n", tmp, out,
+		weft__convert_say(r, "cannot rename '%s' to '%s': %s", tmp, out,
 			strerror(errno));
 		rename(aside, out);
 	} else {
 		rc = 0;
-		if (cli_pallas_remove_tree(aside) < 0)
-			fprintf(stderr, "weft convert: warning: the old trace is left in '%s'\n", aside);
+		if (weft__pconv_remove_tree(aside) < 0)
+			weft__convert_say(r, "warning: the old trace is left in '%s'", aside);
 	}
 	free(aside);
 	return rc;
 }
 
 /* Puts the finished trace in place (see replace_output); 0 or -1. */
-int cli_pallas_commit_output(const char *tmp, const char *out, int replace)
+int weft__pconv_commit_output(weft_convert_report *r, const char *tmp, const char *out,
+			      int replace)
 {
 	int rc;
 	if (replace) {
-		rc = replace_output(tmp, out);
+		rc = replace_output(r, tmp, out);
 	} else if ((rc = rename(tmp, out)) != 0) {
 		if (errno == EEXIST || errno == ENOTEMPTY)
-			fprintf(stderr, "weft convert: '%s' appeared meanwhile; use --force to "
-				"replace it\n", out);
+			weft__convert_say(r, "'%s' appeared meanwhile; use --force to "
+				"replace it", out);
 		else
-			fprintf(stderr, "weft convert: cannot rename '%s' to '%s': %s\n", tmp, out,
+			weft__convert_say(r, "cannot rename '%s' to '%s': %s", tmp, out,
 				strerror(errno));
 	}
 	if (rc == 0)
-		cli_sync_parent(out);
+		weft__sync_parent(out);
 	return rc;
 }

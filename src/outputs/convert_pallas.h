@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/convert_pallas.h - the pieces of `weft convert --to pallas`
+ * outputs/convert_pallas.h - the pieces of `weft convert --to pallas`
  * (convert_pallas.c) shared by its files: the conversion state, the
  * string and attribute tables and the definitions (convert_pallas_defs.c),
  * the attribute lists of a record (convert_pallas_attrs.c) and the output
  * directory (convert_pallas_output.c). docs/convert-pallas.md.
  */
-#ifndef WEFT_CLI_CONVERT_PALLAS_H
-#define WEFT_CLI_CONVERT_PALLAS_H
+#ifndef WEFT_OUTPUTS_CONVERT_PALLAS_H
+#define WEFT_OUTPUTS_CONVERT_PALLAS_H
 
 #include <stdint.h>
 
-#include "cli/convert.h"
+#include "outputs/convert.h"
 #include "weft/pallas.h"
 
 #define MAIN_NAME "main"              /* DIR/main.pallas */
@@ -21,8 +21,6 @@
 #define STRING_VALUE_BUDGET (16u << 20) /* bytes of interned string values */
 #define STRING_VALUE_MAX 4096         /* longer string values stay in the payload */
 #define PAYLOAD_CHUNKS_MAX WEFT_PALLAS_ATTRS_MAX
-#define CODE_CACHE_SIZE 64
-#define CODE_CACHE_LEN 48
 #define FIELD_CACHE_SIZE 64
 #define NONE UINT32_MAX
 #define REMOVE_DEPTH_MAX 32           /* directory levels removed at most */
@@ -96,17 +94,12 @@ typedef struct field_attr {
 	uint32_t ref;
 } field_attr;
 
-/* One code pattern verdict (per-stream reading applies the filter itself). */
-typedef struct code_verdict {
-	char code[CODE_CACHE_LEN];
-	uint8_t len;     /* 0: empty slot */
-	uint8_t selected;
-} code_verdict;
-
 /* The whole conversion. */
 typedef struct conv {
-	const cli_convert_job *job;
+	const weft__convert_job *job;
+	weft_convert_report *report;  /* the job's: the lines to show */
 	weft_trace *trace;
+	weft_filter filter;           /* the job's window and code glob, in time order */
 	int same_format;              /* the source is a Pallas trace */
 	char *tmp_dir;                /* the trace being written */
 	weft_pallas_global *global;
@@ -124,7 +117,6 @@ typedef struct conv {
 	uint32_t *selected;           /* selected stream indices */
 	uint32_t selected_count;
 	uint32_t *next_location;      /* by parent node (+ no parent): next location id */
-	code_verdict *code_cache;
 	weft_field fields[FIELDS_MAX];
 	conv_stats stats;
 	int lost;                     /* some data could not be read */
@@ -141,20 +133,20 @@ typedef struct attr_plan {
 /* ---- Tables and definitions (convert_pallas_defs.c) ---------------------------- */
 
 /* FNV-1a of a byte string, for the tables. */
-uint64_t cli_pallas_hash(const void *p, size_t n);
+uint64_t weft__pconv_hash(const void *p, size_t n);
 
-/* Prints the library's last message for a failed writer call; returns -1. */
-int cli_pallas_writer_error(const char *what, int rc);
+/* Reports the library's last message for a failed writer call; returns -1. */
+int weft__pconv_writer_error(conv *c, const char *what, int rc);
 
-/* Prints "out of memory"; returns -1. */
-int cli_pallas_out_of_memory(void);
+/* Reports "out of memory"; returns -1. */
+int weft__pconv_out_of_memory(conv *c);
 
 /* The slot of `s` (found, or the free slot where it would go). */
-str_entry *cli_pallas_str_slot(const str_table *t, const char *s, uint32_t len,
+str_entry *weft__pconv_str_slot(const str_table *t, const char *s, uint32_t len,
 			       uint64_t h);
 
 /* Frees the strings and the table. */
-void cli_pallas_str_free(str_table *t);
+void weft__pconv_str_free(str_table *t);
 
 /*
  * The global string ref of `s` (`len` bytes, no NUL inside), registered at
@@ -162,44 +154,44 @@ void cli_pallas_str_free(str_table *t);
  * which stays put), or -1 after printing why. No slot of the table is
  * handed out: the next string may move them all (the table grows).
  */
-int cli_pallas_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
+int weft__pconv_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
 		      const char **text);
 
 /* Frees the map. */
-void cli_pallas_map_free(u64_map *m);
+void weft__pconv_map_free(u64_map *m);
 
 /*
  * The region named `name` (`len` bytes): one region per distinct name,
  * whose ref is the ref of its name string. 0 or -1.
  */
-int cli_pallas_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref);
+int weft__pconv_region_ref(conv *c, const char *name, uint32_t len, uint32_t *ref);
 
 /* The same for a NUL-terminated name, remembered in *slot (NONE at first). */
-int cli_pallas_named_attribute(conv *c, const char *name, int type, uint32_t *slot);
+int weft__pconv_named_attribute(conv *c, const char *name, int type, uint32_t *slot);
 
 /*
  * attribute_ref() for a field, through a small cache keyed by the address
  * of the field's name (the formats' names mostly stay put; a name read
  * from a file window may move: the text is compared too).
  */
-int cli_pallas_field_attribute(conv *c, const weft_field *f, int type, uint32_t *ref);
+int weft__pconv_field_attribute(conv *c, const weft_field *f, int type, uint32_t *ref);
 
 /*
  * The location of selected stream number `loc`, named after its node, in
  * its parent's group (made with its ancestors' when new): *group and *id
  * get them; each group's ids are contiguous, as Pallas's reader needs.
  */
-int cli_pallas_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id);
+int weft__pconv_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id);
 
 /* The selected streams: those whose path matches the stream glob. */
-int cli_pallas_select_streams(conv *c);
+int weft__pconv_select_streams(conv *c);
 
 /*
  * What is defined before the events: the trace's metadata and the tables.
  * Locations and their groups come with the first event of each stream
  * (an empty Pallas thread cannot be read back: docs/convert-pallas.md).
  */
-int cli_pallas_define_structure(conv *c);
+int weft__pconv_define_structure(conv *c);
 
 /* ---- Attribute lists (convert_pallas_attrs.c) ---------------------------------- */
 
@@ -209,7 +201,7 @@ int cli_pallas_define_structure(conv *c);
  * payloads are references to its own definitions) the stored bytes, for
  * which room is kept for the size and up to 16 chunks.
  */
-int cli_pallas_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
+int weft__pconv_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
 			   weft_pallas_attrs *a);
 
 /*
@@ -217,27 +209,29 @@ int cli_pallas_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
  * the format knows no layout or the payload does not match it: the
  * payload attributes still keep the bytes).
  */
-int cli_pallas_decode_fields(conv *c, const weft_event *ev);
+int weft__pconv_decode_fields(conv *c, const weft_event *ev);
 
 /* 1 when field i is named `name`. */
-int cli_pallas_field_named(const conv *c, int i, int count, const char *name);
+int weft__pconv_field_named(const conv *c, int i, int count, const char *name);
 
 /* ---- The output directory (convert_pallas_output.c) ---------------------------- */
 
 /* Removes a directory tree given by its path; 0 or -1. */
-int cli_pallas_remove_tree(const char *path);
+int weft__pconv_remove_tree(const char *path);
 
 /*
  * Checks DIR before anything is read: missing is fine; existing needs
- * --force and must be a Pallas trace (or empty), never anything else.
- * *replace is set when DIR is to be replaced. An exit code.
+ * --force and must be a Pallas trace (or empty), never anything else
+ * (WEFT_EEXIST). *replace is set when DIR is to be replaced. 0 or < 0.
  */
-int cli_pallas_check_output(const char *out, int force, int *replace);
+int weft__pconv_check_output(weft_convert_report *r, const char *out, int force,
+			     int *replace);
 
-/* Creates "<out>.<what>.XXXXXX" (mode 0777 less the umask); NULL after printing why. */
-char *cli_pallas_make_sibling_dir(const char *out, const char *what);
+/* Creates "<out>.<what>.XXXXXX" (mode 0777 less the umask); NULL after saying why. */
+char *weft__pconv_make_sibling_dir(weft_convert_report *r, const char *out, const char *what);
 
 /* Puts the finished trace in place (see replace_output); 0 or -1. */
-int cli_pallas_commit_output(const char *tmp, const char *out, int replace);
+int weft__pconv_commit_output(weft_convert_report *r, const char *tmp, const char *out,
+			      int replace);
 
-#endif /* WEFT_CLI_CONVERT_PALLAS_H */
+#endif /* WEFT_OUTPUTS_CONVERT_PALLAS_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/convert_pallas_attrs.c - `weft convert --to pallas`: the attribute
+ * outputs/convert_pallas_attrs.c - `weft convert --to pallas`: the attribute
  * list of one record: weft.code, weft.end, the decoded fields as typed
  * attributes and the stored bytes as u64 chunks, within Pallas's limits
  * (values and bytes per list).
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/convert_pallas.h"
+#include "outputs/convert_pallas.h"
 
 /* ---- Attribute lists --------------------------------------------------------------------- */
 
@@ -69,7 +69,7 @@ static int string_value(conv *c, const char *s, size_t len, uint32_t *ref)
 	if (len > STRING_VALUE_MAX || memchr(s, '\0', len) != NULL)
 		return 0;
 	if (t->cap > 0) {
-		str_entry *e = cli_pallas_str_slot(t, s, (uint32_t)len, cli_pallas_hash(s, len));
+		str_entry *e = weft__pconv_str_slot(t, s, (uint32_t)len, weft__pconv_hash(s, len));
 		if (e->text != NULL) {
 			*ref = e->ref;
 			return 1;
@@ -77,7 +77,7 @@ static int string_value(conv *c, const char *s, size_t len, uint32_t *ref)
 	}
 	if (t->value_bytes + len > STRING_VALUE_BUDGET)
 		return 0;
-	if (cli_pallas_intern(c, s, (uint32_t)len, ref, NULL) < 0)
+	if (weft__pconv_intern(c, s, (uint32_t)len, ref, NULL) < 0)
 		return -1;
 	t->value_bytes += len;
 	return 1;
@@ -125,10 +125,10 @@ static int add_field(conv *c, weft_pallas_attrs *a, const weft_field *f,
 			return rc;
 		}
 	}
-	if (cli_pallas_field_attribute(c, f, type, &ref) < 0)
+	if (weft__pconv_field_attribute(c, f, type, &ref) < 0)
 		return -1;
 	int rc = add_value(a, ref, type, f, str);
-	return rc < 0 ? cli_pallas_writer_error("cannot add an attribute value", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot add an attribute value", rc) : 0;
 }
 
 /* Copies bytes [off, off + 8) of the event's stored bytes (payload, then data), 0-padded. */
@@ -154,7 +154,7 @@ static int chunk_attribute(conv *c, unsigned i, uint32_t *ref)
 	if (c->chunk_attr[i] == NONE) {
 		char name[32];
 		snprintf(name, sizeof name, "weft.payload.%u", i);
-		if (cli_pallas_named_attribute(c, name, WEFT_PALLAS_TYPE_UINT64, &c->chunk_attr[i]) < 0)
+		if (weft__pconv_named_attribute(c, name, WEFT_PALLAS_TYPE_UINT64, &c->chunk_attr[i]) < 0)
 			return -1;
 	}
 	*ref = c->chunk_attr[i];
@@ -177,7 +177,7 @@ static int add_payload(conv *c, weft_pallas_attrs *a, const weft_event *ev)
 		c->stats.payloads_cut++;
 		return 0;
 	}
-	if (cli_pallas_named_attribute(c, "weft.payload_size", WEFT_PALLAS_TYPE_UINT64, &c->size_attr) < 0)
+	if (weft__pconv_named_attribute(c, "weft.payload_size", WEFT_PALLAS_TYPE_UINT64, &c->size_attr) < 0)
 		return -1;
 	int rc = weft_pallas_attrs_add_u64(a, c->size_attr, total);
 	for (unsigned i = 0; rc == 0 && (uint64_t)i * 8 < total; i++) {
@@ -189,27 +189,27 @@ static int add_payload(conv *c, weft_pallas_attrs *a, const weft_event *ev)
 			return -1;
 		rc = weft_pallas_attrs_add_u64(a, ref, stored_chunk(ev, (uint64_t)i * 8));
 	}
-	return rc < 0 ? cli_pallas_writer_error("cannot add the payload", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot add the payload", rc) : 0;
 }
 
 /* `weft.code`: the event's code as a string attribute. */
 static int add_code(conv *c, weft_pallas_attrs *a, const weft_event *ev)
 {
 	uint32_t code;
-	if (cli_pallas_intern(c, ev->code, ev->code_len, &code, NULL) < 0 ||
-	    cli_pallas_named_attribute(c, "weft.code", WEFT_PALLAS_TYPE_STRING, &c->code_attr) < 0)
+	if (weft__pconv_intern(c, ev->code, ev->code_len, &code, NULL) < 0 ||
+	    weft__pconv_named_attribute(c, "weft.code", WEFT_PALLAS_TYPE_STRING, &c->code_attr) < 0)
 		return -1;
 	int rc = weft_pallas_attrs_add_ref(a, c->code_attr, WEFT_PALLAS_TYPE_STRING, code);
-	return rc < 0 ? cli_pallas_writer_error("cannot add the code", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot add the code", rc) : 0;
 }
 
 /* `weft.end`: the end of an interval written as one Generic event. */
 static int add_end(conv *c, weft_pallas_attrs *a, uint64_t end)
 {
-	if (cli_pallas_named_attribute(c, "weft.end", WEFT_PALLAS_TYPE_UINT64, &c->end_attr) < 0)
+	if (weft__pconv_named_attribute(c, "weft.end", WEFT_PALLAS_TYPE_UINT64, &c->end_attr) < 0)
 		return -1;
 	int rc = weft_pallas_attrs_add_u64(a, c->end_attr, end);
-	return rc < 0 ? cli_pallas_writer_error("cannot add the end", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot add the end", rc) : 0;
 }
 
 
@@ -219,7 +219,7 @@ static int add_end(conv *c, weft_pallas_attrs *a, uint64_t end)
  * payloads are references to its own definitions) the stored bytes, for
  * which room is kept for the size and up to 16 chunks.
  */
-int cli_pallas_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
+int weft__pconv_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
 			   weft_pallas_attrs *a)
 {
 	uint64_t total = ev->payload_size + ev->data_size;
@@ -240,7 +240,7 @@ int cli_pallas_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
  * the format knows no layout or the payload does not match it: the
  * payload attributes still keep the bytes).
  */
-int cli_pallas_decode_fields(conv *c, const weft_event *ev)
+int weft__pconv_decode_fields(conv *c, const weft_event *ev)
 {
 	int n = weft_event_fields(c->trace, ev, c->fields, FIELDS_MAX);
 	if (n < 0)
@@ -249,7 +249,7 @@ int cli_pallas_decode_fields(conv *c, const weft_event *ev)
 }
 
 /* 1 when field i is named `name`. */
-int cli_pallas_field_named(const conv *c, int i, int count, const char *name)
+int weft__pconv_field_named(const conv *c, int i, int count, const char *name)
 {
 	size_t n = strlen(name);
 	return i < count && c->fields[i].name_len == n &&

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/convert_pallas.c - `weft convert TRACE --to pallas -o DIR`: any
- * trace weft reads becomes a Pallas 0.20 trace written by libweft's
- * Pallas writer (weft/pallas.h). The mapping (docs/convert-pallas.md):
+ * outputs/convert_pallas.c - weft_convert() to pallas (`weft convert TRACE
+ * --to pallas -o DIR`): any trace weft reads becomes a Pallas 0.20 trace
+ * written by libweft's Pallas writer (weft/pallas.h). The mapping (docs/convert-pallas.md):
  *
  *   - the parent node of each stream (an ovni process, a Heph stream, a
  *     ROSS KP...) is a location group with an archive, its ancestors are
@@ -36,21 +36,22 @@
  *
  * The output is written to a temporary directory next to DIR, renamed
  * over DIR at the end (an existing DIR is replaced only with --force, and
- * only when it is a Pallas trace or empty).
+ * only when it is a Pallas trace or empty). With remove_on_signal, SIGINT,
+ * SIGTERM and SIGHUP stop the conversion, remove the temporary directory
+ * and end the process with the signal.
  *
  * This file: the records, the streams and the conversion; the tables and
  * definitions are in convert_pallas_defs.c, the attribute lists in
  * convert_pallas_attrs.c, the output directory in convert_pallas_output.c
  * (shared declarations: convert_pallas.h).
  */
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/convert_pallas.h"
+#include "outputs/convert_pallas.h"
 #include "weft/pallas_grammar.h"
 
 /* Pallas record kinds whose payload holds a reference (docs/pallas-writer.md). */
@@ -108,22 +109,22 @@ static int stream_thread(conv *c, stream_out *s)
 {
 	if (s->thread != NULL)
 		return 0;
-	if (cli_pallas_add_location(c, s->index, &s->group, &s->location) < 0)
+	if (weft__pconv_add_location(c, s->index, &s->group, &s->location) < 0)
 		return -1;
 	int rc = weft_pallas_thread_create(c->archives[s->group], s->location, &s->thread);
-	return rc < 0 ? cli_pallas_writer_error("cannot start a thread", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot start a thread", rc) : 0;
 }
 
 /* ---- Records ------------------------------------------------------------------------------- */
 
 /* Pushes an open block on the thread's stack (bounded by SPAN_DEPTH_MAX). */
-static int push_span(stream_out *s, const span *sp)
+static int push_span(conv *c, stream_out *s, const span *sp)
 {
 	if (s->depth == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 16;
 		span *st = realloc(s->stack, cap * sizeof *st);
 		if (st == NULL)
-			return cli_pallas_out_of_memory();
+			return weft__pconv_out_of_memory(c);
 		s->stack = st;
 		s->cap = cap;
 	}
@@ -154,11 +155,11 @@ static int write_generic(conv *c, stream_out *s, const weft_event *ev, int nfiel
 	attr_plan p = { 0, end, 0, nfields };
 	weft_pallas_attrs a;
 	uint32_t name;
-	if (cli_pallas_intern(c, ev->code, ev->code_len, &name, NULL) < 0 ||
-	    cli_pallas_build_attrs(c, ev, &p, &a) < 0)
+	if (weft__pconv_intern(c, ev->code, ev->code_len, &name, NULL) < 0 ||
+	    weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
 	int rc = weft_pallas_record_generic(s->thread, &a, ev->time, name);
-	return rc < 0 ? cli_pallas_writer_error("cannot write an event", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot write an event", rc) : 0;
 }
 
 /*
@@ -181,13 +182,13 @@ static int write_enter(conv *c, stream_out *s, const weft_event *ev,
 	attr_plan p = { 0, NULL, 0, nfields };
 	weft_pallas_attrs a;
 	p.with_code = name == NULL ? 0 : !name_is_code(ev, name);
-	if (cli_pallas_region_ref(c, name != NULL ? name : ev->code, len, &pushed.region) < 0 ||
-	    cli_pallas_build_attrs(c, ev, &p, &a) < 0)
+	if (weft__pconv_region_ref(c, name != NULL ? name : ev->code, len, &pushed.region) < 0 ||
+	    weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
 	int rc = weft_pallas_record_enter(s->thread, &a, ev->time, pushed.region);
 	if (rc < 0)
-		return cli_pallas_writer_error("cannot write an event", rc);
-	return push_span(s, &pushed);
+		return weft__pconv_writer_error(c, "cannot write an event", rc);
+	return push_span(c, s, &pushed);
 }
 
 /* 1 when two channels are the same timeline (NULL: the stream's own). */
@@ -225,11 +226,11 @@ static int write_leave(conv *c, stream_out *s, const weft_event *ev,
 	}
 	attr_plan p = { 1, NULL, 0, nfields };
 	weft_pallas_attrs a;
-	if (cli_pallas_build_attrs(c, ev, &p, &a) < 0)
+	if (weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
 	int rc = weft_pallas_record_leave(s->thread, &a, ev->time, top->region);
 	if (rc < 0)
-		return cli_pallas_writer_error("cannot write an event", rc);
+		return weft__pconv_writer_error(c, "cannot write an event", rc);
 	s->depth--;
 	return 0;
 }
@@ -248,7 +249,7 @@ static int flush_intervals(conv *c, stream_out *s, uint64_t time, int32_t depth)
 	       (top->end < time || (top->end == time && !(depth >= 0 && depth > top->depth)))) {
 		int rc = weft_pallas_record_leave(s->thread, NULL, top->end, top->region);
 		if (rc < 0)
-			return cli_pallas_writer_error("cannot write an event", rc);
+			return weft__pconv_writer_error(c, "cannot write an event", rc);
 		s->depth--;
 	}
 	return 0;
@@ -289,8 +290,8 @@ static int record_payload(conv *c, const weft_event *ev, int32_t record, int pay
 		return 0;
 	const char *text = c->fields[0].v.s.ptr;
 	uint32_t len = (uint32_t)c->fields[0].v.s.len, ref;
-	int rc = region ? cli_pallas_region_ref(c, text, len, &ref)
-			: cli_pallas_intern(c, text, len, &ref, NULL);
+	int rc = region ? weft__pconv_region_ref(c, text, len, &ref)
+			: weft__pconv_intern(c, text, len, &ref, NULL);
 	memcpy(buf, &ref, 4); /* little-endian hosts only (weft/pallas.h) */
 	*bytes = buf;
 	return rc;
@@ -307,7 +308,7 @@ static int record_role(conv *c, stream_out *s, int role)
 	if (role == WEFT_PALLAS_ROLE_BLOCK_START) {
 		span sp = { .kind = SPAN_ENTER, .depth = -1, .flat = s->depth >= SPAN_DEPTH_MAX };
 		c->stats.depth_fallbacks += sp.flat;
-		return push_span(s, &sp) < 0 ? -1 : sp.flat ? WEFT_PALLAS_ROLE_SINGLE : role;
+		return push_span(c, s, &sp) < 0 ? -1 : sp.flat ? WEFT_PALLAS_ROLE_SINGLE : role;
 	}
 	if (role == WEFT_PALLAS_ROLE_BLOCK_END && s->depth > 0)
 		return s->stack[--s->depth].flat ? WEFT_PALLAS_ROLE_SINGLE : role;
@@ -325,16 +326,16 @@ static int write_record(conv *c, stream_out *s, const weft_event *ev)
 	const uint8_t *bytes;
 	weft_pallas_attrs a;
 	if (weft_pallas_event_record(c->trace, ev, &ri) < 0)
-		return cli_pallas_writer_error("cannot read a record", WEFT_EUNSUPPORTED);
-	int nfields = cli_pallas_decode_fields(c, ev);
+		return weft__pconv_writer_error(c, "cannot read a record", WEFT_EUNSUPPORTED);
+	int nfields = weft__pconv_decode_fields(c, ev);
 	attr_plan p = { 0, NULL, ri.payload_fields, nfields };
 	int role = record_role(c, s, ri.role);
 	if (role < 0 || record_payload(c, ev, ri.record, ri.payload_fields, buf, &bytes) < 0 ||
-	    cli_pallas_build_attrs(c, ev, &p, &a) < 0)
+	    weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
 	int rc = weft_pallas_record_raw(s->thread, &a, ev->time, ri.record, role, bytes,
 					ev->payload_size);
-	return rc < 0 ? cli_pallas_writer_error("cannot write an event", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot write an event", rc) : 0;
 }
 
 /* One event of a stream: classified, then written as its role says. */
@@ -346,7 +347,7 @@ static int convert_event(conv *c, stream_out *s, const weft_event *ev)
 	weft_event_classify(c->trace, ev, &cls);
 	if (stream_thread(c, s) < 0 || flush_intervals(c, s, ev->time, ev->depth) < 0)
 		return -1;
-	int nfields = cli_pallas_decode_fields(c, ev);
+	int nfields = weft__pconv_decode_fields(c, ev);
 	switch (cls.role) {
 	case WEFT_ROLE_ENTER: {
 		span sp = { cls.channel, cls.pair_key, 0, 0, -1, SPAN_ENTER, 0, 0 };
@@ -375,7 +376,7 @@ static int stream_end(conv *c, stream_out *s, int ok)
 	if (ok && s->thread != NULL && flush_intervals(c, s, UINT64_MAX, -1) < 0)
 		ok = 0, rc = -1;
 	if (ok && s->thread != NULL && (rc = weft_pallas_thread_close(s->thread)) < 0)
-		rc = cli_pallas_writer_error("cannot write a thread", rc);
+		rc = weft__pconv_writer_error(c, "cannot write a thread", rc);
 	weft_pallas_thread_free(s->thread);
 	free(s->stack);
 	memset(s, 0, sizeof *s);
@@ -387,40 +388,9 @@ static void stream_read_error(conv *c, uint32_t stream, int rc)
 {
 	const weft_stream_info *si = weft_trace_stream(c->trace, stream);
 	const char *msg = weft_last_error();
-	fprintf(stderr, "weft convert: error: %s: reading stopped: %s\n", si->path,
+	weft__convert_say(c->report, "error: %s: reading stopped: %s", si->path,
 		msg != NULL && msg[0] != '\0' ? msg : weft_strerror(rc));
 	c->lost = 1;
-}
-
-/* The code pattern's verdict on a code (a small cache before fnmatch). */
-static int code_selected(conv *c, const char *code, uint32_t len)
-{
-	char buf[256];
-	code_verdict *v = NULL;
-	if (len > 0 && len < CODE_CACHE_LEN && c->code_cache != NULL) {
-		v = &c->code_cache[cli_pallas_hash(code, len) % CODE_CACHE_SIZE];
-		if (v->len == len && memcmp(v->code, code, len) == 0)
-			return v->selected;
-	}
-	size_t n = len < sizeof buf - 1 ? len : sizeof buf - 1;
-	memcpy(buf, code, n);
-	buf[n] = '\0';
-	int selected = fnmatch(c->job->filter.code_pattern, buf, 0) == 0;
-	if (v != NULL) {
-		memcpy(v->code, code, len);
-		v->len = (uint8_t)len;
-		v->selected = (uint8_t)selected;
-	}
-	return selected;
-}
-
-/* The time window and code pattern, for cursors of one stream (as weft_cursor_create). */
-static int event_selected(conv *c, const weft_event *ev)
-{
-	const weft_filter *f = &c->job->filter;
-	if (ev->time < f->from || (f->to != 0 && ev->time > f->to))
-		return 0;
-	return f->code_pattern == NULL || code_selected(c, ev->code, ev->code_len);
 }
 
 /*
@@ -435,13 +405,13 @@ static int convert_stream(conv *c, uint32_t loc)
 	const weft_event *ev;
 	int rc, ok = 1;
 	stream_begin(c, &s, loc);
-	rc = weft_cursor_create_stream(c->trace, s.stream, &cursor);
+	rc = weft_cursor_create_stream_filtered(c->trace, s.stream, &c->filter, &cursor);
 	if (rc < 0) {
 		stream_read_error(c, s.stream, rc);
 		return stream_end(c, &s, 1);
 	}
 	while (ok && !interrupted && (rc = weft_cursor_next(cursor, &ev)) == 1)
-		if (event_selected(c, ev) && convert_event(c, &s, ev) < 0)
+		if (convert_event(c, &s, ev) < 0)
 			ok = 0;
 	if (ok && rc < 0)
 		stream_read_error(c, s.stream, rc);
@@ -466,15 +436,15 @@ static int convert_batch(conv *c, uint32_t first, uint32_t count, uint32_t *slot
 		stream_begin(c, &outs[begun], first + begun);
 		slot[outs[begun].stream] = begun;
 	}
-	if ((rc = weft_cursor_create(c->trace, &c->job->filter, &cursor)) < 0) {
-		fprintf(stderr, "weft convert: cannot read the events: %s\n", weft_last_error());
+	if ((rc = weft_cursor_create(c->trace, &c->filter, &cursor)) < 0) {
+		weft__convert_say(c->report, "cannot read the events: %s", weft_last_error());
 		ok = 0;
 	}
 	while (ok && !interrupted && (rc = weft_cursor_next(cursor, &ev)) == 1)
 		if (slot[ev->stream] != NONE && convert_event(c, &outs[slot[ev->stream]], ev) < 0)
 			ok = 0;
 	if (ok && rc < 0) {
-		fprintf(stderr, "weft convert: error: reading stopped: %s\n", weft_last_error());
+		weft__convert_say(c->report, "error: reading stopped: %s", weft_last_error());
 		c->lost = 1;
 	}
 	weft_cursor_free(cursor);
@@ -490,7 +460,6 @@ static int convert_batch(conv *c, uint32_t first, uint32_t count, uint32_t *slot
 static int convert_streams(conv *c)
 {
 	if (!weft_trace_file_order_default(c->trace)) {
-		c->code_cache = calloc(CODE_CACHE_SIZE, sizeof *c->code_cache);
 		for (uint32_t loc = 0; loc < c->selected_count; loc++)
 			if (convert_stream(c, loc) < 0)
 				return -1;
@@ -499,7 +468,7 @@ static int convert_streams(conv *c)
 	size_t n = weft_trace_stream_count(c->trace);
 	uint32_t *slot = malloc((n ? n : 1) * sizeof *slot);
 	if (slot == NULL)
-		return cli_pallas_out_of_memory();
+		return weft__pconv_out_of_memory(c);
 	for (size_t i = 0; i < n; i++)
 		slot[i] = NONE;
 	int rc = 0;
@@ -517,39 +486,8 @@ static int store_archives(conv *c)
 	for (uint32_t g = 0; g < c->group_count; g++) {
 		int rc = weft_pallas_archive_store(c->archives[g]);
 		if (rc < 0)
-			return cli_pallas_writer_error("cannot write an archive", rc);
+			return weft__pconv_writer_error(c, "cannot write an archive", rc);
 	}
-	return 0;
-}
-
-/*
- * Heph traces are read in time order (a call tree per substream, parents
- * before children), which the pending Leaves need. A Heph trace opened in
- * stored order (depth -1: children come before their parents) is opened
- * again in time order; *reopened gets it (to free). 0 or -1.
- */
-static int heph_in_time_order(conv *c, weft_trace **reopened)
-{
-	weft_cursor *cursor;
-	const weft_event *ev;
-	*reopened = NULL;
-	if (weft_trace_format(c->trace) != WEFT_FORMAT_HEPH || c->selected_count == 0)
-		return 0;
-	if (weft_cursor_create_stream(c->trace, c->selected[0], &cursor) < 0)
-		return 0; /* reported when the stream is converted */
-	int stored = weft_cursor_next(cursor, &ev) == 1 && ev->depth < 0;
-	weft_cursor_free(cursor);
-	if (!stored)
-		return 0;
-	weft_open_options o;
-	weft_open_options_init(&o);
-	o.format = WEFT_FORMAT_HEPH;
-	int rc = weft_trace_open(weft_trace_path(c->trace), &o, reopened);
-	if (rc < 0) {
-		fprintf(stderr, "weft convert: %s\n", weft_last_error());
-		return -1;
-	}
-	c->trace = *reopened;
 	return 0;
 }
 
@@ -560,24 +498,24 @@ static void report_notes(const conv *c)
 {
 	const conv_stats *s = &c->stats;
 	if (s->leave_fallbacks)
-		fprintf(stderr, "weft convert: note: %" PRIu64 " leave event(s) did not close the "
-			"innermost open span: written as Generic events\n", s->leave_fallbacks);
+		weft__convert_say(c->report, "note: %" PRIu64 " leave event(s) did not close the "
+			"innermost open span: written as Generic events", s->leave_fallbacks);
 	if (s->interval_fallbacks)
-		fprintf(stderr, "weft convert: note: %" PRIu64 " interval(s) overlap an open one "
-			"without nesting in it: written as Generic events with weft.end\n",
+		weft__convert_say(c->report, "note: %" PRIu64 " interval(s) overlap an open one "
+			"without nesting in it: written as Generic events with weft.end",
 			s->interval_fallbacks);
 	if (s->depth_fallbacks)
-		fprintf(stderr, "weft convert: warning: %" PRIu64 " block(s) would nest deeper "
-			"than %d, which Pallas 0.20 cannot read: written as %s\n",
+		weft__convert_say(c->report, "warning: %" PRIu64 " block(s) would nest deeper "
+			"than %d, which Pallas 0.20 cannot read: written as %s",
 			s->depth_fallbacks, SPAN_DEPTH_MAX, c->same_format ?
 			"plain events (the record without its block)" : "Generic events");
 	if (s->strings_left_out)
-		fprintf(stderr, "weft convert: note: %" PRIu64 " string value(s) not kept as "
+		weft__convert_say(c->report, "note: %" PRIu64 " string value(s) not kept as "
 			"attributes (too long, or over the %u MiB of strings); the payload "
-			"attributes keep their bytes\n", s->strings_left_out, STRING_VALUE_BUDGET >> 20);
+			"attributes keep their bytes", s->strings_left_out, STRING_VALUE_BUDGET >> 20);
 	if (s->payloads_cut || s->fields_left_out)
-		fprintf(stderr, "weft convert: note: %" PRIu64 " payload(s) and %" PRIu64
-			" field(s) did not fit in Pallas attribute lists (%d values, %d bytes)\n",
+		weft__convert_say(c->report, "note: %" PRIu64 " payload(s) and %" PRIu64
+			" field(s) did not fit in Pallas attribute lists (%d values, %d bytes)",
 			s->payloads_cut, s->fields_left_out, WEFT_PALLAS_ATTRS_MAX,
 			WEFT_PALLAS_ATTRS_BYTES);
 }
@@ -590,25 +528,24 @@ static int write_trace(conv *c)
 	o.sync = 1;
 	int rc = weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &c->global);
 	if (rc < 0)
-		return cli_pallas_writer_error("cannot start the trace", rc);
+		return weft__pconv_writer_error(c, "cannot start the trace", rc);
 	c->defs = weft_pallas_global_defs(c->global);
-	if (cli_pallas_define_structure(c) < 0 || convert_streams(c) < 0 || store_archives(c) < 0)
+	if (weft__pconv_define_structure(c) < 0 || convert_streams(c) < 0 || store_archives(c) < 0)
 		return -1;
 	rc = weft_pallas_global_store(c->global);
-	return rc < 0 ? cli_pallas_writer_error("cannot write the main file", rc) : 0;
+	return rc < 0 ? weft__pconv_writer_error(c, "cannot write the main file", rc) : 0;
 }
 
 /* Frees what the conversion holds (not the job's trace). */
 static void conv_free(conv *c)
 {
 	weft_pallas_global_free(c->global);
-	cli_pallas_str_free(&c->strings);
-	cli_pallas_map_free(&c->attributes);
+	weft__pconv_str_free(&c->strings);
+	weft__pconv_map_free(&c->attributes);
 	free(c->node_group);
 	free(c->archives);
 	free(c->selected);
 	free(c->next_location);
-	free(c->code_cache);
 	free(c->tmp_dir);
 }
 
@@ -632,53 +569,72 @@ static char *output_path(const char *output)
  * Selects the streams, makes sure of the reading order, writes the trace
  * into a temporary directory and puts it in place. -1 on failure.
  */
-static int run(conv *c, const char *out, int replace, weft_trace **reopened)
+static int run(conv *c, const char *out, int replace)
 {
 	struct sigaction old[WATCHED_COUNT];
-	if (cli_pallas_select_streams(c) < 0 || heph_in_time_order(c, reopened) < 0)
+	if (weft__pconv_select_streams(c) < 0)
 		return -1;
 	c->same_format = weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
-	if ((c->tmp_dir = cli_pallas_make_sibling_dir(out, "tmp")) == NULL)
+	if ((c->tmp_dir = weft__pconv_make_sibling_dir(c->report, out, "tmp")) == NULL)
 		return -1;
 	interrupted = 0;
-	watch_signals(old, NULL);
+	if (c->job->options->remove_on_signal)
+		watch_signals(old, NULL);
 	int rc = write_trace(c);
 	weft_pallas_global_free(c->global);
 	c->global = NULL;
 	if (rc == 0 && !interrupted)
-		rc = cli_pallas_commit_output(c->tmp_dir, out, replace);
-	watch_signals(NULL, old);
+		rc = weft__pconv_commit_output(c->report, c->tmp_dir, out, replace);
+	if (c->job->options->remove_on_signal)
+		watch_signals(NULL, old);
 	if (rc < 0 || interrupted)
-		cli_pallas_remove_tree(c->tmp_dir);
+		weft__pconv_remove_tree(c->tmp_dir);
 	return interrupted ? -1 : rc;
 }
 
-int cli_convert_pallas(const cli_convert_job *job)
+/*
+ * Checks DIR, converts, reports. Returns 0 (report->data_lost when some
+ * data could not be read), or a negative code when DIR was not written.
+ */
+static int convert_pallas(const weft__convert_job *job)
 {
 	conv c;
-	weft_trace *reopened = NULL;
 	int replace;
-	char *out = output_path(job->output);
-	if (out == NULL)
-		return cli_usage_error("convert", "missing the output directory: -o DIR");
-	int exit_code = cli_pallas_check_output(out, job->force, &replace);
-	if (exit_code != CLI_EXIT_OK) {
+	char *out = output_path(job->options->path);
+	if (out == NULL) {
+		weft__convert_say(job->report, "missing the output directory: -o DIR");
+		return WEFT_EINVAL;
+	}
+	int rc = weft__pconv_check_output(job->report, out, job->options->force, &replace);
+	if (rc < 0) {
 		free(out);
-		return exit_code;
+		return rc;
 	}
 	memset(&c, 0, sizeof c);
 	c.job = job;
+	c.report = job->report;
 	c.trace = job->trace;
-	int rc = run(&c, out, replace, &reopened);
+	/* Pallas threads are written in time order (Heph: parents before
+	 * their children), whatever order the trace was opened in. */
+	c.filter = job->options->filter;
+	c.filter.order = WEFT_ORDER_TIME;
+	rc = run(&c, out, replace);
 	if (rc == 0)
 		report_notes(&c);
-	int lost = cli_print_diags_from(c.trace, "convert", 0) || c.lost;
+	int lost = weft__convert_diags(c.report, c.trace) || c.lost;
 	conv_free(&c);
-	weft_trace_free(reopened);
 	free(out);
 	if (interrupted) {
 		signal(interrupted, SIG_DFL);
 		raise(interrupted);
 	}
-	return rc < 0 ? CLI_EXIT_FAILURE : lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
+	job->report->data_lost = lost;
+	return rc < 0 ? WEFT_EIO : 0;
+}
+
+int weft__convert_pallas(weft_trace *trace, const weft_convert_options *options,
+			 weft_convert_report *report)
+{
+	weft__convert_job job = { trace, options, report };
+	return convert_pallas(&job);
 }

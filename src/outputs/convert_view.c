@@ -1,0 +1,560 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outputs/convert_view.c - weft_convert() to perfetto, chrome, paraver:
+ * the trace through the view layer (outputs/view.h) into a viewer writer,
+ * and chrome's Heph-compatible bytes (events straight to the Chrome
+ * writer, as Heph's converter writes them).
+ *
+ * What is common to the viewer formats lives here: the output files
+ * (written to temporary names, committed together at the end or all
+ * removed), the cursor (the format's natural order; stream and event
+ * globs; the time window is the view's, so that spans crossing its edges
+ * are cut, not lost), and the report of what the view met (unmatched
+ * leaves, unclosed spans).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "outputs/convert.h"
+#include "outputs/outfile.h"
+#include "outputs/chrome.h"
+#include "outputs/paraver.h"
+#include "outputs/perfetto.h"
+#include "outputs/view.h"
+
+#define MAX_FILES 3
+
+/* A viewer writer behind one interface. */
+typedef struct view_output {
+	const char *name;
+	int file_count;
+	const char *suffixes[MAX_FILES]; /* added to the base name; NULL: OUT as is */
+	/* synced: the files are regular files synced at the end. */
+	int (*create)(const weft_trace *trace, const int *fds, int synced, void **writer);
+	const weft__view_sink *(*sink)(void *writer);
+	int (*finish)(void *writer);
+	/* Optional: a warning about the output after finish, or NULL. */
+	const char *(*warning)(void *writer);
+	void (*free)(void *writer);
+} view_output;
+
+/* ---- The writers ----------------------------------------------------------- */
+
+static int chrome_create(const weft_trace *trace, const int *fds, int synced,
+			 void **writer)
+{
+	weft__chrome_options o = { .background = 1, .write_behind = synced };
+	int rc = weft__chrome_writer_create(trace, fds[0], &o, (weft__chrome_writer **)writer);
+
+	if (rc == 0)
+		weft__chrome_writer_begin(*writer);
+	return rc;
+}
+
+static const weft__view_sink *chrome_sink(void *writer)
+{
+	return weft__chrome_writer_sink(writer);
+}
+
+static int chrome_finish(void *writer)
+{
+	return weft__chrome_writer_finish(writer);
+}
+
+static const char *chrome_warning(void *writer)
+{
+	return weft__chrome_writer_warning(writer);
+}
+
+static void chrome_free(void *writer)
+{
+	weft__chrome_writer_free(writer);
+}
+
+static int perfetto_create(const weft_trace *trace, const int *fds, int synced,
+			   void **writer)
+{
+	weft__perfetto_options o = { .background = 1, .write_behind = synced };
+
+	(void)trace;
+	return weft__perfetto_writer_create_with(fds[0], &o, (weft__perfetto_writer **)writer);
+}
+
+static const weft__view_sink *perfetto_sink(void *writer)
+{
+	return weft__perfetto_writer_sink(writer);
+}
+
+static int perfetto_finish(void *writer)
+{
+	return weft__perfetto_writer_finish(writer);
+}
+
+static void perfetto_free(void *writer)
+{
+	weft__perfetto_writer_free(writer);
+}
+
+static int paraver_create(const weft_trace *trace, const int *fds, int synced,
+			  void **writer)
+{
+	(void)trace;
+	(void)synced;
+	return weft__paraver_writer_create(fds[0], fds[1], fds[2], NULL,
+					   (weft__paraver_writer **)writer);
+}
+
+static const weft__view_sink *paraver_sink(void *writer)
+{
+	return weft__paraver_writer_sink(writer);
+}
+
+static int paraver_finish(void *writer)
+{
+	return weft__paraver_writer_finish(writer);
+}
+
+static const char *paraver_warning(void *writer)
+{
+	return weft__paraver_writer_warning(writer);
+}
+
+static void paraver_free(void *writer)
+{
+	weft__paraver_writer_free(writer);
+}
+
+static const view_output outputs[] = {
+	{ "chrome", 1, { NULL }, chrome_create, chrome_sink, chrome_finish, chrome_warning,
+	  chrome_free },
+	{ "perfetto", 1, { NULL }, perfetto_create, perfetto_sink, perfetto_finish,
+	  NULL, perfetto_free },
+	{ "paraver", 3, { ".prv", ".pcf", ".row" }, paraver_create, paraver_sink,
+	  paraver_finish, paraver_warning, paraver_free },
+};
+
+/* ---- Output files ---------------------------------------------------------- */
+
+/* The files of one conversion. */
+typedef struct output_files {
+	weft__outfile files[MAX_FILES];
+	char *paths[MAX_FILES];
+	int fds[MAX_FILES];
+	int open_count;
+} output_files;
+
+/* OUT for formats of several files: the base name without the suffix. */
+static char *base_name(const view_output *o, const char *out)
+{
+	size_t n = strlen(out), m = strlen(o->suffixes[0]);
+	if (n > m && strcmp(out + n - m, o->suffixes[0]) == 0)
+		n -= m;
+	return strndup(out, n);
+}
+
+static void files_abort(output_files *f)
+{
+	for (int i = 0; i < f->open_count; i++)
+		weft__outfile_abort(&f->files[i]);
+	for (int i = 0; i < MAX_FILES; i++)
+		free(f->paths[i]);
+}
+
+/* The line of a refused or failed output file; returns `rc`. */
+static int file_failed(const weft__convert_job *job, int rc)
+{
+	weft__convert_say(job->report, "%s", weft_last_error());
+	return rc;
+}
+
+/* Opens every file of the output (standard output only for one file). */
+static int files_open(output_files *f, const view_output *o, const weft__convert_job *job)
+{
+	const char *out = job->options->path;
+
+	memset(f, 0, sizeof *f);
+	if (o->file_count > 1 && strcmp(out, "-") == 0)
+		return file_failed(job, weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+						    "--to %s writes %d files: give a base name, "
+						    "not '-'", o->name, o->file_count));
+	char *base = o->file_count > 1 ? base_name(o, out) : strdup(out);
+	if (base == NULL)
+		return file_failed(job, weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+						    "out of memory"));
+	for (int i = 0; i < o->file_count; i++) {
+		const char *suffix = o->suffixes[i] ? o->suffixes[i] : "";
+		f->paths[i] = malloc(strlen(base) + strlen(suffix) + 1);
+		if (f->paths[i] != NULL)
+			sprintf(f->paths[i], "%s%s", base, suffix);
+		int rc = f->paths[i] == NULL
+			 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory")
+			 : weft__outfile_open(&f->files[i], f->paths[i], job->options->force,
+					      job->options->remove_on_signal);
+		if (rc < 0) {
+			free(base);
+			files_abort(f);
+			return file_failed(job, rc);
+		}
+		f->fds[i] = f->files[i].fd;
+		f->open_count++;
+	}
+	free(base);
+	return 0;
+}
+
+/* Puts every file in place; on a failure the rest is removed. */
+static int files_commit(output_files *f, const weft__convert_job *job)
+{
+	int rc = 0;
+	for (int i = 0; i < f->open_count; i++) {
+		if (rc == 0 && (rc = weft__outfile_commit(&f->files[i])) < 0)
+			file_failed(job, rc);
+		else if (rc < 0)
+			weft__outfile_abort(&f->files[i]);
+	}
+	for (int i = 0; i < MAX_FILES; i++)
+		free(f->paths[i]);
+	return rc;
+}
+
+/* ---- Report ----------------------------------------------------------------- */
+
+/* "warning: <n> <what>" when n is not 0. */
+static void warn_count(weft_convert_report *r, uint64_t n, const char *what)
+{
+	if (n > 0)
+		weft__convert_say(r, "warning: %llu %s", (unsigned long long)n, what);
+}
+
+/* The events that have no place on the view's time axis. */
+static void report_time_axis(weft_convert_report *r, const weft__view_stats *st)
+{
+	warn_count(r, st->no_real_time, "event(s) without a real time (ROSS analysis model "
+		   "samples: ROSS records none) left out of the real-time view (--time "
+		   "virtual shows them)");
+	warn_count(r, st->virtual_end, "sample(s) taken at the end of the run (virtual time "
+		   "DBL_MAX) left out: they have no place on the virtual time axis");
+	warn_count(r, st->no_virtual_time, "event(s) without a virtual time that fits the "
+		   "axis (none, negative, NaN or past 2^64 ns) left out");
+}
+
+/*
+ * The line about spans past the view's nesting limit, into `m`: how many,
+ * the timeline that lost the most (its stream, channel, depth) and how
+ * many others lost some. NULL-safe on `t` (n == 0: the count alone).
+ */
+static void print_too_deep(FILE *m, const weft__convert_job *job,
+			   const weft__view_too_deep_timeline *t, size_t n, uint64_t lost)
+{
+	int allow = job->options->allow_loss;
+	size_t worst = 0;
+
+	if (n == 0) {
+		fprintf(m, "%s: %llu span(s) nested deeper than %d levels were dropped",
+			allow ? "warning" : "error", (unsigned long long)lost,
+			WEFT__VIEW_MAX_DEPTH);
+		return;
+	}
+	for (size_t i = 1; i < n; i++)
+		if (t[i].lost > t[worst].lost)
+			worst = i;
+	fprintf(m, "%s: %llu span(s) nested deeper than %d levels were dropped: %llu on %s "
+		"(%s%s%s, %llu deep)", allow ? "warning" : "error", (unsigned long long)lost,
+		WEFT__VIEW_MAX_DEPTH, (unsigned long long)t[worst].lost,
+		weft_trace_stream(job->trace, t[worst].stream)->path,
+		t[worst].channel ? "timeline '" : "its own timeline",
+		t[worst].channel ? t[worst].channel : "", t[worst].channel ? "'" : "",
+		(unsigned long long)t[worst].deepest);
+	if (n > 1)
+		fprintf(m, ", %llu on %zu other timeline(s)",
+			(unsigned long long)(lost - t[worst].lost), n - 1);
+	if (!allow)
+		fprintf(m, "; viewers keep %d levels (Perfetto drops deeper slices); "
+			"--allow-loss accepts the loss", WEFT__VIEW_MAX_DEPTH);
+}
+
+/*
+ * Spans past the view's nesting limit, as one line. Data lost (returns 1)
+ * unless the caller accepted the loss.
+ */
+static int report_too_deep(const weft__convert_job *job, weft__view *view, uint64_t lost)
+{
+	size_t n = weft__view_too_deep(view, NULL, 0);
+	weft__view_too_deep_timeline *t = calloc(n ? n : 1, sizeof *t);
+	char *line = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&line, &size);
+
+	if (t == NULL || weft__view_too_deep(view, t, n) != n)
+		n = 0;
+	if (m != NULL) {
+		print_too_deep(m, job, t, n, lost);
+		fclose(m);
+		weft__convert_say(job->report, "%s", line);
+	}
+	free(line);
+	free(t);
+	return !job->options->allow_loss;
+}
+
+/* The events whose fields could not be decoded: an error (returns 1). */
+static int report_bad_fields(weft_convert_report *r, uint64_t n)
+{
+	if (n > 0)
+		weft__convert_say(r, "error: %llu event(s) with fields that could not be "
+				  "decoded (written without them)", (unsigned long long)n);
+	return n > 0;
+}
+
+/* What the view met, into the report; 1 when data was lost (undecodable fields). */
+static int report_view(weft_convert_report *r, const weft__view_stats *st)
+{
+	r->events = st->events;
+	r->unmatched_leaves = st->unmatched_leaves;
+	r->unclosed_spans = st->unclosed_spans;
+	r->state_restarts = st->state_restarts;
+	r->too_deep = st->too_deep;
+	r->no_real_time = st->no_real_time;
+	r->virtual_end = st->virtual_end;
+	r->no_virtual_time = st->no_virtual_time;
+	r->bad_fields = st->bad_fields;
+	if (st->unmatched_leaves > 0)
+		weft__convert_say(r, "warning: %llu leave event(s) closed no open span "
+				  "(skipped)", (unsigned long long)st->unmatched_leaves);
+	if (st->unclosed_spans > 0)
+		weft__convert_say(r, "warning: %llu span(s) never closed: closed at the end of "
+				  "their stream (or by their parent's leave), flagged \"unclosed\"",
+				  (unsigned long long)st->unclosed_spans);
+	warn_count(r, st->state_restarts, "state span(s) entered again while on (e.g. ovni "
+		   "OHx while running): the state restarts there, the span before is closed "
+		   "and flagged \"unclosed\"");
+	report_time_axis(r, st);
+	return report_bad_fields(r, st->bad_fields);
+}
+
+/* ---- Conversion ------------------------------------------------------------- */
+
+/*
+ * Runs the view into the writer. Returns 0, or a negative code when the
+ * output failed; *lost is set when reading stopped early or data was lost.
+ */
+static int run_view(const view_output *o, const weft__convert_job *job, void *writer,
+		    int *lost)
+{
+	const weft_convert_options *opt = job->options;
+	weft_filter filter = opt->filter;
+	weft__view_options vo = { .from = filter.from, .to = filter.to,
+				  .virtual_unit = (double)opt->virtual_unit_ns };
+	weft_cursor *cursor = NULL;
+	weft__view *view = NULL;
+	weft__view_stats st;
+
+	/* the natural order: Heph in one pass over its file */
+	filter.from = 0;
+	filter.to = 0;
+	filter.order = WEFT_ORDER_NATURAL;
+	int rc = weft_cursor_create(job->trace, &filter, &cursor);
+	/* virtual times come in any order */
+	vo.time_ordered = rc == 0 && weft_cursor_order(cursor) == WEFT_ORDER_TIME &&
+			  opt->virtual_unit_ns == 0;
+	if (rc == 0)
+		rc = weft__view_create(job->trace, &vo, o->sink(writer), &view);
+	if (rc < 0) {
+		weft_cursor_free(cursor);
+		return weft__convert_fail(job->report, "cannot read the events", rc);
+	}
+	int read_rc = weft__view_run(view, cursor);
+	weft__view_stats_get(view, &st);
+	int too_deep = st.too_deep > 0 ? report_too_deep(job, view, st.too_deep) : 0;
+	weft__view_free(view);
+	weft_cursor_free(cursor);
+	rc = o->finish(writer);
+	if (rc < 0)
+		return weft__convert_fail(job->report, "writing the output failed", rc);
+	const char *warning = o->warning ? o->warning(writer) : NULL;
+	if (warning != NULL)
+		weft__convert_say(job->report, "warning: %s", warning);
+	*lost = report_view(job->report, &st) | too_deep;
+	if (read_rc < 0) {
+		weft__convert_fail(job->report, "reading the events stopped early", read_rc);
+		*lost = 1;
+	}
+	return 0;
+}
+
+/* The writer's entry, or NULL. */
+static const view_output *find_output(const char *format)
+{
+	for (size_t i = 0; i < sizeof outputs / sizeof outputs[0]; i++)
+		if (strcmp(outputs[i].name, format) == 0)
+			return &outputs[i];
+	return NULL;
+}
+
+/* A viewer output: files, writer, view, commit, then the trace's diagnostics. */
+static int convert_view(const weft__convert_job *job, const char *format)
+{
+	const view_output *o = find_output(format);
+	output_files files;
+	void *writer = NULL;
+	int lost = 0;
+
+	if (o == NULL)
+		return WEFT_EINVAL; /* the registry names only the writers above */
+	int rc = files_open(&files, o, job);
+	if (rc < 0)
+		return rc;
+	rc = o->create(job->trace, files.fds, files.files[0].tmp_path != NULL, &writer);
+	rc = rc < 0 ? weft__convert_fail(job->report, "cannot start the output", rc)
+		    : run_view(o, job, writer, &lost);
+	o->free(writer);
+	if (rc < 0) {
+		files_abort(&files);
+		return rc;
+	}
+	rc = files_commit(&files, job);
+	if (rc < 0)
+		return rc;
+	lost |= weft__convert_diags(job->report, job->trace);
+	job->report->data_lost = lost;
+	return 0;
+}
+
+int weft__convert_perfetto(weft_trace *trace, const weft_convert_options *options,
+			   weft_convert_report *report)
+{
+	weft__convert_job job = { trace, options, report };
+	return convert_view(&job, "perfetto");
+}
+
+int weft__convert_paraver(weft_trace *trace, const weft_convert_options *options,
+			  weft_convert_report *report)
+{
+	weft__convert_job job = { trace, options, report };
+	return convert_view(&job, "paraver");
+}
+
+/* ---- Chrome, as Heph's converter writes it ------------------------------------ */
+
+/*
+ * The conversion loop: every event of the cursor to the writer. Stops
+ * early when the output has failed. Returns what weft_cursor_next()
+ * returned last (0 at the end, or a negative WEFT_E* code).
+ */
+static int compat_events(weft_cursor *cursor, weft__chrome_writer *writer)
+{
+	const weft_event *event;
+	int rc;
+
+	while ((rc = weft_cursor_next(cursor, &event)) == 1) {
+		weft__chrome_writer_event(writer, event);
+		if (weft__chrome_writer_failed(writer))
+			return 0;
+	}
+	return rc;
+}
+
+/*
+ * Writes the whole document: header, events, footer. Returns 0, or a
+ * negative code after saying why the output failed. *read_rc gets the
+ * reading's outcome. A regular file is written from a second thread;
+ * OUT (`synced`: fsync'ed when committed) also goes to the disk as it is
+ * written, leaving the page cache (docs/convert.md).
+ */
+static int compat_document(const weft__convert_job *job, weft_cursor *cursor, int fd,
+			   int synced, int *read_rc, weft__chrome_stats *stats)
+{
+	weft__chrome_options o = { .heph_compat = 1, .background = 1, .write_behind = synced };
+	weft__chrome_writer *writer;
+	int rc = weft__chrome_writer_create(job->trace, fd, &o, &writer);
+
+	if (rc < 0)
+		return weft__convert_fail(job->report, "cannot start the output", rc);
+	weft__chrome_writer_begin(writer);
+	*read_rc = compat_events(cursor, writer);
+	rc = weft__chrome_writer_finish(writer);
+	weft__chrome_writer_stats(writer, stats);
+	weft__chrome_writer_free(writer);
+	if (rc < 0)
+		return weft__convert_fail(job->report, "writing the output failed", rc);
+	return 0;
+}
+
+/*
+ * The trace's diagnostics and what the writer met. Returns 1 when some
+ * data could not be read (an error diagnostic, fields that could not be
+ * decoded), 0 when there were only warnings or nothing.
+ */
+static int compat_report(const weft__convert_job *job, const weft__chrome_stats *st)
+{
+	weft_convert_report *r = job->report;
+	int lost = weft__convert_diags(r, job->trace);
+
+	r->bad_fields = st->bad_fields;
+	r->fixup_stuck = st->fixup_stuck;
+	lost |= report_bad_fields(r, st->bad_fields);
+	if (st->fixup_stuck > 0)
+		weft__convert_say(r, "warning: %llu event(s) left at their own timestamp: the "
+				  "same-start fix-up would never end for them (Heph's converter "
+				  "hangs there)", (unsigned long long)st->fixup_stuck);
+	return lost;
+}
+
+/* Converts into the output file, which is then committed or removed. */
+static int compat_into(const weft__convert_job *job, weft_cursor *cursor, weft__outfile *out)
+{
+	weft__chrome_stats stats;
+	int read_rc = 0;
+
+	memset(&stats, 0, sizeof stats);
+	int rc = compat_document(job, cursor, out->fd, out->tmp_path != NULL, &read_rc, &stats);
+	if (rc < 0) {
+		weft__outfile_abort(out);
+		return rc;
+	}
+	if ((rc = weft__outfile_commit(out)) < 0)
+		return file_failed(job, rc);
+	int lost = compat_report(job, &stats);
+	if (read_rc < 0) {
+		weft__convert_fail(job->report, "reading the events stopped early", read_rc);
+		lost = 1;
+	}
+	job->report->data_lost = lost;
+	return 0;
+}
+
+/*
+ * Chrome's JSON as Heph's convert_trace writes it: the events in the
+ * format's natural order (Heph: its file order, in one pass) straight to
+ * the writer, with the filter's window and globs.
+ */
+static int convert_compat(const weft__convert_job *job)
+{
+	weft_cursor *cursor = NULL;
+	weft__outfile out;
+	weft_filter filter = job->options->filter;
+	int rc = weft__outfile_open(&out, job->options->path, job->options->force,
+				    job->options->remove_on_signal);
+
+	if (rc < 0)
+		return file_failed(job, rc);
+	filter.order = WEFT_ORDER_NATURAL;
+	rc = weft_cursor_create(job->trace, &filter, &cursor);
+	if (rc < 0) {
+		rc = weft__convert_fail(job->report, "cannot read the events", rc);
+		weft__outfile_abort(&out);
+	} else {
+		rc = compat_into(job, cursor, &out);
+	}
+	weft_cursor_free(cursor);
+	return rc;
+}
+
+int weft__convert_chrome(weft_trace *trace, const weft_convert_options *options,
+			 weft_convert_report *report)
+{
+	weft__convert_job job = { trace, options, report };
+	return options->heph_compat ? convert_compat(&job) : convert_view(&job, "chrome");
+}

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_convert_api.c - weft_convert() (weft/convert.h), the public call
+ * behind `weft convert`: a trace of each input format (ovni, Heph, ROSS,
+ * Pallas) to each output of the registry (and chrome's Heph-compatible
+ * bytes) through the call only, each result equal byte for byte to what
+ * the command writes; then the refusals: an unknown output, OUT that
+ * exists without force (left as it was), a window that ends before it
+ * starts, options an output cannot take, and a report that says why.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "weft/weft.h"
+
+static char *dir;
+
+/* The traces converted: one per input format. */
+static const char *const traces[] = {
+	"ovni/v3/nosv-parallel-tasks/ovni",
+	"heph/heph_sample.bin.log",
+	"ross/phold-gvt-pekplp/np2/ross-stats-gvt.bin",
+	"pallas/weft_order/trace/main.pallas",
+};
+#define TRACE_COUNT (sizeof traces / sizeof traces[0])
+
+/* $WEFT_TEST_DATA/<rel> into buf; exits 77 (skipped) without the data. */
+static const char *data_path(char *buf, size_t size, const char *rel)
+{
+	const char *data = getenv("WEFT_TEST_DATA");
+	if (data == NULL || getenv("WEFT_BUILD_DIR") == NULL) {
+		fprintf(stderr, "WEFT_TEST_DATA or WEFT_BUILD_DIR is not set\n");
+		exit(77);
+	}
+	snprintf(buf, size, "%s/%s", data, rel);
+	return buf;
+}
+
+/* Opens a trace with default options. */
+static weft_trace *open_trace(const char *path)
+{
+	weft_trace *t = NULL;
+	int rc = weft_trace_open(path, NULL, &t);
+	if (rc < 0)
+		fprintf(stderr, "%s\n", weft_last_error());
+	REQUIRE(rc == 0);
+	return t;
+}
+
+/* 1 when two files have the same bytes (a failure names them otherwise). */
+static int same_file(const char *a, const char *b)
+{
+	size_t na = 0, nb = 0;
+	char *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
+	int same = x != NULL && y != NULL && na == nb && memcmp(x, y, na) == 0;
+	if (!same)
+		tu_fail(__FILE__, __LINE__, "%s and %s differ (%zu, %zu bytes)", a, b, na, nb);
+	free(x);
+	free(y);
+	return same;
+}
+
+/* Compares two trees (files and folders), every file byte for byte. */
+static void same_tree(const char *a, const char *b)
+{
+	struct stat st;
+	REQUIRE(stat(a, &st) == 0);
+	if (!S_ISDIR(st.st_mode)) {
+		same_file(a, b);
+		return;
+	}
+	DIR *d = opendir(a);
+	struct dirent *e;
+	int entries = 0;
+	REQUIRE(d != NULL);
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char pa[4096], pb[4096];
+		snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
+		snprintf(pb, sizeof pb, "%s/%s", b, e->d_name);
+		same_tree(pa, pb);
+		entries++;
+	}
+	closedir(d);
+	CHECK(entries > 0);
+}
+
+/* 1 when a report line contains `text`. */
+static int said(const weft_convert_report *r, const char *text)
+{
+	for (size_t i = 0; i < r->message_count; i++)
+		if (strstr(r->messages[i], text) != NULL)
+			return 1;
+	return 0;
+}
+
+/*
+ * Converts `trace` to `output` through the call into OUT, and with `weft
+ * convert` into OUT.cli; the two must be equal (paraver: its 3 files).
+ */
+static void convert_both(weft_trace *t, const char *trace_path, const char *name,
+			 const weft_output_info *output, int heph_compat)
+{
+	char out[4096], cli[4096], args[8192];
+	weft_convert_options o;
+	weft_convert_report r;
+	const char *suffix = strcmp(output->name, "paraver") == 0 ? ".prv" : "";
+
+	snprintf(out, sizeof out, "%s/%s.%s%s%s", dir, name, output->name,
+		 heph_compat ? ".compat" : "", suffix);
+	snprintf(cli, sizeof cli, "%s/%s.%s%s.cli%s", dir, name, output->name,
+		 heph_compat ? ".compat" : "", suffix);
+	weft_convert_options_init(&o);
+	o.output = output->name;
+	o.path = out;
+	o.heph_compat = heph_compat;
+	int rc = weft_convert(t, &o, &r);
+	if (rc != 0)
+		tu_fail(__FILE__, __LINE__, "%s to %s: %d: %s", name, output->name, rc,
+			r.message_count ? r.messages[0] : "");
+	CHECK_EQ_STR(r.output, output->name);
+	weft_convert_report_free(&r);
+	CHECK(r.messages == NULL && r.message_count == 0);
+
+	int status = -1;
+	snprintf(args, sizeof args, "convert --to %s%s -o '%s'", output->name,
+		 heph_compat ? " --heph-compat" : "", cli);
+	free(tu_run_weft(args, trace_path, &status));
+	/* the command exits 1 when data was lost, as data_lost says */
+	CHECK(status == 0 || (status == 1 && r.data_lost));
+	if (suffix[0] == '\0') {
+		same_tree(out, cli);
+		return;
+	}
+	static const char *const parts[] = { ".prv", ".pcf", ".row" };
+	size_t no = strlen(out) - 4, nc = strlen(cli) - 4;
+	for (int i = 0; i < 3; i++) {
+		snprintf(out + no, sizeof out - no, "%s", parts[i]);
+		snprintf(cli + nc, sizeof cli - nc, "%s", parts[i]);
+		same_file(out, cli);
+	}
+}
+
+/* Every trace to every output of the registry, through the call. */
+static void test_every_output(void)
+{
+	char path[4096];
+	for (size_t i = 0; i < TRACE_COUNT; i++) {
+		weft_trace *t = open_trace(data_path(path, sizeof path, traces[i]));
+		char name[32];
+		snprintf(name, sizeof name, "t%zu", i);
+		for (size_t k = 0; k < weft_output_count(); k++) {
+			/* every output of the registry can be run */
+			REQUIRE(weft_output_get(k)->run != NULL);
+			convert_both(t, path, name, weft_output_get(k), 0);
+		}
+		if (weft_trace_format(t) == WEFT_FORMAT_HEPH)
+			convert_both(t, path, name, weft_output_find("chrome"), 1);
+		weft_trace_free(t);
+	}
+}
+
+/* Runs the call expecting `want`; returns the report (to free). */
+static weft_convert_report refused(weft_trace *t, const weft_convert_options *o, int want)
+{
+	weft_convert_report r;
+	CHECK_EQ_I64(weft_convert(t, o, &r), want);
+	CHECK(r.message_count > 0);
+	return r;
+}
+
+/* What the call refuses, before or without writing anything. */
+static void test_refusals(void)
+{
+	char path[4096], out[4096];
+	weft_trace *t = open_trace(data_path(path, sizeof path, traces[0]));
+	weft_convert_options o;
+	weft_convert_report r;
+
+	/* an unknown output */
+	weft_convert_options_init(&o);
+	snprintf(out, sizeof out, "%s/refused.json", dir);
+	o.path = out;
+	o.output = "svg";
+	r = refused(t, &o, WEFT_EINVAL);
+	CHECK(said(&r, "unknown output 'svg' (perfetto, chrome, paraver, pallas)"));
+	weft_convert_report_free(&r);
+
+	/* OUT exists: kept without force, replaced with it */
+	FILE *f = fopen(out, "w");
+	REQUIRE(f != NULL);
+	fputs("keep me", f);
+	fclose(f);
+	o.output = NULL; /* .json chooses chrome */
+	r = refused(t, &o, WEFT_EEXIST);
+	CHECK_EQ_STR(r.output, "chrome");
+	CHECK(said(&r, "exists; use --force to replace it"));
+	weft_convert_report_free(&r);
+	char *kept = tu_read_file(out, NULL);
+	CHECK(kept != NULL && strcmp(kept, "keep me") == 0);
+	free(kept);
+	o.force = 1;
+	CHECK_EQ_I64(weft_convert(t, &o, &r), 0);
+	weft_convert_report_free(&r);
+	kept = tu_read_file(out, NULL);
+	CHECK(kept != NULL && kept[0] == '{');
+	free(kept);
+
+	/* a window that ends before it starts */
+	o.filter.from = 2000;
+	o.filter.to = 1000;
+	r = refused(t, &o, WEFT_EINVAL);
+	CHECK(said(&r, "the time window ends (1000 ns) before it starts (2000 ns)"));
+	weft_convert_report_free(&r);
+	o.filter.from = o.filter.to = 0;
+
+	/* options the output cannot take */
+	o.output = "perfetto";
+	o.heph_compat = 1;
+	r = refused(t, &o, WEFT_EINVAL);
+	CHECK(said(&r, "heph_compat is for the outputs chrome"));
+	weft_convert_report_free(&r);
+	o.heph_compat = 0;
+	o.output = "pallas";
+	o.virtual_unit_ns = 1000;
+	r = refused(t, &o, WEFT_EINVAL);
+	CHECK(said(&r, "virtual time is for the viewer outputs"));
+	weft_convert_report_free(&r);
+	o.virtual_unit_ns = 0;
+
+	/* paraver writes three files: not to standard output */
+	o.output = "paraver";
+	o.path = "-";
+	r = refused(t, &o, WEFT_EINVAL);
+	CHECK(said(&r, "--to paraver writes 3 files"));
+	weft_convert_report_free(&r);
+
+	/* pallas replaces a Pallas trace only, even with force */
+	o.output = "pallas";
+	o.path = out; /* a file */
+	r = refused(t, &o, WEFT_EEXIST);
+	CHECK(said(&r, "is not a Pallas trace directory"));
+	weft_convert_report_free(&r);
+	weft_trace_free(t);
+}
+
+int main(void)
+{
+	dir = tu_mkdtemp("weft-convert-api");
+	REQUIRE(dir != NULL);
+	test_every_output();
+	test_refusals();
+	return tu_finish_dir(dir);
+}
