@@ -109,11 +109,11 @@ typedef struct weft_span_iter weft_span_iter;
 
 void weft_span_options_init(weft_span_options *options);
 /*
- * An iterator over the spans of `trace` (which it reads through a cursor
- * of its own). Traces opened in stored order (weft_open_options
- * .stored_order) deliver intervals in file order, where containment
- * cannot be rebuilt: WEFT_EINVAL. WEFT_ENOMEM, WEFT_EINVAL (bad options)
- * or the cursor's errors, with the message set.
+ * An iterator over the spans of `trace`, which it reads through a cursor
+ * of its own in time order (WEFT_ORDER_TIME, whatever order the trace
+ * was opened in: intervals nest by containment only when parents come
+ * first). WEFT_ENOMEM, WEFT_EINVAL (bad options) or the cursor's
+ * errors, with the message set.
  */
 int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
 			  weft_span_iter **out);

@@ -337,10 +337,6 @@ int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
 	if (trace == NULL || options == NULL)
 		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
 				   "spans: no trace or no options");
-	if (trace->options.stored_order)
-		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
-				   "spans need the trace in time order; it was opened "
-				   "in stored order");
 	if (options->filter.to != 0 && options->filter.to < options->filter.from)
 		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
 				   "spans: the window ends before it starts");
@@ -352,20 +348,30 @@ int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	it->trace = trace;
 	it->options = *options;
-	/* The view cuts the window; the cursor selects streams and codes. */
-	weft_filter select = { 0, 0, options->filter.stream_pattern,
-			       options->filter.code_pattern };
-	weft__view_options vo = {
-		.from = options->filter.from, .to = options->filter.to,
-		.time_ordered = !weft_trace_file_order_default(trace) &&
-				options->virtual_unit == 0,
-		.virtual_unit = options->virtual_unit, .no_args = 1
-	};
+	/*
+	 * The view cuts the window; the cursor selects streams and codes, in
+	 * time order whatever the trace was opened with: intervals nest by
+	 * containment only when parents come first (Heph's stored order
+	 * writes children first).
+	 */
+	weft_filter select = { .stream_pattern = options->filter.stream_pattern,
+			       .code_pattern = options->filter.code_pattern,
+			       .order = WEFT_ORDER_TIME };
 	weft__view_sink sink = sink_template;
 	sink.ctx = it;
 	int rc = weft_cursor_create(trace, &select, &it->cursor);
-	if (rc == 0)
+	if (rc == 0) {
+		/* Formats read whole files merged by time (ROSS) may go back in
+		 * time within a file: the view reads them to the end. */
+		weft__view_options vo = {
+			.from = options->filter.from, .to = options->filter.to,
+			.time_ordered = weft_cursor_order(it->cursor) == WEFT_ORDER_TIME &&
+					!weft_trace_file_order_default(trace) &&
+					options->virtual_unit == 0,
+			.virtual_unit = options->virtual_unit, .no_args = 1
+		};
 		rc = weft__view_create(trace, &vo, &sink, &it->view);
+	}
 	if (rc < 0) {
 		weft_span_iter_free(it);
 		return rc;
