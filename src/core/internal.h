@@ -150,6 +150,13 @@ struct weft_trace {
 	size_t string_count, string_cap;
 };
 
+/*
+ * The same trace opened again, with the options it was opened with (its
+ * format options included), for another thread: a trace and its cursors
+ * belong to one thread at a time. Diagnostics of opening are found again.
+ */
+int weft__trace_reopen(const weft_trace *trace, weft_trace **out);
+
 /* A copy of `s` owned by the trace (freed with it); NULL on ENOMEM. */
 const char *weft__trace_strdup(weft_trace *trace, const char *s);
 

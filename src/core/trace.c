@@ -207,6 +207,30 @@ static void with_first_problem(const weft_trace *trace)
 		    d->message);
 }
 
+/*
+ * The options the trace was opened with, its format options copied (the
+ * caller's strings are read by open only), so that weft__trace_reopen()
+ * can open the same trace again. -1 when out of memory.
+ */
+static int keep_options(weft_trace *trace, const weft_open_options *options)
+{
+	trace->options = *options;
+	for (size_t i = 0; i < options->format_option_count; i++) {
+		const char *value = weft__trace_strdup(trace, options->format_option_values[i]);
+		if (value == NULL)
+			return -1;
+		trace->options.format_option_values[i] = value; /* keys: the tables' */
+	}
+	return 0;
+}
+
+int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
+{
+	weft_open_options o = trace->options;
+	o.format = trace->backend->format;
+	return weft_trace_open(trace->path, &o, out);
+}
+
 int weft_trace_open(const char *path, const weft_open_options *options,
 		    weft_trace **out)
 {
@@ -242,14 +266,12 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	weft_trace *trace = calloc(1, sizeof *trace);
 	if (trace == NULL)
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
-	trace->backend = backend;
-	trace->options = *options;
-	trace->options.format_option_count = 0; /* the caller's strings: read by open only */
 	trace->path = strdup(path);
-	if (trace->path == NULL) {
-		free(trace);
+	if (trace->path == NULL || keep_options(trace, options) < 0) {
+		weft_trace_free(trace); /* no backend yet: nothing to close */
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	}
+	trace->backend = backend;
 	rc = backend->open(trace, path, options);
 	if (rc < 0) {
 		with_first_problem(trace);
