@@ -23,15 +23,6 @@ static const char *const traces[] = {
 	"pallas/weft_order/trace",
 };
 
-static char data_dir[4096];
-
-static const char *data(const char *rel)
-{
-	static char path[8192];
-	snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-	return path;
-}
-
 /* Appends the rows of one scope as `weft top` prints them. */
 static void print_rows(const weft_counts *c, int64_t stream, const char *indent,
 		       char *buf, size_t size)
@@ -68,7 +59,7 @@ static void test_trace(const char *rel)
 	weft_count_options o;
 	int status;
 
-	REQUIRE(weft_trace_open(data(rel), NULL, &t) == 0);
+	REQUIRE(weft_trace_open(tu_data_path(rel), NULL, &t) == 0);
 	weft_count_options_init(&o);
 	o.by_stream = 1;
 	o.threads = 1;
@@ -76,7 +67,7 @@ static void test_trace(const char *rel)
 	o.threads = 3;
 	REQUIRE(weft_counts_compute(t, &o, &many) == 0);
 	char *a = as_top_text(t, one), *b = as_top_text(t, many);
-	char *want = tu_run_weft("top --streams", data(rel), &status);
+	char *want = tu_run_weft("top --streams", tu_data_path(rel), &status);
 	REQUIRE(want != NULL);
 	CHECK_EQ_STR(a, want);
 	CHECK_EQ_STR(b, want);
@@ -128,7 +119,7 @@ static void test_reopen_keeps_format_options(void)
 	char value[4096];
 	snprintf(value, sizeof value, "%s", table);
 	REQUIRE(weft_open_options_set(&o, "ovni.clock_offsets", value) == 0);
-	REQUIRE(weft_trace_open(data(traces[0]), &o, &t) == 0);
+	REQUIRE(weft_trace_open(tu_data_path(traces[0]), &o, &t) == 0);
 	memset(value, 'x', 16); /* the caller's string is read by open only */
 	REQUIRE(weft__trace_reopen(t, &again) == 0);
 	CHECK_EQ_I64(weft_trace_stream(t, 0)->clock_offset, 1000);
@@ -142,8 +133,6 @@ static void test_reopen_keeps_format_options(void)
 
 int main(void)
 {
-	const char *env = getenv("WEFT_TEST_DATA");
-	snprintf(data_dir, sizeof data_dir, "%s", env ? env : "tests/data");
 	for (size_t i = 0; i < sizeof traces / sizeof *traces; i++)
 		test_trace(traces[i]);
 	test_reopen_keeps_format_options();

@@ -21,15 +21,6 @@ static const char *const traces[] = {
 	"pallas/weft_order/trace",
 };
 
-static char data_dir[4096];
-
-static const char *data(const char *rel)
-{
-	static char path[8192];
-	snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-	return path;
-}
-
 /* weft_dump() of `rel` with `o` into a file, against `weft dump ARGS`. */
 static void check_same(const char *dir, const char *rel, const weft_dump_options *o,
 		       const char *args)
@@ -41,7 +32,7 @@ static void check_same(const char *dir, const char *rel, const weft_dump_options
 	size_t n;
 
 	snprintf(out, sizeof out, "%s/dump.txt", dir);
-	REQUIRE(weft_trace_open(data(rel), NULL, &t) == 0);
+	REQUIRE(weft_trace_open(tu_data_path(rel), NULL, &t) == 0);
 	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	REQUIRE(fd >= 0);
 	CHECK(weft_dump(t, o, fd, &st) == 0);
@@ -49,7 +40,7 @@ static void check_same(const char *dir, const char *rel, const weft_dump_options
 	close(fd);
 	weft_trace_free(t);
 	char *got = tu_read_file(out, &n);
-	char *want = tu_run_weft(args, data(rel), &status);
+	char *want = tu_run_weft(args, tu_data_path(rel), &status);
 	REQUIRE(got != NULL && want != NULL);
 	CHECK_EQ_STR(got, want);
 	size_t lines = 0;
@@ -63,8 +54,6 @@ static void check_same(const char *dir, const char *rel, const weft_dump_options
 
 int main(void)
 {
-	const char *env = getenv("WEFT_TEST_DATA");
-	snprintf(data_dir, sizeof data_dir, "%s", env ? env : "tests/data");
 	char *dir = tu_mkdtemp("dump-api");
 	REQUIRE(dir != NULL);
 	weft_dump_options o;
@@ -85,7 +74,7 @@ int main(void)
 	/* Failures: where, and nothing read past them. */
 	weft_trace *t;
 	weft_dump_status st;
-	REQUIRE(weft_trace_open(data(traces[1]), NULL, &t) == 0);
+	REQUIRE(weft_trace_open(tu_data_path(traces[1]), NULL, &t) == 0);
 	weft_dump_options_init(&o);
 	CHECK(weft_dump(t, &o, -1, &st) == WEFT_EIO);
 	CHECK(st.stage == WEFT_DUMP_WRITE);

@@ -195,3 +195,18 @@ tu_run_weft(const char *args, const char *path, int *status)
 	*status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 	return out;
 }
+
+const char *tu_data_path(const char *rel)
+{
+	static char paths[4][8192];
+	static unsigned next;
+	const char *data = getenv("WEFT_TEST_DATA");
+
+	if (data == NULL || *data == '\0') {
+		fprintf(stderr, "WEFT_TEST_DATA is not set: skipped\n");
+		exit(77);
+	}
+	char *path = paths[next++ % 4];
+	snprintf(path, sizeof paths[0], "%s/%s", data, rel);
+	return path;
+}

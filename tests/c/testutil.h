@@ -57,6 +57,11 @@ char *tu_mkdtemp(const char *prefix);
 int tu_finish_dir(char *dir);
 /* rm -rf; 0 on success. */
 int tu_rmtree(const char *path);
+/*
+ * $WEFT_TEST_DATA/<rel> (tests/data), valid until the fourth next call;
+ * exits 77 (ctest: skipped) when WEFT_TEST_DATA is not set.
+ */
+const char *tu_data_path(const char *rel);
 /* Whole file in a malloc'd, NUL-terminated buffer; NULL on failure. */
 char *tu_read_file(const char *path, size_t *size);
 /*
