@@ -21,6 +21,9 @@
 #include "weft/pallas.h"
 #include "weft/pallas_grammar.h"
 #include "weft/output.h"
+#include "weft/check.h"
+#include "weft/ross.h"
+#include "weft/stats.h"
 #include "weft/api.h"
 
 #ifdef __cplusplus

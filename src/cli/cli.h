@@ -131,8 +131,8 @@ void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file);
  */
 int cli_print_diags_from(const weft_trace *trace, const char *command, size_t from);
 const char *cli_severity_name(int severity);
-/* A library message without its leading "<file>: byte <offset>: ". */
-const char *cli_message_without_place(const char *msg);
+/* "auto<auto_note>, ovni, heph, ross, pallas" (from the library's formats). */
+const char *cli_format_list(const char *auto_note);
 /* "1.234567890 s", "12.345 ms", ... for a duration in ns. */
 void cli_format_duration(char *buf, size_t size, uint64_t ns);
 

@@ -68,7 +68,7 @@ static void print_dump_help(void)
 	       "  -S, --structure      Pallas: the grammar of each thread (sequences,\n"
 	       "                       loops, events with counts and durations), not\n"
 	       "                       unrolled, instead of the events\n"
-	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
+	       "  --format NAME        %s\n"
 	       "  --clock-offsets FILE ovnisync clock offsets (default: clock-offsets.txt\n"
 	       "                       in the trace directory when present)\n"
 	       "  -h, --help           this text\n"
@@ -78,7 +78,8 @@ static void print_dump_help(void)
 	       "forces one thread, 2 two.\n"
 	       "\n"
 	       "example:\n"
-	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n");
+	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n",
+	       cli_format_list(" (default)"));
 }
 
 /* Everything the options of `weft dump` set. */

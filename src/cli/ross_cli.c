@@ -19,15 +19,13 @@ double cli_ross_clock_rate(const weft_open_options *options)
 	return v != NULL ? strtod(v, NULL) : 0; /* checked when it was set */
 }
 
-/* The analysis commands read ROSS samples; other formats have none. */
+/* The analysis commands read ROSS samples; the library says which traces have them. */
 int cli_ross_require(const weft_trace *trace, const char *command)
 {
-	weft_format format = weft_trace_format(trace);
-	if (format == WEFT_FORMAT_ROSS)
+	if (weft_ross_analysable(trace) == 0)
 		return CLI_EXIT_OK;
-	fprintf(stderr, "weft %s: '%s' is a%s %s trace; this command reads ROSS runs\n",
-		command, weft_trace_path(trace),
-		format == WEFT_FORMAT_OVNI ? "n" : "", weft_format_name(format));
+	fprintf(stderr, "weft %s: %s; this command reads ROSS runs\n", command,
+		weft_last_error());
 	return CLI_EXIT_FAILURE;
 }
 

@@ -841,4 +841,6 @@ const weft_backend weft__ovni_backend = {
 	.event_classify = weft__ovni_event_classify,
 	.options = ovni_options,
 	.option_count = sizeof ovni_options / sizeof ovni_options[0],
+	.check = &weft__ovni_check_hooks,
+	.sort = weft_ovni_sort,
 };
