@@ -8,6 +8,8 @@
 #ifndef WEFT_ROSS_H
 #define WEFT_ROSS_H
 
+#include <stdio.h>
+
 #include "weft/api.h"
 #include "weft/trace.h"
 
@@ -22,6 +24,65 @@ WEFT_API_BEGIN
  * ovni trace").
  */
 int weft_ross_analysable(const weft_trace *trace);
+
+/* ---- Summary: the engine samples per sampling mode and PE ---------------- */
+
+typedef struct weft_ross_summary_options {
+	int json;   /* one JSON object on one line (schema in docs/ross.md) */
+	int dedup;  /* vt files: keep only the last sample of each group of
+		     * samples with the same entity and virtual time */
+} weft_ross_summary_options;
+
+void weft_ross_summary_options_init(weft_ross_summary_options *options);
+
+/*
+ * Reads the run once (the merged cursor) and writes to `out` what its
+ * engine samples say, per sampling mode (each gvt, rt and vt file) and
+ * per PE: events processed, aborted and rolled back, efficiency,
+ * rollbacks, GVT count and the time of each engine phase (rescaled by
+ * the ross.clock_rate option the run was opened with), as text (what
+ * `weft summary` prints) or JSON. The rules are in docs/ross.md. 0, or
+ * WEFT_EUNSUPPORTED for a trace that is no ROSS run, or a reading error
+ * (nothing written then); samples that could not be read are
+ * diagnostics of the trace.
+ */
+int weft_ross_summary_write(weft_trace *trace, const weft_ross_summary_options *options,
+			    FILE *out);
+
+/* ---- Plot: efficiency and events processed per PE over time, as SVG ------ */
+
+typedef struct weft_ross_plot_options {
+	/* The file to plot: "gvt", "rt", "vt" or a file node's name; NULL:
+	 * the first of gvt, rt, vt in the run that has lines. */
+	const char *mode;
+	int kp;      /* one line per KP instead of per PE */
+	int real_x;  /* x: real time since the first sample (seconds,
+		      * rescaled by ross.clock_rate) instead of virtual time */
+} weft_ross_plot_options;
+
+void weft_ross_plot_options_init(weft_ross_plot_options *options);
+
+typedef struct weft_ross_plot weft_ross_plot;
+
+/*
+ * Picks the file to plot and its lines (nothing is read yet). 0 and
+ * *out; WEFT_ENOTFOUND (the message says which file was looked for) when
+ * the run has no such file; WEFT_EUNSUPPORTED for a trace that is no
+ * ROSS run.
+ */
+int weft_ross_plot_create(weft_trace *trace, const weft_ross_plot_options *options,
+			  weft_ross_plot **out);
+/*
+ * Reads the samples (one pass; each line keeps at most 1000 buckets of
+ * consecutive samples, their minimum and maximum). 0 or the error.
+ */
+int weft_ross_plot_read(weft_ross_plot *plot);
+/*
+ * Writes the chart, a self-contained SVG with two panels (efficiency,
+ * events processed) and notes on what was left out, to `fd`.
+ */
+int weft_ross_plot_write(const weft_ross_plot *plot, int fd);
+void weft_ross_plot_free(weft_ross_plot *plot);
 
 WEFT_API_END
 

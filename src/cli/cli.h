@@ -148,9 +148,6 @@ int cli_cmd_convert(int argc, char **argv);
 int cli_cmd_table(int argc, char **argv);
 int cli_cmd_summary(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
-
-/* `weft dump --structure`: the grammar of each thread of a Pallas trace. */
-int cli_pallas_structure(weft_trace *trace, const char *command, FILE *out);
 int cli_cmd_plot(int argc, char **argv);
 
 #endif /* WEFT_CLI_H */
