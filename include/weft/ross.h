@@ -8,6 +8,8 @@
 #ifndef WEFT_ROSS_H
 #define WEFT_ROSS_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "weft/api.h"
@@ -48,6 +50,52 @@ void weft_ross_summary_options_init(weft_ross_summary_options *options);
  */
 int weft_ross_summary_write(weft_trace *trace, const weft_ross_summary_options *options,
 			    FILE *out);
+
+/* ---- Table: the records of one level as CSV -------------------------------- */
+
+enum weft_ross_table_order {
+	WEFT_ROSS_ORDER_FILE = 0, /* each file's order, files merged by real time */
+	WEFT_ROSS_ORDER_VIRTUAL,  /* by virtual time (stable) */
+	WEFT_ROSS_ORDER_REAL      /* by real time (stable) */
+};
+
+typedef struct weft_ross_table_options {
+	/* "pe", "kp", "lp", "model" (MODEL and ANALYSIS_MODEL records) or
+	 * "event" (weft_ross_table_level_name()). */
+	const char *level;
+	const char *stream_pattern; /* fnmatch() glob on stream paths, or NULL */
+	int order;                  /* enum weft_ross_table_order */
+	uint64_t sort_budget;       /* bytes a sort holds before it spills sorted
+				     * runs to a temporary file; 0: 32 MiB */
+} weft_ross_table_options;
+
+void weft_ross_table_options_init(weft_ross_table_options *options);
+
+/* The levels a table can be of: name i, NULL past the end. */
+const char *weft_ross_table_level_name(size_t i);
+
+/* What a table held. */
+typedef struct weft_ross_table_report {
+	uint64_t rows;
+	/* Records with less model data than the model schema: their model
+	 * columns are empty. */
+	uint64_t short_data;
+} weft_ross_table_report;
+
+/*
+ * Writes the records of one level of the run to `fd` as CSV (RFC 4180):
+ * a header, then one row per record: file, offset, stream, kind,
+ * time_ns, virtual_time, real_time, is_end, then the fields of the
+ * level's event kinds (weft_trace_event_schema(): the record layouts,
+ * then the model data as the ross.model_schema option decodes it, or a
+ * hex model_data column), each name once; numbers read back exactly.
+ * Rows come in file order or sorted (bounded memory). 0, or a negative
+ * code: WEFT_EINVAL for an unknown level, WEFT_EUNSUPPORTED for a trace
+ * that is no ROSS run or a record with more than 300 fields (the
+ * message says which).
+ */
+int weft_ross_table_write(weft_trace *trace, const weft_ross_table_options *options, int fd,
+			  weft_ross_table_report *report);
 
 /* ---- Plot: efficiency and events processed per PE over time, as SVG ------ */
 

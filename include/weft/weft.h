@@ -24,6 +24,7 @@
 #include "weft/check.h"
 #include "weft/ross.h"
 #include "weft/stats.h"
+#include "weft/schema.h"
 #include "weft/api.h"
 
 #ifdef __cplusplus

@@ -20,13 +20,6 @@ int cli_ross_require(const weft_trace *trace, const char *command)
 	return CLI_EXIT_FAILURE;
 }
 
-/* Field names are not NUL-terminated: compare with their length. */
-int cli_field_is(const weft_field *field, const char *name)
-{
-	return field->name_len == strlen(name) &&
-	       memcmp(field->name, name, field->name_len) == 0;
-}
-
 /* "64M", "1G", "65536": digits and an optional binary unit (and B). */
 int cli_parse_size(const char *text, uint64_t *bytes)
 {

@@ -2,7 +2,7 @@
 /*
  * cli/ross_cli.h - what the ROSS analysis commands (`weft table`,
  * `summary`, `plot`) share: requiring a ROSS trace (the library says
- * which traces are), field look-up by name, sizes in options. The
+ * which traces are), sizes in options. The
  * analyses themselves are the library's (weft/ross.h).
  */
 #ifndef WEFT_CLI_ROSS_CLI_H
@@ -15,9 +15,6 @@
 
 /* CLI_EXIT_OK for a ROSS trace; else prints why and CLI_EXIT_FAILURE. */
 int cli_ross_require(const weft_trace *trace, const char *command);
-
-/* 1 when the text `name` (NUL-terminated) is the field's name. */
-int cli_field_is(const weft_field *field, const char *name);
 
 /*
  * Parses a size in bytes: digits with an optional K, M or G suffix

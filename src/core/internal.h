@@ -146,6 +146,12 @@ typedef struct weft_backend {
 	 * `out` arrives zeroed).
 	 */
 	int (*stream_stats)(weft_trace *trace, uint32_t stream, weft_stream_stats *out);
+	/*
+	 * Optional: the event kinds of the trace (weft/schema.h), owned by
+	 * the backend (static, or built when the trace was opened); sets *out
+	 * and returns their count.
+	 */
+	size_t (*event_schemas)(const weft_trace *trace, const weft_event_schema **out);
 } weft_backend;
 
 /* Backend i of the table (src/core/trace.c), NULL past the end. */

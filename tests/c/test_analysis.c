@@ -15,22 +15,10 @@
 #include "weft/weft.h"
 #include "testutil.h"
 
-static const char *data_dir;
-
 /* Opens tests/data/<rel>, with ross.clock_rate when `rate` is given. */
 static weft_trace *open_data(const char *rel, const char *rate)
 {
-	char path[4096];
-	weft_open_options o;
-	weft_trace *t = NULL;
-
-	snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-	weft_open_options_init(&o);
-	if (rate != NULL)
-		CHECK(weft_open_options_set(&o, "ross.clock_rate", rate) == 0);
-	if (weft_trace_open(path, &o, &t) < 0)
-		tu_fail(__FILE__, __LINE__, "open %s: %s", path, weft_last_error());
-	return t;
+	return tu_open_data(rel, 0, rate ? "ross.clock_rate" : NULL, rate);
 }
 
 /* What a call wrote to a memory stream (malloc'd). */
@@ -176,11 +164,6 @@ static void test_structure(void)
 
 int main(void)
 {
-	data_dir = getenv("WEFT_TEST_DATA");
-	if (data_dir == NULL) {
-		fprintf(stderr, "WEFT_TEST_DATA is not set\n");
-		return 77;
-	}
 	test_summary();
 	test_plot();
 	test_structure();

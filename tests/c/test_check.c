@@ -14,20 +14,10 @@
 
 static const char *data_dir;
 
-/* Opens tests/data/<rel> in stored order (as `weft check` does). */
+/* Opens tests/data/<rel> (in stored order, as `weft check` does). */
 static weft_trace *open_data(const char *rel, int stored_order)
 {
-	char path[4096];
-	weft_open_options o;
-	weft_trace *t = NULL;
-
-	snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-	weft_open_options_init(&o);
-	o.stored_order = stored_order;
-	int rc = weft_trace_open(path, &o, &t);
-	if (rc < 0)
-		tu_fail(__FILE__, __LINE__, "open %s: %s", path, weft_last_error());
-	return t;
+	return tu_open_data(rel, stored_order, NULL, NULL);
 }
 
 /* Checks `t` with `sorted` and returns the report (REQUIREd). */

@@ -5,6 +5,8 @@
 #define _XOPEN_SOURCE 700
 #include "testutil.h"
 
+#include "weft/weft.h"
+
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -194,4 +196,23 @@ tu_run_weft(const char *args, const char *path, int *status)
 	int rc = pclose(p);
 	*status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 	return out;
+}
+
+/* The trace at $WEFT_TEST_DATA/<rel>, with one format option when given. */
+struct weft_trace *tu_open_data(const char *rel, int stored_order, const char *key,
+				const char *value)
+{
+	const char *data = getenv("WEFT_TEST_DATA");
+	char path[4096];
+	weft_open_options o;
+	weft_trace *t = NULL;
+
+	snprintf(path, sizeof path, "%s/%s", data ? data : "tests/data", rel);
+	weft_open_options_init(&o);
+	o.stored_order = stored_order;
+	if (key != NULL && weft_open_options_set(&o, key, value) < 0)
+		tu_fail(__FILE__, __LINE__, "option %s: %s", key, weft_last_error());
+	if (weft_trace_open(path, &o, &t) < 0)
+		tu_fail(__FILE__, __LINE__, "open %s: %s", path, weft_last_error());
+	return t;
 }
