@@ -58,6 +58,9 @@ typedef struct weft_event_schema {
 	uint32_t data_size;
 	size_t field_count;
 	const weft_field_schema *fields;
+	/* 1: its events may have fields past the listed ones, known per event
+	 * only (Pallas and Heph attributes); 0: the list is complete. */
+	int variable_fields;
 } weft_event_schema;
 
 /*

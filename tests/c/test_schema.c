@@ -29,8 +29,9 @@ static int field_matches(const weft_field *f, const weft_field_schema *s)
 
 /*
  * Every event of `t` has a kind whose fields its own fields follow (a
- * variable field may be absent, but only at the end); returns the number
- * of events checked, and *unlisted those of no kind.
+ * variable field may be absent; fields past the list only for a kind with
+ * variable_fields); returns the number of events checked, and *unlisted
+ * those of no kind.
  */
 static uint64_t check_events_follow_kinds(weft_trace *t, uint64_t *unlisted)
 {
@@ -57,6 +58,8 @@ static uint64_t check_events_follow_kinds(weft_trace *t, uint64_t *unlisted)
 			while (j < k->field_count && !field_matches(&fields[i], &k->fields[j]) &&
 			       k->fields[j].variable)
 				j++;
+			if (j >= k->field_count && k->variable_fields)
+				break; /* the event's own fields (attributes) */
 			if (j >= k->field_count || !field_matches(&fields[i], &k->fields[j])) {
 				tu_fail(__FILE__, __LINE__, "%.*s: field %.*s is not in its kind",
 					(int)ev->code_len, ev->code, (int)fields[i].name_len,
@@ -177,8 +180,86 @@ static void test_ross_table(void)
 	weft_trace_free(t);
 }
 
+/* ovni: the signature table, one kind per MCV; strings are variable. */
+static void test_ovni(void)
+{
+	weft_trace *t = tu_open_data("ovni/v3/nosv-parallel-tasks/ovni", 0, NULL, NULL);
+	REQUIRE(t != NULL);
+	size_t n = weft_trace_event_schema_count(t);
+	CHECK(n > 100 && n <= weft_ovni_signature_count());
+	const weft_event_schema *k = weft_trace_event_schema_find(t, "VTx", 3, 0);
+	REQUIRE(k != NULL);
+	CHECK_EQ_STR(k->category, "nosv");
+	CHECK_EQ_I64(k->role, WEFT_ROLE_POINT);
+	REQUIRE(k->field_count == 3);
+	CHECK_EQ_STR(k->fields[0].name, "taskid");
+	CHECK_EQ_STR(k->fields[1].name, "bodyid");
+	CHECK(k->fields[1].type == WEFT_TYPE_U32 && !k->fields[1].variable);
+	CHECK_EQ_STR(k->fields[2].name, "extra");
+	CHECK(k->fields[2].variable);
+	k = weft_trace_event_schema_find(t, "6Yc", 3, 0);
+	REQUIRE(k != NULL && k->field_count == 3);
+	CHECK_EQ_STR(k->fields[1].name, "label");
+	CHECK(k->fields[1].type == WEFT_TYPE_STR && k->fields[1].variable && k->fields[1].in_data);
+	for (size_t i = 0; i < n; i++) /* one kind per MCV */
+		CHECK(weft_trace_event_schema_find(t, weft_trace_event_schema(t, i)->code, 3, 0) ==
+		      weft_trace_event_schema(t, i));
+	uint64_t unlisted;
+	CHECK(check_events_follow_kinds(t, &unlisted) > 100);
+	CHECK_EQ_U64(unlisted, 0);
+	weft_trace_free(t);
+}
+
+/* Pallas: one kind per record kind; attributes are the events' own. */
+static void test_pallas(void)
+{
+	weft_trace *t = tu_open_data("pallas/wb_generic_f2_n20_t4_logical/trace/main.pallas", 0,
+				     NULL, NULL);
+	REQUIRE(t != NULL);
+	REQUIRE(weft_trace_event_schema_count(t) == 60);
+	const weft_event_schema *k = weft_trace_event_schema_find(t, "Enter", 5, 0);
+	REQUIRE(k != NULL && k->field_count == 2);
+	CHECK_EQ_I64(k->role, WEFT_ROLE_ENTER);
+	CHECK(k->variable_fields);
+	CHECK_EQ_STR(k->fields[0].name, "region");
+	CHECK(k->fields[0].type == WEFT_TYPE_STR && k->fields[0].variable);
+	CHECK_EQ_STR(k->fields[1].name, "region_ref");
+	k = weft_trace_event_schema_find(t, "MPI_Isend", 9, 0);
+	REQUIRE(k != NULL && k->field_count == 5);
+	CHECK_EQ_STR(k->category, "mpi");
+	CHECK_EQ_STR(k->fields[4].name, "request");
+	CHECK(k->fields[4].type == WEFT_TYPE_U64);
+	k = weft_trace_event_schema_find(t, "Generic", 7, 0);
+	REQUIRE(k != NULL && k->field_count == 2);
+	CHECK_EQ_STR(k->fields[1].name, "name_ref");
+	uint64_t unlisted;
+	CHECK(check_events_follow_kinds(t, &unlisted) > 100);
+	CHECK_EQ_U64(unlisted, 0);
+	weft_trace_free(t);
+}
+
+/*
+ * Heph: the kinds are the descriptions, which the file does not list
+ * before its packets; none is listed, the fields come per event.
+ */
+static void test_heph(void)
+{
+	weft_trace *t = tu_open_data("heph/heph_sample.bin.log", 0, NULL, NULL);
+	REQUIRE(t != NULL);
+	CHECK_EQ_U64(weft_trace_event_schema_count(t), 0);
+	CHECK(weft_trace_event_schema(t, 0) == NULL);
+	CHECK(weft_trace_event_schema_find(t, "x", 1, 0) == NULL);
+	uint64_t unlisted;
+	uint64_t n = check_events_follow_kinds(t, &unlisted);
+	CHECK(n > 0 && unlisted == n);
+	weft_trace_free(t);
+}
+
 int main(void)
 {
+	test_heph();
+	test_pallas();
+	test_ovni();
 	test_ross();
 	test_ross_table();
 	return tu_result();

@@ -639,4 +639,5 @@ const weft_backend weft__pallas_backend = {
 	.event_classify = weft__pallas_event_classify,
 	.check = &weft__pallas_check_hooks,
 	.stream_stats = weft__pallas_stream_stats,
+	.event_schemas = weft__pallas_event_schemas,
 };

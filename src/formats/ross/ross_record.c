@@ -759,7 +759,7 @@ int weft__ross_kinds_build(ross_data *d)
 		weft_event_schema *k = &d->kinds[i];
 		*k = (weft_event_schema){ class_codes[l->cls], l->fixed,
 			l->cls == ROSS_REC_EVENT ? WEFT_ROLE_POINT : WEFT_ROLE_SAMPLE, "ross",
-			0, l->count + data_field_count(d, l), f };
+			0, l->count + data_field_count(d, l), f, 0 };
 		for (size_t j = 0; j < l->count; j++)
 			*f++ = field_schema(l->defs[j].name, (weft_type)l->defs[j].type, 0, 0);
 		if (data_field_count(d, l) == 0)
