@@ -2,8 +2,8 @@
 /*
  * cli/ross_cli.h - what the ROSS analysis commands (`weft table`,
  * `summary`, `plot`) share: requiring a ROSS trace (the library says
- * which traces are), sizes in options. The
- * analyses themselves are the library's (weft/ross.h).
+ * which traces are), sizes in options. The analyses themselves are the
+ * library's (weft/ross.h).
  */
 #ifndef WEFT_CLI_ROSS_CLI_H
 #define WEFT_CLI_ROSS_CLI_H
