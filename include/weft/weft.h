@@ -26,6 +26,10 @@
 #include "weft/counts.h"
 #include "weft/span.h"
 #include "weft/profile.h"
+#include "weft/check.h"
+#include "weft/ross.h"
+#include "weft/stats.h"
+#include "weft/schema.h"
 #include "weft/api.h"
 
 #ifdef __cplusplus

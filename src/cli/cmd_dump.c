@@ -39,6 +39,30 @@ static const cli_option dump_options[] = {
 	{ NULL, 0, 0, 0 }
 };
 
+/*
+ * --structure: the grammar of every thread of a Pallas trace as a tree
+ * (the library's weft_pallas_structure_write()); a thread that cannot be
+ * read is told and the others go on.
+ */
+static int print_structure(weft_trace *trace)
+{
+	int status = CLI_EXIT_OK;
+
+	if (!weft_pallas_grammar_available(trace)) {
+		fprintf(stderr, "weft dump: --structure needs a Pallas trace, not %s\n",
+			weft_format_name(weft_trace_format(trace)));
+		return CLI_EXIT_FAILURE;
+	}
+	for (size_t s = 0; s < weft_trace_stream_count(trace); s++) {
+		int rc = weft_pallas_structure_write(trace, (uint32_t)s, stdout);
+		if (rc < 0) {
+			cli_library_error("dump", weft_trace_stream(trace, s)->path, rc);
+			status = CLI_EXIT_FAILURE;
+		}
+	}
+	return status;
+}
+
 /* Usage text of `weft dump --help`. */
 static void print_dump_help(void)
 {
@@ -65,7 +89,7 @@ static void print_dump_help(void)
 	       "  -S, --structure      Pallas: the grammar of each thread (sequences,\n"
 	       "                       loops, events with counts and durations), not\n"
 	       "                       unrolled, instead of the events\n"
-	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
+	       "  --format NAME        %s\n"
 	       "  --clock-offsets FILE ovnisync clock offsets (default: clock-offsets.txt\n"
 	       "                       in the trace directory when present)\n"
 	       "  -h, --help           this text\n"
@@ -75,7 +99,8 @@ static void print_dump_help(void)
 	       "forces one thread, 2 two.\n"
 	       "\n"
 	       "example:\n"
-	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n");
+	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n",
+	       cli_format_list(" (default)"));
 }
 
 /* Everything the options of `weft dump` set. */
@@ -178,7 +203,7 @@ static int run_dump(const dump_settings *s)
 	if (exit_code != CLI_EXIT_OK)
 		return exit_code;
 	if (s->structure) {
-		exit_code = cli_pallas_structure(trace, "dump", stdout);
+		exit_code = print_structure(trace);
 		weft_trace_free(trace);
 		return exit_code;
 	}

@@ -32,12 +32,13 @@ static void print_top_help(void)
 	       "\n"
 	       "options:\n"
 	       "  --streams            also the counts of every stream\n"
-	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
+	       "  --format NAME        %s\n"
 	       "  --clock-offsets FILE ovnisync clock offsets\n"
 	       "  -h, --help           this text\n"
 	       "\n"
 	       "example:\n"
-	       "  weft top --streams ovni/\n");
+	       "  weft top --streams ovni/\n",
+	       cli_format_list(" (default)"));
 }
 
 /* Prints the rows of one scope, each line "<code> <count, 10 wide>". */

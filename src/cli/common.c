@@ -102,20 +102,16 @@ void cli_format_duration(char *buf, size_t size, uint64_t ns)
 }
 
 /*
- * The text of a library message without its leading place
- * "<file>: byte <offset>: ", for lines that already show the place.
+ * "auto<auto_note>, ovni, heph, ...": the names of the formats, from the
+ * library's list, for help texts and messages (a static buffer).
  */
-const char *cli_message_without_place(const char *msg)
+const char *cli_format_list(const char *auto_note)
 {
-	const char *byte = strstr(msg, ": byte ");
-	const char *p;
+	static char text[256];
+	size_t n = (size_t)snprintf(text, sizeof text, "auto%s", auto_note);
 
-	if (byte == NULL)
-		return msg;
-	p = byte + 7;
-	if (*p < '0' || *p > '9')
-		return msg;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	return strncmp(p, ": ", 2) == 0 ? p + 2 : msg;
+	for (size_t i = 0; i < weft_format_count() && n < sizeof text; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, ", %s",
+				      weft_format_name(weft_format_at(i)));
+	return text;
 }

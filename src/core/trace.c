@@ -31,24 +31,45 @@ const char *weft_version(void)
 	return WEFT_VERSION_STRING;
 }
 
+/* The names come from the backend table: the one list of formats. */
 const char *weft_format_name(weft_format format)
 {
-	switch (format) {
-	case WEFT_FORMAT_AUTO: return "auto";
-	case WEFT_FORMAT_OVNI: return "ovni";
-	case WEFT_FORMAT_HEPH: return "heph";
-	case WEFT_FORMAT_ROSS: return "ross";
-	case WEFT_FORMAT_PALLAS: return "pallas";
-	}
+	if (format == WEFT_FORMAT_AUTO)
+		return "auto";
+	for (size_t i = 0; i < BACKEND_COUNT; i++)
+		if (backends[i]->format == format)
+			return backends[i]->name;
 	return NULL;
 }
 
 int weft_format_from_name(const char *name)
 {
-	for (int f = WEFT_FORMAT_AUTO; f <= WEFT_FORMAT_PALLAS; f++)
-		if (strcmp(name, weft_format_name((weft_format)f)) == 0)
-			return f;
+	if (strcmp(name, "auto") == 0)
+		return WEFT_FORMAT_AUTO;
+	for (size_t i = 0; i < BACKEND_COUNT; i++)
+		if (strcmp(name, backends[i]->name) == 0)
+			return (int)backends[i]->format;
 	return -1;
+}
+
+size_t weft_format_count(void)
+{
+	return BACKEND_COUNT;
+}
+
+weft_format weft_format_at(size_t i)
+{
+	return i < BACKEND_COUNT ? backends[i]->format : WEFT_FORMAT_AUTO;
+}
+
+/* A format can be sorted when its backend has a sort (auto: when one has). */
+int weft_format_sortable(weft_format format)
+{
+	for (size_t i = 0; i < BACKEND_COUNT; i++)
+		if ((format == WEFT_FORMAT_AUTO || backends[i]->format == format) &&
+		    backends[i]->sort != NULL)
+			return 1;
+	return 0;
 }
 
 const weft_backend *weft__backend_at(size_t i)

@@ -5,6 +5,8 @@
 #define _XOPEN_SOURCE 700
 #include "testutil.h"
 
+#include "weft/weft.h"
+
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -209,4 +211,21 @@ const char *tu_data_path(const char *rel)
 	char *path = paths[next++ % 4];
 	snprintf(path, sizeof paths[0], "%s/%s", data, rel);
 	return path;
+}
+
+/* The trace at $WEFT_TEST_DATA/<rel>, with one format option when given. */
+struct weft_trace *tu_open_data(const char *rel, int stored_order, const char *key,
+				const char *value)
+{
+	const char *path = tu_data_path(rel);
+	weft_open_options o;
+	weft_trace *t = NULL;
+
+	weft_open_options_init(&o);
+	o.stored_order = stored_order;
+	if (key != NULL && weft_open_options_set(&o, key, value) < 0)
+		tu_fail(__FILE__, __LINE__, "option %s: %s", key, weft_last_error());
+	if (weft_trace_open(path, &o, &t) < 0)
+		tu_fail(__FILE__, __LINE__, "open %s: %s", path, weft_last_error());
+	return t;
 }

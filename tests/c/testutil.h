@@ -72,4 +72,13 @@ char *tu_read_file(const char *path, size_t *size);
  */
 char *tu_run_weft(const char *args, const char *path, int *status);
 
+/*
+ * Opens the trace $WEFT_TEST_DATA/<rel> (stored order when asked), with
+ * the format option `key` set to `value` when key is not NULL; NULL (and
+ * a failure) when it cannot be opened.
+ */
+struct weft_trace;
+struct weft_trace *tu_open_data(const char *rel, int stored_order, const char *key,
+				const char *value);
+
 #endif /* WEFT_TESTUTIL_H */

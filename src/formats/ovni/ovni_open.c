@@ -838,6 +838,9 @@ const weft_backend weft__ovni_backend = {
 	.stream_close = weft__ovni_stream_close,
 	.event_fields = weft__ovni_event_fields,
 	.event_classify = weft__ovni_event_classify,
+	.event_schemas = weft__ovni_event_schemas,
 	.options = ovni_options,
 	.option_count = sizeof ovni_options / sizeof ovni_options[0],
+	.check = &weft__ovni_check_hooks,
+	.sort = weft_ovni_sort,
 };

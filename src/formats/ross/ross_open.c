@@ -976,6 +976,7 @@ static void ross_close(weft_trace *trace)
 	free(d->map);
 	free(d->root);
 	weft__ross_schema_free(&d->schemas);
+	weft__ross_kinds_free(d);
 	free(d);
 	trace->backend_data = NULL;
 }
@@ -1052,6 +1053,8 @@ static int ross_open(weft_trace *trace, const char *path, const weft_open_option
 	}
 	trace->backend_data = c.d;
 	int rc = apply_options(&c, o);
+	if (rc == 0)
+		rc = weft__ross_kinds_build(c.d);
 	if (rc == 0)
 		rc = discover(&c, path);
 	if (rc == 0)
@@ -1144,6 +1147,7 @@ const weft_backend weft__ross_backend = {
 	.stream_close = weft__ross_stream_close,
 	.event_fields = weft__ross_event_fields,
 	.event_classify = ross_event_classify,
+	.event_schemas = weft__ross_event_schemas,
 	.options = ross_options,
 	.option_count = sizeof ross_options / sizeof ross_options[0],
 };
