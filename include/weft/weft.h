@@ -23,6 +23,7 @@
 #include "weft/convert.h"
 #include "weft/output.h"
 #include "weft/dump.h"
+#include "weft/outfile.h"
 #include "weft/counts.h"
 #include "weft/span.h"
 #include "weft/profile.h"

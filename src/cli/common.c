@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/internal.h"
 
 /* The library's detailed message, or the generic text of the status. */
 static const char *error_text(int status)
@@ -60,7 +59,7 @@ int cli_library_error(const char *command, const char *what, int status)
 /* "note", "warning" or "error", as printed in problem lines. */
 const char *cli_severity_name(int severity)
 {
-	return weft__severity_name(severity);
+	return weft_severity_name(severity);
 }
 
 /*
@@ -69,7 +68,7 @@ const char *cli_severity_name(int severity)
  */
 void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file)
 {
-	char *line = weft__diag_line(diag, default_file);
+	char *line = weft_diag_line(diag, default_file);
 
 	fprintf(out, "%s\n", line != NULL ? line : diag->message);
 	free(line);

@@ -259,14 +259,6 @@ void weft__trace_diag(weft_trace *trace, int severity, int status,
  * Records the last error of this thread (weft__error) as a diagnostic,
  * keeping its file and offset apart from its text, plus a note.
  */
-/* "note", "warning" or "error" (core/diag_line.c). */
-const char *weft__severity_name(int severity);
-/*
- * A diagnostic as one line, "<file>:<offset>: <severity>: <message>"
- * (without ":<offset>" when it has none; `default_file` when it names no
- * file): malloc'd, NULL without memory.
- */
-char *weft__diag_line(const weft_diag *diag, const char *default_file);
 void weft__trace_diag_last_error(weft_trace *trace, int severity, int status,
 				 const char *note);
 
