@@ -359,9 +359,7 @@ int weft__pw_spill_read(const pw_spill *s, uint64_t where, size_t len, uint8_t *
 /* ---- Attribute chunks -------------------------------------------------------------------------- */
 
 _Static_assert(PW_ATTR_CHUNK < (1u << PW_CHUNK_LEN_BITS), "a chunk length fits its entry");
-
 _Static_assert(PW_ATTR_CHUNK <= PW_FRAME_MAX, "a chunk fits the copy buffer of the close");
-
 _Static_assert(PW_ATTR_CHUNK >= WEFT_PALLAS_ATTRS_BYTES, "any attribute list fits a chunk");
 
 /*

@@ -81,69 +81,48 @@
 #include "outputs/paraver.h"
 #include "outputs/row_sort.h"
 
+/* ---- Numbering (docs/paraver.md) -------------------------------------------- */
+
 #define TYPE_TRACE_START 1u   /* value: the absolute time of time 0 */
-
 #define TYPE_OWN_SPANS 2u     /* spans of a stream's own timeline */
-
 #define TYPE_OTHER 3u         /* kinds past the label budget */
-
 #define RANGE_SPAN 100000000u /* channel spans: 100000000 .. 199999999 */
-
 #define RANGE_INSTANT 200000000u
-
 #define RANGE_COUNTER 300000000u
-
 #define RANGE_SIZE 100000000u
-
 #define VALUE_FIRST 1
-
 #define VALUE_COUNT 2147483646u  /* span values 1 .. 2^31 - 2 */
-
 #define VALUE_OTHER 2147483647   /* names past the label budget */
 
 /* Namespaces of numbers: types, the values of one type (its number), states. */
 #define NS_TYPES 0u
-
 #define NS_STATES UINT32_MAX
-
 /* Namespaces of type names (names of different kinds may be equal). */
 #define KEY_SPAN (UINT32_MAX - 1)
-
 #define KEY_INSTANT (UINT32_MAX - 2)
-
 #define KEY_COUNTER (UINT32_MAX - 3)
-
 #define KEY_FIXED (UINT32_MAX - 4)
 
 #define LABEL_TEXT_MAX 512   /* longest label written to the .pcf */
-
 #define STACK_MAX WEFT__VIEW_MAX_DEPTH
-
 #define GROUP_MAX 4096       /* records of one time reordered together */
-
 #define MAX_TRACK_ID (1u << 26)
-
 #define OTHER_LABEL "(other names: label budget exceeded)"
 
+/* ---- Output layout ------------------------------------------------------------ */
+
 #define DURATION_DIGITS 20    /* the header's duration, zero-padded */
-
 #define COUNT_DIGITS 5        /* the header's thread counts, zero-padded */
-
 #define END_DIGITS 20         /* the end of a placeholder state record */
-
 #define LINE_MAX 128          /* longest record line (but communications) */
-
 #define COMM_LINE_MAX 256     /* longest communication record line */
-
 #define CHUNK (4u << 20)      /* direct: bytes handed to the writer thread at once */
-
 #define CHUNK_SLACK (64u << 10)
-
 #define COPY_BUFFER (4u << 20) /* the final merge's reads and writes */
-
 #define LOG_BUFFER (256u << 10)
-
 #define COLLECT_FACTOR 8      /* the window before the first write, in windows */
+
+/* ---- Records ------------------------------------------------------------------ */
 
 enum rec_kind {
 	REC_CEND = 0,  /* end of a complete span: pop */
@@ -176,6 +155,8 @@ typedef struct group_rec {
 	uint32_t index; /* order of arrival */
 } group_rec;
 
+/* ---- Labels ------------------------------------------------------------------- */
+
 typedef struct label {
 	uint32_t key_ns;     /* what the key names (KEY_*, a type, NS_STATES) */
 	uint32_t number_ns;  /* where the number lives (NS_TYPES, a type, NS_STATES) */
@@ -195,9 +176,10 @@ typedef struct label_table {
 	uint32_t states;              /* states numbered so far */
 } label_table;
 
+/* ---- Tracks, tasks, rows --------------------------------------------------------- */
+
 /* The last name seen on a track and its number (most events repeat it). */
 #define CACHE_KEY_MAX 64
-
 typedef struct key_cache {
 	uint32_t len;        /* 0: empty */
 	char key[CACHE_KEY_MAX];
@@ -254,6 +236,8 @@ typedef struct pv_row {
 	uint32_t task, thread;
 	char *name;
 } pv_row;
+
+/* ---- Direct path ----------------------------------------------------------------- */
 
 enum pv_mode {
 	MODE_COLLECT = 0, /* records wait in the window; nothing written yet */
