@@ -24,6 +24,17 @@ const char *weft_type_name(weft_type type)
 	return names[type];
 }
 
+/* The reverse of weft_type_name() (WEFT_TYPE_BOOL is the last type). */
+weft_type weft__type_from_name(const char *s, size_t n)
+{
+	for (int t = WEFT_TYPE_U8; t <= WEFT_TYPE_BOOL; t++) {
+		const char *name = weft_type_name((weft_type)t);
+		if (strlen(name) == n && memcmp(name, s, n) == 0)
+			return (weft_type)t;
+	}
+	return (weft_type)0;
+}
+
 int weft_event_fields(const weft_trace *trace, const weft_event *event,
 		      weft_field *out, size_t cap)
 {

@@ -291,6 +291,13 @@ static inline uint64_t weft__bswap64(uint64_t x) { return __builtin_bswap64(x); 
 int weft__field_set_scalar(weft_field *out, weft_type type, const uint8_t *raw,
 			   int big_endian);
 
+/*
+ * The type whose weft_type_name() is the n bytes at s ("u32", "f64",
+ * "str"...), or 0: the formats that name field types in their files
+ * (ovni signatures, ROSS model descriptions) use the same names.
+ */
+weft_type weft__type_from_name(const char *s, size_t n);
+
 /* ---- UTF-8 (core/utf8.c) ---------------------------------------------------- */
 
 /*

@@ -153,59 +153,16 @@ void weft__chrome_put_float(weft__chrome_writer *w, double v, int single)
 
 /* ---- Field values ---------------------------------------------------------------------- */
 
-/* One scalar value. */
-static void put_scalar(weft__chrome_writer *w, const weft_field *f)
+/* Floats of field values (weft__put_value): the writer's notation. */
+static void put_float_value(weft__outbuf *ob, void *ctx, double v, int single)
 {
-	weft__outbuf *ob = &w->out;
-	char *p;
-
-	switch (f->type) {
-	case WEFT_TYPE_U8: case WEFT_TYPE_U16: case WEFT_TYPE_U32: case WEFT_TYPE_U64:
-		p = weft__outbuf_reserve(ob, 24);
-		weft__outbuf_commit(ob, weft__fmt_u64(p, f->v.u));
-		break;
-	case WEFT_TYPE_I8: case WEFT_TYPE_I16: case WEFT_TYPE_I32: case WEFT_TYPE_I64:
-		p = weft__outbuf_reserve(ob, 24);
-		weft__outbuf_commit(ob, weft__fmt_i64(p, f->v.i));
-		break;
-	case WEFT_TYPE_F32: case WEFT_TYPE_F64:
-		weft__chrome_put_float(w, f->v.f, f->type == WEFT_TYPE_F32);
-		break;
-	case WEFT_TYPE_BOOL:
-		weft__outbuf_puts(ob, f->v.u ? "true" : "false");
-		break;
-	case WEFT_TYPE_STR:
-		weft__chrome_put_string(w, f->v.s.ptr, f->v.s.len);
-		break;
-	case WEFT_TYPE_BYTES:
-		weft__outbuf_put(ob, "\"", 1);
-		weft__put_hex_plain(ob, (const uint8_t *)f->v.s.ptr, f->v.s.len);
-		weft__outbuf_put(ob, "\"", 1);
-		break;
-	default:
-		PUT_LITERAL(ob, "null");
-		break;
-	}
+	weft__chrome_put_float(ctx, v, single);
 }
 
-/* An array as a JSON array, elements taken one by one from the library. */
-static void put_array(weft__chrome_writer *w, const weft_field *f)
+/* Strings of field values: the writer's escaping. */
+static void put_string_value(weft__outbuf *ob, void *ctx, const char *s, size_t n)
 {
-	PUT_LITERAL(&w->out, "[");
-	for (uint32_t i = 0; i < f->count; i++) {
-		weft_field element;
-		if (i > 0) {
-			if (w->compat)
-				PUT_LITERAL(&w->out, ", ");
-			else
-				PUT_LITERAL(&w->out, ",");
-		}
-		if (weft_field_element(f, i, &element) < 0)
-			PUT_LITERAL(&w->out, "null");
-		else
-			put_scalar(w, &element);
-	}
-	PUT_LITERAL(&w->out, "]");
+	weft__chrome_put_string(ctx, s, n);
 }
 
 /* "name": value (compat) or "name":value. */
@@ -216,10 +173,10 @@ void weft__chrome_put_member(weft__chrome_writer *w, const weft_field *f)
 		PUT_LITERAL(&w->out, ": ");
 	else
 		PUT_LITERAL(&w->out, ":");
-	if (f->is_array)
-		put_array(w, f);
-	else
-		put_scalar(w, f);
+	weft__value_style values = {
+		put_float_value, put_string_value, w, w->compat ? ", " : ",", "null", 1
+	};
+	weft__put_value(&w->out, f, &values);
 }
 
 /*
