@@ -140,7 +140,7 @@ void weft__pv_hand_over(weft__paraver_writer *w)
 		cap = w->out.cap;
 		w->spare = NULL;
 	}
-	w->written_upto = w->bg.threaded ? w->buf_offset : w->buf_offset + len;
+	w->written_upto = w->bg.worker.threaded ? w->buf_offset : w->buf_offset + len;
 	w->buf_offset += len;
 	w->out.buf = buf;
 	w->out.cap = cap;
