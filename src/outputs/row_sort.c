@@ -248,14 +248,9 @@ static int open_temp_file(weft__row_sorter *s)
 /* Appends a run descriptor. */
 static int push_run(weft__row_sorter *s, uint64_t offset, uint64_t bytes)
 {
-	if (s->run_count == s->run_cap) {
-		size_t cap = s->run_cap ? 2 * s->run_cap : 64;
-		run *bigger = realloc(s->runs, cap * sizeof *bigger);
-		if (bigger == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		s->runs = bigger;
-		s->run_cap = cap;
-	}
+	int rc = weft__array_grow((void **)&s->runs, &s->run_cap, s->run_count + 1, sizeof *s->runs);
+	if (rc < 0)
+		return rc;
 	s->runs[s->run_count++] = (run){ offset, bytes };
 	s->stats.runs++;
 	s->stats.spilled_bytes += bytes;

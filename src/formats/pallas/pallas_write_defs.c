@@ -37,22 +37,6 @@ void weft__pw_defs_free(struct weft_pallas_defs *d)
 	memset(d, 0, sizeof *d);
 }
 
-/* Room for one more element of `size` bytes in *array (n used, *cap allocated). */
-static int grow_array(void **array, size_t n, size_t *cap, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t grown = *cap ? *cap * 2 : 8;
-	if (grown > SIZE_MAX / size)
-		return WEFT_ENOMEM;
-	void *p = realloc(*array, grown * size);
-	if (p == NULL)
-		return WEFT_ENOMEM;
-	*array = p;
-	*cap = grown;
-	return 0;
-}
-
 /*
  * Position of `ref` in an array sorted by the u32 that starts each
  * element (Pallas keeps definitions in maps): *found says if it is there.
@@ -89,7 +73,7 @@ static int sorted_put(void **array, size_t *n, size_t *cap, size_t size, const v
 	size_t i = sorted_slot(*array, *n, size, ref, &found);
 	uint8_t *base;
 	if (!found) {
-		if (grow_array(array, *n, cap, size) < 0)
+		if (weft__array_grow(array, cap, *n + 1, size) < 0)
 			return WEFT_ENOMEM;
 		base = *array;
 		memmove(base + (i + 1) * size, base + i * size, (*n - i) * size);
@@ -248,7 +232,7 @@ static int put_location(pw_location **array, size_t *n, size_t *cap, pw_location
 			return 0;
 		}
 	}
-	if (grow_array((void **)array, *n, cap, sizeof l) < 0)
+	if (weft__array_grow((void **)array, cap, *n + 1, sizeof l) < 0)
 		return WEFT_ENOMEM;
 	(*array)[(*n)++] = l;
 	return 0;
@@ -295,7 +279,8 @@ int weft_pallas_add_metadata(weft_pallas_defs *d, const char *key, const char *v
 		free(d->meta[i].value);
 		d->meta[i].value = v;
 	} else if ((k = strdup(key)) == NULL ||
-		   grow_array((void **)&d->meta, d->nmeta, &d->meta_cap, sizeof *d->meta) < 0) {
+		   weft__array_grow((void **)&d->meta, &d->meta_cap, d->nmeta + 1,
+				    sizeof *d->meta) < 0) {
 		free(k), free(v);
 		rc = WEFT_ENOMEM;
 	} else {

@@ -136,14 +136,8 @@ label *weft__pv_label_add(label_table *t, uint32_t key_ns, uint32_t number_ns,
 {
 	if ((t->count + 1) * 2 > t->slots && index_grow(t) != 0)
 		return NULL;
-	if (t->count == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		label *items = realloc(t->items, cap * sizeof *items);
-		if (items == NULL)
-			return NULL;
-		t->items = items;
-		t->cap = cap;
-	}
+	if (weft__array_grow((void **)&t->items, &t->cap, t->count + 1, sizeof *t->items) < 0)
+		return NULL;
 	label *l = &t->items[t->count];
 	memset(l, 0, sizeof *l);
 	l->key = malloc(len + 1);

@@ -122,14 +122,10 @@ static inline rec *window_slot(pv_window *wn, uint64_t time, int *in_ring)
 	*in_ring = wn->count < wn->ring_cap && (wn->count == 0 || time >= wn->tail_time);
 	if (*in_ring)
 		return &wn->ring[(wn->head + wn->count) & (wn->ring_cap - 1)];
-	if (wn->heap_count == wn->heap_cap) {
-		size_t cap = wn->heap_cap ? wn->heap_cap * 2 : 64;
-		rec *h = realloc(wn->heap, cap * sizeof *h);
-		if (h == NULL)
-			return NULL;
-		wn->heap = h;
-		wn->heap_cap = cap;
-	}
+	if (wn->heap_count == wn->heap_cap &&
+	    weft__array_grow((void **)&wn->heap, &wn->heap_cap, wn->heap_count + 1,
+			     sizeof *wn->heap) < 0)
+		return NULL;
 	return &wn->heap[wn->heap_count];
 }
 
@@ -164,14 +160,8 @@ static inline int ph_before(const ph_entry *a, const ph_entry *b)
 /* Adds an unwritten placeholder. 0 or -1 (ENOMEM). */
 int weft__pv_ph_push(pv_window *wn, ph_entry e)
 {
-	if (wn->ph_count == wn->ph_cap) {
-		size_t cap = wn->ph_cap ? wn->ph_cap * 2 : 64;
-		ph_entry *h = realloc(wn->ph, cap * sizeof *h);
-		if (h == NULL)
-			return -1;
-		wn->ph = h;
-		wn->ph_cap = cap;
-	}
+	if (weft__array_grow((void **)&wn->ph, &wn->ph_cap, wn->ph_count + 1, sizeof *wn->ph) < 0)
+		return -1;
 	size_t i = wn->ph_count++;
 	while (i > 0 && ph_before(&e, &wn->ph[(i - 1) / 2])) {
 		wn->ph[i] = wn->ph[(i - 1) / 2];
