@@ -194,29 +194,16 @@ int weft__dump_writer_finish(weft__dump_writer *w)
 }
 
 /*
- * Slow path of decode_fields(): the event has more fields than the
- * scratch array holds; grows it and decodes again.
+ * The fields of the event into w->fields; inline on the hot path, the
+ * array grown out of line when the event has more fields than it holds.
  */
-static int decode_more_fields(weft__dump_writer *w, const weft_event *event, int n)
-{
-	weft_field *bigger = realloc(w->fields, (size_t)n * sizeof *bigger);
-
-	if (bigger == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-				   "out of memory for %d fields", n);
-	w->fields = bigger;
-	w->field_cap = (size_t)n;
-	return weft_event_fields(w->trace, event, w->fields, w->field_cap);
-}
-
-/* The fields of the event into w->fields; inline on the hot path. */
 static inline int decode_fields(weft__dump_writer *w, const weft_event *event)
 {
 	int n = weft_event_fields(w->trace, event, w->fields, w->field_cap);
 
 	if (WEFT__OUT_LIKELY(n <= 0 || (size_t)n <= w->field_cap))
 		return n;
-	return decode_more_fields(w, event, n);
+	return weft__event_fields_grow(w->trace, event, &w->fields, &w->field_cap, n);
 }
 
 /*

@@ -5,7 +5,6 @@
  * mode), numbers, and the typed fields of an event as "args".
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "outputs/chrome/chrome_internal.h"
@@ -187,15 +186,8 @@ static int decode_fields(weft__chrome_writer *w, const weft_event *ev)
 {
 	int n = weft_event_fields(w->trace, ev, w->fields, w->field_cap);
 
-	if (n > 0 && (size_t)n > w->field_cap) {
-		weft_field *bigger = realloc(w->fields, (size_t)n * sizeof *bigger);
-		if (bigger == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-					   "out of memory for %d fields", n);
-		w->fields = bigger;
-		w->field_cap = (size_t)n;
-		n = weft_event_fields(w->trace, ev, w->fields, w->field_cap);
-	}
+	if (n > 0 && (size_t)n > w->field_cap)
+		n = weft__event_fields_grow(w->trace, ev, &w->fields, &w->field_cap, n);
 	return n;
 }
 
