@@ -364,6 +364,23 @@ static inline uint64_t weft__bswap64(uint64_t x) { return __builtin_bswap64(x); 
 int weft__field_set_scalar(weft_field *out, weft_type type, const uint8_t *raw,
 			   int big_endian);
 
+/*
+ * The type whose weft_type_name() is the n bytes at s ("u32", "f64",
+ * "str"...), or 0: the formats that name field types in their files
+ * (ovni signatures, ROSS model descriptions) use the same names.
+ */
+weft_type weft__type_from_name(const char *s, size_t n);
+
+/*
+ * The slow path of decoding the fields of an event into a scratch array
+ * (the writers that print fields keep one): weft_event_fields() said the
+ * event has n fields, more than *cap; grows *fields to n and decodes
+ * again. Returns what weft_event_fields() returns, or WEFT_ENOMEM
+ * (message set).
+ */
+int weft__event_fields_grow(const weft_trace *trace, const weft_event *event,
+			    weft_field **fields, size_t *cap, int n);
+
 /* ---- UTF-8 (core/utf8.c) ---------------------------------------------------- */
 
 /*

@@ -58,17 +58,13 @@ static inline int32_t mcv_key(const unsigned char *m)
 	return (int32_t)(((uint32_t)m[0] << 14) | ((uint32_t)m[1] << 7) | m[2]);
 }
 
-/* Maps "u32" to WEFT_TYPE_U32 etc.; 0 when unknown. */
+/* Maps "u32" to WEFT_TYPE_U32 etc. (integers and str, what ovni names); 0 when unknown. */
 static weft_type parse_type(const char *s, size_t n)
 {
-	static const struct { const char *name; weft_type type; } types[] = {
-		{"u8", WEFT_TYPE_U8}, {"u16", WEFT_TYPE_U16}, {"u32", WEFT_TYPE_U32},
-		{"u64", WEFT_TYPE_U64}, {"i8", WEFT_TYPE_I8}, {"i16", WEFT_TYPE_I16},
-		{"i32", WEFT_TYPE_I32}, {"i64", WEFT_TYPE_I64}, {"str", WEFT_TYPE_STR},
-	};
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-		if (strlen(types[i].name) == n && memcmp(types[i].name, s, n) == 0)
-			return types[i].type;
+	weft_type t = weft__type_from_name(s, n);
+
+	if ((t >= WEFT_TYPE_U8 && t <= WEFT_TYPE_I64) || t == WEFT_TYPE_STR)
+		return t;
 	return (weft_type)0;
 }
 
