@@ -74,14 +74,9 @@ static int64_t find_slow_slot(const code_table *t, const char *code, uint32_t le
 /* Adds a new code; returns its slot, or -1 when out of memory. */
 static int64_t add_slot(code_table *t, const char *code, uint32_t len)
 {
-	if (t->slot_count == t->slot_cap) {
-		size_t cap = t->slot_cap ? t->slot_cap * 2 : 64;
-		code_slot *bigger = realloc(t->slots, cap * sizeof *bigger);
-		if (bigger == NULL)
-			return -1;
-		t->slots = bigger;
-		t->slot_cap = cap;
-	}
+	if (weft__array_grow((void **)&t->slots, &t->slot_cap, t->slot_count + 1,
+			     sizeof *t->slots) < 0)
+		return -1;
 	code_slot *s = &t->slots[t->slot_count];
 	s->code = malloc(len + 1u);
 	if (s->code == NULL)
