@@ -163,14 +163,14 @@ int weft__row_sorter_create(uint64_t budget, const char *tmpdir,
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	s->budget = budget < (64u << 10) ? (64u << 10) : budget > MAX_BUDGET ? MAX_BUDGET : budget;
 	s->fd = -1;
-	start_writer(s);
 	if (tmpdir == NULL || tmpdir[0] == '\0')
 		tmpdir = getenv("TMPDIR");
 	s->tmpdir = strdup(tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp");
-	if (s->tmpdir == NULL) {
+	if (s->tmpdir == NULL) { /* before the writer thread starts: nothing to stop */
 		free(s);
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
+	start_writer(s);
 	*out = s;
 	return 0;
 }
