@@ -267,6 +267,7 @@ static int resolve_order(const weft_trace *trace, const weft_filter *filter, wef
 {
 	int order = filter != NULL ? filter->order : WEFT_ORDER_DEFAULT;
 
+	*out = WEFT_ORDER_TIME; /* set on every path (gcc -O3 cannot tell) */
 	switch (order) {
 	case WEFT_ORDER_DEFAULT:
 		*out = trace->options.stored_order ? WEFT_ORDER_STORED : WEFT_ORDER_TIME;
