@@ -17,6 +17,7 @@
 
 #include "core/internal.h"
 #include "weft/counts.h"
+#include "util/strtab.h"
 
 /* ---- Code table: code -> dense slot number ------------------------------- */
 
@@ -24,13 +25,14 @@
 #define FAST_TABLE_SIZE (1u << 21)
 
 typedef struct code_slot {
-	char *code;
+	const char *code;   /* the table's copy */
 	uint32_t len;
 	uint64_t total; /* over all streams */
 } code_slot;
 
 typedef struct code_table {
 	int32_t *fast;      /* slot + 1 of each 3-character ASCII code, 0 = none */
+	weft__strtab codes; /* every code: string i is slot i */
 	code_slot *slots;
 	size_t slot_count, slot_cap;
 } code_table;
@@ -56,53 +58,34 @@ static int code_table_init(code_table *t)
 /* Releases the table and the code strings. */
 static void code_table_free(code_table *t)
 {
-	for (size_t i = 0; i < t->slot_count; i++)
-		free(t->slots[i].code);
+	weft__strtab_free(&t->codes);
 	free(t->slots);
 	free(t->fast);
 }
 
-/* Slot of a code seen before (linear search: only for unusual codes). */
-static int64_t find_slow_slot(const code_table *t, const char *code, uint32_t len)
-{
-	for (size_t i = 0; i < t->slot_count; i++)
-		if (t->slots[i].len == len && memcmp(t->slots[i].code, code, len) == 0)
-			return (int64_t)i;
-	return -1;
-}
-
-/* Adds a new code; returns its slot, or -1 when out of memory. */
-static int64_t add_slot(code_table *t, const char *code, uint32_t len)
-{
-	if (weft__array_grow((void **)&t->slots, &t->slot_cap, t->slot_count + 1,
-			     sizeof *t->slots) < 0)
-		return -1;
-	code_slot *s = &t->slots[t->slot_count];
-	s->code = malloc(len + 1u);
-	if (s->code == NULL)
-		return -1;
-	memcpy(s->code, code, len);
-	s->code[len] = '\0';
-	s->len = len;
-	s->total = 0;
-	return (int64_t)t->slot_count++;
-}
-
-/* Slot of any code, creating it on first sight; -1 when out of memory. */
+/*
+ * Slot of any code, creating it on first sight; -1 when out of memory.
+ * 3-letter ASCII codes (ovni's) are found in the flat table; the others
+ * (Heph descriptions, ROSS and Pallas record names) by hash.
+ */
 static int64_t code_table_slot(code_table *t, const char *code, uint32_t len)
 {
 	int64_t fi = fast_index(code, len);
-	int64_t slot;
+	size_t slot;
 
 	if (fi >= 0 && t->fast[fi] > 0)
 		return t->fast[fi] - 1;
-	slot = fi >= 0 ? -1 : find_slow_slot(t, code, len);
-	if (slot >= 0)
-		return slot;
-	slot = add_slot(t, code, len);
-	if (slot >= 0 && fi >= 0)
+	int added = weft__strtab_intern(&t->codes, code, len, &slot);
+	if (added == 1 && weft__array_grow((void **)&t->slots, &t->slot_cap, slot + 1,
+					   sizeof *t->slots) == 0) {
+		t->slots[slot] = (code_slot){ weft__strtab_text(&t->codes, slot), len, 0 };
+		t->slot_count = slot + 1;
+	}
+	if (added < 0 || slot >= t->slot_count)
+		return -1;
+	if (fi >= 0)
 		t->fast[fi] = (int32_t)(slot + 1);
-	return slot;
+	return (int64_t)slot;
 }
 
 /* ---- Counting -------------------------------------------------------------- */

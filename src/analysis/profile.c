@@ -19,6 +19,7 @@
 #include "core/internal.h"
 #include "weft/pallas_grammar.h"
 #include "weft/profile.h"
+#include "util/strtab.h"
 
 /* A recent (stream, name pointer) and its row: spans repeat names by
  * pointer (the iterator keeps one copy of each), so most lookups end
@@ -34,8 +35,10 @@ typedef struct recent_row {
 struct weft_profile {
 	weft_profile_row *rows;
 	size_t count, cap;
-	size_t *slots;         /* open addressing: row index + 1, 0 = free */
-	size_t slot_cap;
+	/* The rows' keys, the stream's 8 bytes then the name: string i of
+	 * the table is row i until the rows are sorted; the rows' names
+	 * point into it. */
+	weft__strtab keys;
 	recent_row recent[RECENT_ROWS];
 	weft_profile_source source;
 	weft_span_stats stats;
@@ -59,54 +62,25 @@ const char *weft_profile_source_name(weft_profile_source source)
 
 /* ---- Rows ------------------------------------------------------------------------ */
 
-/* A hash of the name in the manner of FNV-1a, seeded with the stream. */
-static size_t row_hash(int64_t stream, const char *name)
-{
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)stream;
-	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-		h = (h ^ *c) * 1099511628211ull;
-	return (size_t)h;
-}
-
-/* Doubles the slot table; -1 when out of memory. */
-static int slots_grow(weft_profile *p)
-{
-	size_t cap = p->slot_cap ? 2 * p->slot_cap : 64;
-	size_t *slots = calloc(cap, sizeof *slots);
-	if (slots == NULL)
-		return -1;
-	for (size_t i = 0; i < p->count; i++) {
-		size_t j = row_hash(p->rows[i].stream, p->rows[i].name) & (cap - 1);
-		while (slots[j] != 0)
-			j = (j + 1) & (cap - 1);
-		slots[j] = i + 1;
-	}
-	free(p->slots);
-	p->slots = slots;
-	p->slot_cap = cap;
-	return 0;
-}
-
 /* The row of (stream, name), added when new; NULL when out of memory. */
 static weft_profile_row *row_of(weft_profile *p, int64_t stream, const char *name)
 {
-	if ((p->count + 1) * 2 > p->slot_cap && slots_grow(p) < 0)
+	size_t len = strlen(name), index;
+	char small[256];
+	char *key = sizeof stream + len <= sizeof small ? small : malloc(sizeof stream + len);
+	if (key == NULL)
 		return NULL;
-	size_t j = row_hash(stream, name) & (p->slot_cap - 1);
-	for (; p->slots[j] != 0; j = (j + 1) & (p->slot_cap - 1)) {
-		weft_profile_row *r = &p->rows[p->slots[j] - 1];
-		if (r->stream == stream && strcmp(r->name, name) == 0)
-			return r;
-	}
-	if (weft__array_grow((void **)&p->rows, &p->cap, p->count + 1, sizeof *p->rows) < 0)
-		return NULL;
-	char *copy = strdup(name);
-	if (copy == NULL)
-		return NULL;
-	weft_profile_row *r = &p->rows[p->count];
-	*r = (weft_profile_row){ .name = copy, .stream = stream, .min = UINT64_MAX };
-	p->slots[j] = ++p->count;
-	return r;
+	memcpy(key, &stream, sizeof stream);
+	memcpy(key + sizeof stream, name, len);
+	int added = weft__strtab_intern(&p->keys, key, sizeof stream + len, &index);
+	if (key != small)
+		free(key);
+	if (added == 1 &&
+	    weft__array_grow((void **)&p->rows, &p->cap, p->count + 1, sizeof *p->rows) == 0)
+		p->rows[p->count++] = (weft_profile_row){
+			.name = weft__strtab_text(&p->keys, index) + sizeof stream,
+			.stream = stream, .min = UINT64_MAX };
+	return added < 0 || index >= p->count ? NULL : &p->rows[index];
 }
 
 /* Adds `count` calls to a row: their total, min, max and exclusive sum. */
@@ -256,11 +230,8 @@ static void finish_rows(weft_profile *p)
 			r->min = 0;
 		r->mean = r->calls ? (double)r->inclusive / (double)r->calls : 0;
 	}
-	if (p->count > 1)
+	if (p->count > 1) /* rows no longer follow the keys: no lookups after */
 		qsort(p->rows, p->count, sizeof *p->rows, row_order);
-	free(p->slots); /* the order changed: the slots are stale */
-	p->slots = NULL;
-	p->slot_cap = 0;
 }
 
 int weft_profile_compute(weft_trace *trace, const weft_profile_options *options,
@@ -323,9 +294,7 @@ void weft_profile_free(weft_profile *p)
 {
 	if (p == NULL)
 		return;
-	for (size_t i = 0; i < p->count; i++)
-		free((char *)p->rows[i].name);
+	weft__strtab_free(&p->keys);
 	free(p->rows);
-	free(p->slots);
 	free(p);
 }

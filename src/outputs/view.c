@@ -16,6 +16,7 @@
 
 #include "core/internal.h"
 #include "outputs/view.h"
+#include "util/strtab.h"
 
 /* A span opened on a timeline and not closed yet. */
 typedef struct open_span {
@@ -66,13 +67,6 @@ typedef struct flow_count {
 	int used;
 } flow_count;
 
-/* An interned string (NUL-terminated copy). */
-typedef struct interned {
-	char *text;
-	uint32_t len;
-	uint64_t hash;
-} interned;
-
 #define MAX_ARGS 64
 
 struct weft__view {
@@ -93,8 +87,7 @@ struct weft__view {
 	size_t used_cap, used_count;
 	int64_t next_number;      /* the next fresh pid/tid to try */
 
-	interned *names;          /* open addressing, text NULL = free */
-	size_t name_cap, name_count;
+	weft__strtab names;       /* interned names (util/strtab.h) */
 
 	flow_count *flows;        /* open addressing by flow key, used = 0 free */
 	size_t flow_cap, flow_used;
@@ -104,54 +97,12 @@ struct weft__view {
 
 /* ---- Interning ----------------------------------------------------------------- */
 
-/* FNV-1a of the bytes. */
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
-/* Doubles the name table; -1 when out of memory. */
-static int names_grow(weft__view *v)
-{
-	size_t cap = v->name_cap ? v->name_cap * 2 : 64;
-	interned *t = calloc(cap, sizeof *t);
-	if (t == NULL)
-		return -1;
-	for (size_t i = 0; i < v->name_cap; i++) {
-		if (v->names[i].text == NULL)
-			continue;
-		size_t j = v->names[i].hash & (cap - 1);
-		while (t[j].text != NULL)
-			j = (j + 1) & (cap - 1);
-		t[j] = v->names[i];
-	}
-	free(v->names);
-	v->names = t;
-	v->name_cap = cap;
-	return 0;
-}
-
 const char *weft__view_intern(weft__view *v, const char *s, size_t n)
 {
-	if ((v->name_count + 1) * 2 > v->name_cap && names_grow(v) < 0)
+	size_t index;
+	if (weft__strtab_intern(&v->names, s, n, &index) < 0)
 		return NULL;
-	uint64_t h = hash_bytes(s, n);
-	size_t j = h & (v->name_cap - 1);
-	for (; v->names[j].text != NULL; j = (j + 1) & (v->name_cap - 1))
-		if (v->names[j].hash == h && v->names[j].len == n &&
-		    memcmp(v->names[j].text, s, n) == 0)
-			return v->names[j].text;
-	char *copy = malloc(n + 1);
-	if (copy == NULL)
-		return NULL;
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	v->names[j] = (interned){ copy, (uint32_t)n, h };
-	v->name_count++;
-	return copy;
+	return weft__strtab_text(&v->names, index);
 }
 
 /* ---- Flows ------------------------------------------------------------------------ */
@@ -991,9 +942,7 @@ void weft__view_free(weft__view *v)
 		free(v->streams[i].timelines);
 		free(v->streams[i].counters);
 	}
-	for (size_t i = 0; i < v->name_cap; i++)
-		free(v->names[i].text);
-	free(v->names);
+	weft__strtab_free(&v->names);
 	free(v->flows);
 	free(v->used_numbers);
 	free(v->tracks);
