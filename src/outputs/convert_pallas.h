@@ -132,8 +132,6 @@ typedef struct attr_plan {
 
 /* ---- Tables and definitions (convert_pallas_defs.c) ---------------------------- */
 
-/* FNV-1a of a byte string, for the tables. */
-uint64_t weft__pconv_hash(const void *p, size_t n);
 
 /* Reports the library's last message for a failed writer call; returns -1. */
 int weft__pconv_writer_error(conv *c, const char *what, int rc);

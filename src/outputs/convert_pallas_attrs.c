@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "outputs/convert_pallas.h"
+#include "util/strtab.h"
 
 /* ---- Attribute lists --------------------------------------------------------------------- */
 
@@ -69,7 +70,7 @@ static int string_value(conv *c, const char *s, size_t len, uint32_t *ref)
 	if (len > STRING_VALUE_MAX || memchr(s, '\0', len) != NULL)
 		return 0;
 	if (t->cap > 0) {
-		str_entry *e = weft__pconv_str_slot(t, s, (uint32_t)len, weft__pconv_hash(s, len));
+		str_entry *e = weft__pconv_str_slot(t, s, (uint32_t)len, weft__hash_bytes(s, len));
 		if (e->text != NULL) {
 			*ref = e->ref;
 			return 1;

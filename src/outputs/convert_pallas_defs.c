@@ -12,18 +12,9 @@
 #include <string.h>
 
 #include "outputs/convert_pallas.h"
+#include "util/strtab.h"
 
 /* ---- Small helpers --------------------------------------------------------------------- */
-
-/* FNV-1a of a byte string, for the tables. */
-uint64_t weft__pconv_hash(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211u;
-	return h;
-}
 
 /* Reports the library's last message for a failed writer call; returns -1. */
 int weft__pconv_writer_error(conv *c, const char *what, int rc)
@@ -98,7 +89,7 @@ int weft__pconv_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
 	str_table *t = &c->strings;
 	if ((t->count + 1) * 2 > t->cap && str_table_grow(t) < 0)
 		return weft__pconv_out_of_memory(c);
-	uint64_t h = weft__pconv_hash(s, len);
+	uint64_t h = weft__hash_bytes(s, len);
 	str_entry *e = weft__pconv_str_slot(t, s, len, h);
 	if (e->text == NULL) {
 		char *copy = malloc((size_t)len + 1);
@@ -133,7 +124,7 @@ static int string_ref(conv *c, const char *s, uint32_t *ref)
 /* The slot index of `key` (found, or free). */
 static size_t u64_map_slot(const u64_map *m, uint64_t key)
 {
-	size_t j = weft__pconv_hash(&key, sizeof key) & (m->cap - 1);
+	size_t j = weft__hash_bytes(&key, sizeof key) & (m->cap - 1);
 	while (m->keys[j] != 0 && m->keys[j] != key + 1)
 		j = (j + 1) & (m->cap - 1);
 	return j;
@@ -203,7 +194,7 @@ int weft__pconv_region_ref(conv *c, const char *name, uint32_t len, uint32_t *re
 	if (weft__pconv_intern(c, name, len, ref, NULL) < 0)
 		return -1;
 	/* Its slot, found again right after: nothing can have moved it. */
-	str_entry *e = weft__pconv_str_slot(&c->strings, name, len, weft__pconv_hash(name, len));
+	str_entry *e = weft__pconv_str_slot(&c->strings, name, len, weft__hash_bytes(name, len));
 	if (!e->region) {
 		int rc = weft_pallas_add_region(c->defs, *ref, *ref);
 		if (rc < 0)

@@ -10,25 +10,14 @@
 #include <string.h>
 
 #include "outputs/paraver/paraver_internal.h"
+#include "util/strtab.h"
 
 /* ---- Hashing --------------------------------------------------------------------- */
-
-/* FNV-1a, 64 bits, of n bytes: the documented source of type numbers. */
-static uint64_t fnv1a(const char *s, size_t n)
-{
-	uint64_t h = 14695981039346656037ull;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
 
 /* Slot hash of a key in a namespace. */
 static uint64_t key_slot_hash(uint32_t ns, const char *key, size_t len)
 {
-	return fnv1a(key, len) ^ ((uint64_t)ns * 0x9e3779b97f4a7c15ull);
+	return weft__hash_bytes(key, len) ^ ((uint64_t)ns * 0x9e3779b97f4a7c15ull);
 }
 
 /* Slot hash of a number in a namespace. */
@@ -163,7 +152,7 @@ label *weft__pv_label_add(label_table *t, uint32_t key_ns, uint32_t number_ns,
 static int64_t hashed_number(const label_table *t, uint32_t ns, const char *key,
 			     size_t len, int64_t first, uint64_t count)
 {
-	uint64_t off = fnv1a(key, len) % count;
+	uint64_t off = weft__hash_bytes(key, len) % count;
 
 	for (uint64_t i = 0; i < count; i++) {
 		int64_t n = first + (int64_t)((off + i) % count);
