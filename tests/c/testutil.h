@@ -66,5 +66,18 @@ char *tu_read_file(const char *path, size_t *size);
  * (and a failure) when the command cannot be run.
  */
 char *tu_run_weft(const char *args, const char *path, int *status);
+/* 1 when one of the n lines contains `text` (a report's messages). */
+int tu_said(char *const *lines, size_t n, const char *text);
+/*
+ * Opens $WEFT_TEST_DATA/<rel> with default options (a failure prints
+ * weft_last_error() and stops the test); exits 77 (skipped) when
+ * WEFT_TEST_DATA is not set. *path (when not NULL) gets the full path,
+ * malloc'd.
+ */
+struct weft_trace *tu_open_data(const char *rel, char **path);
+/* 1 when two files have the same bytes; a failure names them otherwise. */
+int tu_same_file(const char *a, const char *b);
+/* Two trees (a file, or folders of them) equal file by file, byte for byte. */
+void tu_same_tree(const char *a, const char *b);
 
 #endif /* WEFT_TESTUTIL_H */
