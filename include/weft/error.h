@@ -62,6 +62,16 @@ typedef struct weft_diag {
 	const char *message; /* what was expected and what was found */
 } weft_diag;
 
+/* "note", "warning" or "error" (enum weft_severity). */
+const char *weft_severity_name(int severity);
+/*
+ * A diagnostic as the one line the `weft` commands print:
+ * "<file>:<offset>: <severity>: <message>" (without ":<offset>" when it
+ * has none; `default_file` when it names no file). malloc'd: free() it;
+ * NULL without memory.
+ */
+char *weft_diag_line(const weft_diag *diag, const char *default_file);
+
 WEFT_API_END
 
 #ifdef __cplusplus

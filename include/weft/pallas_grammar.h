@@ -12,6 +12,7 @@
 #define WEFT_PALLAS_GRAMMAR_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "weft/event.h"
@@ -132,6 +133,22 @@ int weft_pallas_check(weft_trace *trace);
  */
 int weft_pallas_grammar_sequence_totals(weft_pallas_grammar *g, size_t i,
 					uint64_t *total, uint64_t *exclusive_total);
+
+/* 1 when the trace's threads have grammars (a Pallas trace), else 0. */
+int weft_pallas_grammar_available(const weft_trace *trace);
+
+/*
+ * Writes the grammar of thread `stream` to `out` as a tree, without
+ * unrolling it (like `pallas_print -S`; what `weft dump --structure`
+ * prints): a line "--- <stream path>: N events, N sequences, N loops
+ * ---", then sequences with their kind, occurrence count and stored
+ * durations, loops with their iteration counts, events with their names
+ * and counts, indented by nesting. A sequence used in several places is
+ * written in full the first time and referred to afterwards ("(above)"),
+ * so the output stays the size of the grammar. 0 or a negative code
+ * (WEFT_EUNSUPPORTED for a trace without grammars).
+ */
+int weft_pallas_structure_write(weft_trace *trace, uint32_t stream, FILE *out);
 
 WEFT_API_END
 

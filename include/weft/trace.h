@@ -36,6 +36,20 @@ typedef enum weft_format {
 const char *weft_format_name(weft_format format);
 /* Parses a format name; WEFT_FORMAT_AUTO for "auto", -1 when unknown. */
 int weft_format_from_name(const char *name);
+/*
+ * The formats weft reads, in the order they are detected: count, and
+ * format i (WEFT_FORMAT_AUTO past the end). For help texts and messages
+ * that list them ("auto" is not one of them).
+ */
+size_t weft_format_count(void);
+weft_format weft_format_at(size_t i);
+/*
+ * 1 when traces of `format` may store events out of time order that weft
+ * puts in order in place (ovni: unordered regions, weft_ovni_sort()), 0
+ * otherwise. WEFT_FORMAT_AUTO (a format still to detect): 1 when one of
+ * the formats is.
+ */
+int weft_format_sortable(weft_format format);
 
 /* Format options set at most at once (distinct keys). */
 #define WEFT_FORMAT_OPTIONS_MAX 16

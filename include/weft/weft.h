@@ -23,8 +23,15 @@
 #include "weft/convert.h"
 #include "weft/output.h"
 #include "weft/writer.h"
+#include "weft/dump.h"
+#include "weft/outfile.h"
+#include "weft/counts.h"
 #include "weft/span.h"
 #include "weft/profile.h"
+#include "weft/check.h"
+#include "weft/ross.h"
+#include "weft/stats.h"
+#include "weft/schema.h"
 #include "weft/api.h"
 
 #ifdef __cplusplus

@@ -59,7 +59,7 @@ const char *weft_profile_source_name(weft_profile_source source)
 
 /* ---- Rows ------------------------------------------------------------------------ */
 
-/* FNV-1a of the name, mixed with the stream. */
+/* A hash of the name in the manner of FNV-1a, seeded with the stream. */
 static size_t row_hash(int64_t stream, const char *name)
 {
 	uint64_t h = 1469598103934665603ull ^ (uint64_t)stream;
@@ -98,14 +98,8 @@ static weft_profile_row *row_of(weft_profile *p, int64_t stream, const char *nam
 		if (r->stream == stream && strcmp(r->name, name) == 0)
 			return r;
 	}
-	if (p->count == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 32;
-		weft_profile_row *rows = realloc(p->rows, cap * sizeof *rows);
-		if (rows == NULL)
-			return NULL;
-		p->rows = rows;
-		p->cap = cap;
-	}
+	if (weft__array_grow((void **)&p->rows, &p->cap, p->count + 1, sizeof *p->rows) < 0)
+		return NULL;
 	char *copy = strdup(name);
 	if (copy == NULL)
 		return NULL;

@@ -35,7 +35,7 @@ typedef struct open_entry {
 
 typedef struct entry_stack {
 	open_entry *entries;
-	uint32_t depth, cap;
+	size_t depth, cap;
 } entry_stack;
 
 /* What the iterator keeps of one track of the view. */
@@ -52,7 +52,7 @@ struct weft_span_iter {
 	weft__view *view;
 	weft_span_options options;
 	track_state *tracks;   /* by track id - 1 */
-	uint32_t track_cap;
+	size_t track_cap;
 	weft_span *queue;      /* spans ended by the last event */
 	size_t queued, queue_cap, next;
 	uint64_t next_id;
@@ -75,29 +75,18 @@ void weft_span_options_init(weft_span_options *options)
 /* Room for one more entry on a stack; NULL when out of memory. */
 static open_entry *stack_push(entry_stack *s)
 {
-	if (s->depth == s->cap) {
-		uint32_t cap = s->cap ? 2 * s->cap : 8;
-		open_entry *e = realloc(s->entries, cap * sizeof *e);
-		if (e == NULL)
-			return NULL;
-		s->entries = e;
-		s->cap = cap;
-	}
+	if (weft__array_grow((void **)&s->entries, &s->cap, s->depth + 1, sizeof *s->entries) < 0)
+		return NULL;
 	return &s->entries[s->depth++];
 }
 
 /* Room for one more span in the queue; NULL when out of memory. */
 static weft_span *queue_slot(weft_span_iter *it)
 {
-	if (it->queued == it->queue_cap) {
-		size_t cap = it->queue_cap ? 2 * it->queue_cap : 16;
-		weft_span *q = realloc(it->queue, cap * sizeof *q);
-		if (q == NULL) {
-			it->out_of_memory = 1;
-			return NULL;
-		}
-		it->queue = q;
-		it->queue_cap = cap;
+	if (weft__array_grow((void **)&it->queue, &it->queue_cap, it->queued + 1,
+			     sizeof *it->queue) < 0) {
+		it->out_of_memory = 1;
+		return NULL;
 	}
 	return &it->queue[it->queued++];
 }
@@ -159,19 +148,13 @@ static void close_nest(weft_span_iter *it, track_state *t, uint64_t start, uint6
 static void on_track(void *ctx, const weft__view_track *track)
 {
 	weft_span_iter *it = ctx;
-	if (track->id > it->track_cap) {
-		uint32_t cap = it->track_cap ? 2 * it->track_cap : 16;
-		while (cap < track->id)
-			cap *= 2;
-		track_state *t = realloc(it->tracks, cap * sizeof *t);
-		if (t == NULL) {
-			it->out_of_memory = 1;
-			return;
-		}
-		memset(t + it->track_cap, 0, (cap - it->track_cap) * sizeof *t);
-		it->tracks = t;
-		it->track_cap = cap;
+	size_t old_cap = it->track_cap;
+	if (weft__array_grow((void **)&it->tracks, &it->track_cap, track->id,
+			     sizeof *it->tracks) < 0) {
+		it->out_of_memory = 1;
+		return;
 	}
+	memset(it->tracks + old_cap, 0, (it->track_cap - old_cap) * sizeof *it->tracks);
 	track_state *t = &it->tracks[track->id - 1];
 	t->stream = track->stream < 0 ? 0 : (uint32_t)track->stream;
 	t->timeline = track->kind == WEFT__TRACK_THREAD ? NULL : track->channel;
@@ -273,7 +256,7 @@ static void on_counter(void *ctx, const weft__view_track *track, uint64_t time,
 static void finish(weft_span_iter *it, int status)
 {
 	weft__view_finish(it->view);
-	for (uint32_t i = 0; i < it->track_cap; i++) {
+	for (size_t i = 0; i < it->track_cap; i++) {
 		track_state *t = &it->tracks[i];
 		while (t->nest.depth > 0)
 			emit_top(it, t, &t->nest, t->nest.entries[t->nest.depth - 1].end, 0);
@@ -384,7 +367,7 @@ void weft_span_iter_free(weft_span_iter *it)
 {
 	if (it == NULL)
 		return;
-	for (uint32_t i = 0; i < it->track_cap; i++) {
+	for (size_t i = 0; i < it->track_cap; i++) {
 		free(it->tracks[i].open.entries);
 		free(it->tracks[i].nest.entries);
 	}

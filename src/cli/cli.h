@@ -131,8 +131,8 @@ void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file);
  */
 int cli_print_diags_from(const weft_trace *trace, const char *command, size_t from);
 const char *cli_severity_name(int severity);
-/* A library message without its leading "<file>: byte <offset>: ". */
-const char *cli_message_without_place(const char *msg);
+/* "auto<auto_note>, ovni, heph, ross, pallas" (from the library's formats). */
+const char *cli_format_list(const char *auto_note);
 /* "1.234567890 s", "12.345 ms", ... for a duration in ns. */
 void cli_format_duration(char *buf, size_t size, uint64_t ns);
 
@@ -148,9 +148,6 @@ int cli_cmd_convert(int argc, char **argv);
 int cli_cmd_table(int argc, char **argv);
 int cli_cmd_summary(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
-
-/* `weft dump --structure`: the grammar of each thread of a Pallas trace. */
-int cli_pallas_structure(weft_trace *trace, const char *command, FILE *out);
 int cli_cmd_plot(int argc, char **argv);
 
 #endif /* WEFT_CLI_H */

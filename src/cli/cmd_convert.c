@@ -74,9 +74,9 @@ static void print_convert_help(void)
 	       "  --vt-unit T          the length of one unit of virtual time (default 1us)\n"
 	       "  --allow-loss         viewer formats: drop spans nested deeper than the\n"
 	       "                       viewers keep (512 levels) with a warning, instead of\n"
-	       "                       an error (exit 1)\n"
-	       "  --format NAME        trace format: auto (default), ovni, heph, ross, pallas\n"
-	       "  --clock-offsets FILE ovnisync clock offsets (ovni)\n"
+	       "                       an error (exit 1)\n");
+	printf("  --format NAME        trace format: %s\n", cli_format_list(" (default)"));
+	printf("  --clock-offsets FILE ovnisync clock offsets (ovni)\n"
 	       "  --threads N          1: everything on one thread; by default, on two\n"
 	       "                       CPUs or more, Heph traces of 16 MiB or more are\n"
 	       "                       scanned in two halves at once (same output)\n"

@@ -32,12 +32,13 @@ static void print_info_help(void)
 	       "every file is read once, all its streams together).\n"
 	       "\n"
 	       "options:\n"
-	       "  --format NAME        auto (default), ovni, heph, ross, pallas\n"
+	       "  --format NAME        %s\n"
 	       "  --clock-offsets FILE ovnisync clock offsets\n"
 	       "  -h, --help           this text\n"
 	       "\n"
 	       "example:\n"
-	       "  weft info ovni/\n");
+	       "  weft info ovni/\n",
+	       cli_format_list(" (default)"));
 }
 
 /* ---- Metadata summaries --------------------------------------------------- */
@@ -237,32 +238,8 @@ static void print_hierarchy(const weft_trace *trace)
 
 /* ---- Streams -------------------------------------------------------------------- */
 
-typedef struct stream_stats {
-	uint64_t events;
-	uint64_t untimed;     /* of them without a real time (WEFT_EVENT_NO_TIME) */
-	uint64_t first, last; /* of the others: valid when events > untimed */
-} stream_stats;
-
-static void add_to_stats(stream_stats *st, const weft_event *ev);
-
-/* Counts the events of one stream and their earliest and latest time. */
-static int read_stream_stats(weft_trace *trace, uint32_t stream, stream_stats *st)
-{
-	weft_cursor *cursor;
-	const weft_event *ev;
-	int rc = weft_cursor_create_stream(trace, stream, &cursor);
-
-	memset(st, 0, sizeof *st);
-	if (rc < 0)
-		return rc;
-	while ((rc = weft_cursor_next(cursor, &ev)) == 1)
-		add_to_stats(st, ev);
-	weft_cursor_free(cursor);
-	return rc;
-}
-
 /* The lines of one stream. */
-static void print_stream(const weft_stream_info *si, const stream_stats *st)
+static void print_stream(const weft_stream_info *si, const weft_stream_stats *st)
 {
 	char span[64];
 
@@ -285,107 +262,36 @@ static void print_stream(const weft_stream_info *si, const stream_stats *st)
 }
 
 /*
- * Adds one event into the statistics of its stream. An event without a
- * real time (time 0 by convention) is counted apart: it would stretch
- * the span back to 0.
- */
-static void add_to_stats(stream_stats *st, const weft_event *ev)
-{
-	if (ev->flags & WEFT_EVENT_NO_TIME) {
-		st->events++;
-		st->untimed++;
-		return;
-	}
-	int first = st->events == st->untimed;
-	if (first || ev->time < st->first)
-		st->first = ev->time;
-	if (first || ev->time > st->last)
-		st->last = ev->time;
-	st->events++;
-}
-
-/*
- * The statistics of every stream from one merged pass, for formats whose
- * merged cursor reads each file once (ROSS): a cursor per stream would
- * read the file once per stream. Returns 0 or the cursor's error.
- */
-static int read_all_stats(weft_trace *trace, stream_stats *stats)
-{
-	weft_cursor *cursor;
-	const weft_event *ev;
-	int rc = weft_cursor_create(trace, NULL, &cursor);
-
-	if (rc < 0)
-		return rc;
-	while ((rc = weft_cursor_next(cursor, &ev)) == 1)
-		add_to_stats(&stats[ev->stream], ev);
-	weft_cursor_free(cursor);
-	return rc;
-}
-
-/*
- * The statistics of a Pallas thread from its grammar alone, like
- * pallas_info: the events are the occurrences counted in the event
- * headers, first and last times come from the timestamp sub-array
- * headers; no value data is read. `note` gets the grammar's size.
- */
-static int read_grammar_stats(weft_trace *trace, uint32_t stream, stream_stats *st,
-			      char *note, size_t note_size)
-{
-	weft_pallas_grammar *g;
-	int rc = weft_pallas_grammar_open(trace, stream, &g);
-	memset(st, 0, sizeof *st);
-	if (rc < 0) {
-		cli_library_error("info", weft_trace_stream(trace, stream)->path, rc);
-		return rc;
-	}
-	for (size_t i = 0; i < weft_pallas_grammar_event_count(g); i++) {
-		weft_pallas_event_info e;
-		if (weft_pallas_grammar_event(g, i, &e) < 0 || e.occurrences == 0)
-			continue;
-		if (st->events == 0 || e.first_time < st->first)
-			st->first = e.first_time;
-		if (st->events == 0 || e.last_time > st->last)
-			st->last = e.last_time;
-		st->events += e.occurrences;
-	}
-	snprintf(note, note_size, "      grammar: %zu events, %zu sequences, %zu loops\n",
-		 weft_pallas_grammar_event_count(g), weft_pallas_grammar_sequence_count(g),
-		 weft_pallas_grammar_loop_count(g));
-	weft_pallas_grammar_free(g);
-	return 0;
-}
-
-/*
  * Reads and prints every stream; adds their counts and times into
  * *total. Returns 0 or the first reading error. Streams are read one by
  * one, or all in one merged pass when the format reads whole files.
  */
-static int print_streams(weft_trace *trace, stream_stats *total)
+static int print_streams(weft_trace *trace, weft_stream_stats *total)
 {
 	size_t n = weft_trace_stream_count(trace);
 	int first_error = 0;
-	stream_stats *all = NULL;
+	weft_stream_stats *all = NULL;
 
 	memset(total, 0, sizeof *total);
 	/* (Without memory for the table, streams are read one by one.) */
 	if (weft_trace_file_order_default(trace) && (all = calloc(n ? n : 1, sizeof *all)) != NULL)
-		first_error = read_all_stats(trace, all);
+		first_error = weft_trace_stats_merged(trace, all);
 	printf("\nstreams:\n");
 	for (size_t i = 0; i < n; i++) {
-		stream_stats st;
-		char note[128] = "";
+		weft_stream_stats st;
 		int rc = 0;
 		if (all != NULL)
 			st = all[i];
-		else if (weft_trace_format(trace) == WEFT_FORMAT_PALLAS)
-			rc = read_grammar_stats(trace, (uint32_t)i, &st, note, sizeof note);
 		else
-			rc = read_stream_stats(trace, (uint32_t)i, &st);
+			rc = weft_trace_stream_stats(trace, (uint32_t)i, &st);
+		/* (A stored summary that cannot be read is told at once.) */
+		if (rc < 0 && st.stored)
+			cli_library_error("info", weft_trace_stream(trace, i)->path, rc);
 		if (rc < 0 && first_error == 0)
 			first_error = rc;
 		print_stream(weft_trace_stream(trace, i), &st);
-		fputs(note, stdout);
+		if (st.detail[0] != '\0')
+			printf("      %s\n", st.detail);
 		int timed = total->events > total->untimed;
 		total->events += st.events;
 		total->untimed += st.untimed;
@@ -437,7 +343,7 @@ static void print_summary_head(const weft_trace *trace)
 }
 
 /* Totals over all streams. */
-static void print_totals(const stream_stats *total)
+static void print_totals(const weft_stream_stats *total)
 {
 	char span[64];
 
@@ -454,7 +360,7 @@ static void print_totals(const stream_stats *total)
  * out of the time span; or "none". 1 when one of the diagnostics is an
  * error (some data could not be read: the figures miss it).
  */
-static int print_warnings(const weft_trace *trace, const stream_stats *total)
+static int print_warnings(const weft_trace *trace, const weft_stream_stats *total)
 {
 	size_t n = weft_trace_diag_count(trace);
 	int lost = 0;
@@ -477,7 +383,7 @@ static int print_warnings(const weft_trace *trace, const stream_stats *total)
 static int run_info(const cli_common *common)
 {
 	weft_trace *trace;
-	stream_stats total;
+	weft_stream_stats total;
 	int exit_code = cli_open_trace(common, "info", &trace);
 
 	if (exit_code != CLI_EXIT_OK)

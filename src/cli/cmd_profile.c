@@ -70,9 +70,9 @@ static void print_profile_help(void)
 	       "  --event GLOB         only events whose code matches (alias: --mcv)\n"
 	       "  --replay             Pallas: replay every Enter/Leave instead\n"
 	       "  --headers-only       Pallas: from the sequence headers alone (instant;\n"
-	       "                       totals from the stored, rounded means)\n"
-	       "  --format NAME        trace format: auto (default), ovni, heph, ross, pallas\n"
-	       "  -h, --help           this text\n"
+	       "                       totals from the stored, rounded means)\n");
+	printf("  --format NAME        trace format: %s\n", cli_format_list(" (default)"));
+	printf("  -h, --help           this text\n"
 	       "\n"
 	       "examples:\n"
 	       "  weft profile trace/main.pallas\n"

@@ -52,6 +52,20 @@ static void print_sort_report(const weft_ovni_sort_report *r, int check_only)
 		printf("streams rewritten: %" PRIu64 "\n", r->rewritten_streams);
 }
 
+/* The names of the formats that can be sorted: "ovni" (a static buffer). */
+static const char *sortable_formats(void)
+{
+	static char text[128];
+	size_t n = 0;
+
+	text[0] = '\0';
+	for (size_t i = 0; i < weft_format_count() && n < sizeof text; i++)
+		if (weft_format_sortable(weft_format_at(i)))
+			n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", n ? "/" : "",
+					      weft_format_name(weft_format_at(i)));
+	return text;
+}
+
 /* Runs the sort (or the check) and maps the outcome to an exit code. */
 static int run_sort(const char *path, int check_only)
 {
@@ -99,7 +113,8 @@ int cli_cmd_sort(int argc, char **argv)
 	}
 	if (cli_take_trace_path(&common, &parser) < 0)
 		return CLI_EXIT_FAILURE;
-	if (common.open.format != WEFT_FORMAT_AUTO && common.open.format != WEFT_FORMAT_OVNI)
-		return cli_usage_error("sort", "only ovni traces have unordered regions");
+	if (!weft_format_sortable(common.open.format))
+		return cli_usage_error("sort", "only %s traces have unordered regions",
+				       sortable_formats());
 	return run_sort(common.trace_path, check_only);
 }

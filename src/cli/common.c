@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/internal.h"
 
 /* The library's detailed message, or the generic text of the status. */
 static const char *error_text(int status)
@@ -60,7 +59,7 @@ int cli_library_error(const char *command, const char *what, int status)
 /* "note", "warning" or "error", as printed in problem lines. */
 const char *cli_severity_name(int severity)
 {
-	return weft__severity_name(severity);
+	return weft_severity_name(severity);
 }
 
 /*
@@ -69,7 +68,7 @@ const char *cli_severity_name(int severity)
  */
 void cli_print_diag(FILE *out, const weft_diag *diag, const char *default_file)
 {
-	char *line = weft__diag_line(diag, default_file);
+	char *line = weft_diag_line(diag, default_file);
 
 	fprintf(out, "%s\n", line != NULL ? line : diag->message);
 	free(line);
@@ -102,20 +101,16 @@ void cli_format_duration(char *buf, size_t size, uint64_t ns)
 }
 
 /*
- * The text of a library message without its leading place
- * "<file>: byte <offset>: ", for lines that already show the place.
+ * "auto<auto_note>, ovni, heph, ...": the names of the formats, from the
+ * library's list, for help texts and messages (a static buffer).
  */
-const char *cli_message_without_place(const char *msg)
+const char *cli_format_list(const char *auto_note)
 {
-	const char *byte = strstr(msg, ": byte ");
-	const char *p;
+	static char text[256];
+	size_t n = (size_t)snprintf(text, sizeof text, "auto%s", auto_note);
 
-	if (byte == NULL)
-		return msg;
-	p = byte + 7;
-	if (*p < '0' || *p > '9')
-		return msg;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	return strncmp(p, ": ", 2) == 0 ? p + 2 : msg;
+	for (size_t i = 0; i < weft_format_count() && n < sizeof text; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n, ", %s",
+				      weft_format_name(weft_format_at(i)));
+	return text;
 }

@@ -232,8 +232,8 @@ int cli_common_option(cli_common *c, const char *command, int id, const char *va
 	case CLI_OPT_FORMAT: {
 		int format = weft_format_from_name(value);
 		if (format < 0) {
-			cli_usage_error(command, "unknown format '%s' (auto, ovni, heph, ross, pallas)",
-					value);
+			cli_usage_error(command, "unknown format '%s' (%s)", value,
+					cli_format_list(""));
 			return -1;
 		}
 		c->open.format = (weft_format)format;

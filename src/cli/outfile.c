@@ -18,17 +18,20 @@ static int outfile_failed(const cli_outfile *o)
 int cli_outfile_open(cli_outfile *o, const char *command, const char *path, int force)
 {
 	o->command = command;
-	int rc = weft__outfile_open(&o->file, path, force, 1);
-	o->fd = o->file.fd;
+	int rc = weft_outfile_open(path, force, 1, &o->file);
+	o->fd = rc < 0 ? -1 : weft_outfile_fd(o->file);
 	return rc < 0 ? outfile_failed(o) : CLI_EXIT_OK;
 }
 
 int cli_outfile_commit(cli_outfile *o)
 {
-	return weft__outfile_commit(&o->file) < 0 ? outfile_failed(o) : CLI_EXIT_OK;
+	int rc = weft_outfile_commit(o->file);
+	o->file = NULL;
+	return rc < 0 ? outfile_failed(o) : CLI_EXIT_OK;
 }
 
 void cli_outfile_abort(cli_outfile *o)
 {
-	weft__outfile_abort(&o->file);
+	weft_outfile_abort(o->file);
+	o->file = NULL;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/outfile.h - the output file of a command (`weft table`, `weft
- * plot`): the library's safe output file (outputs/outfile.h: a temporary
+ * plot`): the library's safe output file (weft/outfile.h: a temporary
  * file next to the destination, synced and renamed over it at the end;
  * --force to replace; "-" is standard output; removed when a signal ends
  * the command) with its failures printed as "weft CMD: <why>".
@@ -9,12 +9,12 @@
 #ifndef WEFT_CLI_OUTFILE_H
 #define WEFT_CLI_OUTFILE_H
 
-#include "outputs/outfile.h"
+#include "weft/outfile.h"
 
 typedef struct cli_outfile {
 	const char *command;  /* for messages: "table" */
-	weft__outfile file;
-	int fd;               /* where to write (file.fd) */
+	weft_outfile *file;
+	int fd;               /* where to write */
 } cli_outfile;
 
 /*

@@ -11,18 +11,18 @@
 #include "core/internal.h"
 
 /* "note", "warning" or "error", as problem lines name a severity. */
-const char *weft__severity_name(int severity)
+const char *weft_severity_name(int severity)
 {
 	if (severity == WEFT_SEV_ERROR)
 		return "error";
 	return severity == WEFT_SEV_NOTE ? "note" : "warning";
 }
 
-char *weft__diag_line(const weft_diag *diag, const char *default_file)
+char *weft_diag_line(const weft_diag *diag, const char *default_file)
 {
 	const char *file = diag->file != NULL && diag->file[0] != '\0'
 				   ? diag->file : default_file;
-	const char *sev = weft__severity_name(diag->severity);
+	const char *sev = weft_severity_name(diag->severity);
 	char place[32] = "";
 
 	if (diag->offset != WEFT_NO_OFFSET)

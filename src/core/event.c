@@ -4,6 +4,7 @@
  * knows the layouts of its format.
  */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -24,12 +25,37 @@ const char *weft_type_name(weft_type type)
 	return names[type];
 }
 
+/* The reverse of weft_type_name() (WEFT_TYPE_BOOL is the last type). */
+weft_type weft__type_from_name(const char *s, size_t n)
+{
+	for (int t = WEFT_TYPE_U8; t <= WEFT_TYPE_BOOL; t++) {
+		const char *name = weft_type_name((weft_type)t);
+		if (strlen(name) == n && memcmp(name, s, n) == 0)
+			return (weft_type)t;
+	}
+	return (weft_type)0;
+}
+
 int weft_event_fields(const weft_trace *trace, const weft_event *event,
 		      weft_field *out, size_t cap)
 {
 	if (trace->backend->event_fields == NULL)
 		return 0;
 	return trace->backend->event_fields(trace, event, out, cap);
+}
+
+/* A scratch array of fields grown to n, then the event decoded again. */
+int weft__event_fields_grow(const weft_trace *trace, const weft_event *event,
+			    weft_field **fields, size_t *cap, int n)
+{
+	weft_field *bigger = realloc(*fields, (size_t)n * sizeof *bigger);
+
+	if (bigger == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory for %d fields", n);
+	*fields = bigger;
+	*cap = (size_t)n;
+	return weft_event_fields(trace, event, *fields, *cap);
 }
 
 const char *weft_event_role_name(weft_event_role role)

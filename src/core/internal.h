@@ -43,6 +43,45 @@ const char *weft__error_file(void);
 uint64_t weft__error_offset(void);
 const char *weft__error_text(void);
 
+/* ---- Format checks (weft_trace_check(), analysis/check.c) ------------------- */
+
+/* The first event of a stream, as weft_trace_check() read it. */
+typedef struct weft__stream_start {
+	int seen;        /* the stream has an event */
+	uint64_t time;
+	uint64_t offset;
+} weft__stream_start;
+
+/*
+ * Where the check of a format puts a problem: the stream it belongs to,
+ * its severity (WEFT_SEV_*), a WEFT_E* code that classifies it, the file
+ * relative to the trace root, the offset (or WEFT_NO_OFFSET) and the
+ * message (copied).
+ */
+typedef struct weft__check_sink {
+	void (*add)(struct weft__check_sink *sink, uint32_t stream, int severity,
+		    int status, const char *file, uint64_t offset, const char *message);
+} weft__check_sink;
+
+/* What a format adds to weft_trace_check(). */
+typedef struct weft__check_hooks {
+	/*
+	 * The codes of the events that open and close the regions where the
+	 * stored clocks of a stream may go back (ovni "OU[" and "OU]"); the
+	 * clocks must not go back outside them. NULL: the format's stored
+	 * clocks are not in order (Heph stores an event when it ends) and
+	 * are not checked.
+	 */
+	const char *region_open, *region_close;
+	/*
+	 * Optional: the checks of the whole trace, after every stream was
+	 * read. `starts` holds the first event of each stream, or is NULL
+	 * (the streams were read in one merged pass, or memory ran out).
+	 */
+	void (*trace_check)(weft_trace *trace, const weft_check_options *options,
+			    const weft__stream_start *starts, weft__check_sink *sink);
+} weft__check_hooks;
+
 /* ---- Backends --------------------------------------------------------------- */
 
 typedef struct weft_backend {
@@ -98,6 +137,27 @@ typedef struct weft_backend {
 	/* The format's options (weft_open_options_set keys "<name>.<...>"). */
 	const weft_format_option *options;
 	size_t option_count;
+	/* Optional: what the format adds to weft_trace_check(). */
+	const weft__check_hooks *check;
+	/*
+	 * Optional: puts in time order, in place, the events a trace of the
+	 * format may store out of it (ovni: unordered regions); with
+	 * `check_only`, only reports. weft_format_sortable() says which
+	 * formats have it.
+	 */
+	int (*sort)(const char *path, int check_only, weft_ovni_sort_report *report);
+	/*
+	 * Optional: the statistics of a stream from what the format stores
+	 * about it, without reading its events (see weft_trace_stream_stats();
+	 * `out` arrives zeroed).
+	 */
+	int (*stream_stats)(weft_trace *trace, uint32_t stream, weft_stream_stats *out);
+	/*
+	 * Optional: the event kinds of the trace (weft/schema.h), owned by
+	 * the backend (static, or built when the trace was opened); sets *out
+	 * and returns their count.
+	 */
+	size_t (*event_schemas)(const weft_trace *trace, const weft_event_schema **out);
 } weft_backend;
 
 /* Backend i of the table (src/core/trace.c), NULL past the end. */
@@ -150,6 +210,13 @@ struct weft_trace {
 	size_t string_count, string_cap;
 };
 
+/*
+ * The same trace opened again, with the options it was opened with (its
+ * format options included), for another thread: a trace and its cursors
+ * belong to one thread at a time. Diagnostics of opening are found again.
+ */
+int weft__trace_reopen(const weft_trace *trace, weft_trace **out);
+
 /* A copy of `s` owned by the trace (freed with it); NULL on ENOMEM. */
 const char *weft__trace_strdup(weft_trace *trace, const char *s);
 
@@ -192,14 +259,6 @@ void weft__trace_diag(weft_trace *trace, int severity, int status,
  * Records the last error of this thread (weft__error) as a diagnostic,
  * keeping its file and offset apart from its text, plus a note.
  */
-/* "note", "warning" or "error" (core/diag_line.c). */
-const char *weft__severity_name(int severity);
-/*
- * A diagnostic as one line, "<file>:<offset>: <severity>: <message>"
- * (without ":<offset>" when it has none; `default_file` when it names no
- * file): malloc'd, NULL without memory.
- */
-char *weft__diag_line(const weft_diag *diag, const char *default_file);
 void weft__trace_diag_last_error(weft_trace *trace, int severity, int status,
 				 const char *note);
 
@@ -304,6 +363,23 @@ static inline uint64_t weft__bswap64(uint64_t x) { return __builtin_bswap64(x); 
  */
 int weft__field_set_scalar(weft_field *out, weft_type type, const uint8_t *raw,
 			   int big_endian);
+
+/*
+ * The type whose weft_type_name() is the n bytes at s ("u32", "f64",
+ * "str"...), or 0: the formats that name field types in their files
+ * (ovni signatures, ROSS model descriptions) use the same names.
+ */
+weft_type weft__type_from_name(const char *s, size_t n);
+
+/*
+ * The slow path of decoding the fields of an event into a scratch array
+ * (the writers that print fields keep one): weft_event_fields() said the
+ * event has n fields, more than *cap; grows *fields to n and decodes
+ * again. Returns what weft_event_fields() returns, or WEFT_ENOMEM
+ * (message set).
+ */
+int weft__event_fields_grow(const weft_trace *trace, const weft_event *event,
+			    weft_field **fields, size_t *cap, int n);
 
 /* ---- UTF-8 (core/utf8.c) ---------------------------------------------------- */
 

@@ -31,24 +31,45 @@ const char *weft_version(void)
 	return WEFT_VERSION_STRING;
 }
 
+/* The names come from the backend table: the one list of formats. */
 const char *weft_format_name(weft_format format)
 {
-	switch (format) {
-	case WEFT_FORMAT_AUTO: return "auto";
-	case WEFT_FORMAT_OVNI: return "ovni";
-	case WEFT_FORMAT_HEPH: return "heph";
-	case WEFT_FORMAT_ROSS: return "ross";
-	case WEFT_FORMAT_PALLAS: return "pallas";
-	}
+	if (format == WEFT_FORMAT_AUTO)
+		return "auto";
+	for (size_t i = 0; i < BACKEND_COUNT; i++)
+		if (backends[i]->format == format)
+			return backends[i]->name;
 	return NULL;
 }
 
 int weft_format_from_name(const char *name)
 {
-	for (int f = WEFT_FORMAT_AUTO; f <= WEFT_FORMAT_PALLAS; f++)
-		if (strcmp(name, weft_format_name((weft_format)f)) == 0)
-			return f;
+	if (strcmp(name, "auto") == 0)
+		return WEFT_FORMAT_AUTO;
+	for (size_t i = 0; i < BACKEND_COUNT; i++)
+		if (strcmp(name, backends[i]->name) == 0)
+			return (int)backends[i]->format;
 	return -1;
+}
+
+size_t weft_format_count(void)
+{
+	return BACKEND_COUNT;
+}
+
+weft_format weft_format_at(size_t i)
+{
+	return i < BACKEND_COUNT ? backends[i]->format : WEFT_FORMAT_AUTO;
+}
+
+/* A format can be sorted when its backend has a sort (auto: when one has). */
+int weft_format_sortable(weft_format format)
+{
+	for (size_t i = 0; i < BACKEND_COUNT; i++)
+		if ((format == WEFT_FORMAT_AUTO || backends[i]->format == format) &&
+		    backends[i]->sort != NULL)
+			return 1;
+	return 0;
 }
 
 const weft_backend *weft__backend_at(size_t i)
@@ -207,6 +228,30 @@ static void with_first_problem(const weft_trace *trace)
 		    d->message);
 }
 
+/*
+ * The options the trace was opened with, its format options copied (the
+ * caller's strings are read by open only), so that weft__trace_reopen()
+ * can open the same trace again. -1 when out of memory.
+ */
+static int keep_options(weft_trace *trace, const weft_open_options *options)
+{
+	trace->options = *options;
+	for (size_t i = 0; i < options->format_option_count; i++) {
+		const char *value = weft__trace_strdup(trace, options->format_option_values[i]);
+		if (value == NULL)
+			return -1;
+		trace->options.format_option_values[i] = value; /* keys: the tables' */
+	}
+	return 0;
+}
+
+int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
+{
+	weft_open_options o = trace->options;
+	o.format = trace->backend->format;
+	return weft_trace_open(trace->path, &o, out);
+}
+
 int weft_trace_open(const char *path, const weft_open_options *options,
 		    weft_trace **out)
 {
@@ -242,14 +287,12 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	weft_trace *trace = calloc(1, sizeof *trace);
 	if (trace == NULL)
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
-	trace->backend = backend;
-	trace->options = *options;
-	trace->options.format_option_count = 0; /* the caller's strings: read by open only */
 	trace->path = strdup(path);
-	if (trace->path == NULL) {
-		free(trace);
+	if (trace->path == NULL || keep_options(trace, options) < 0) {
+		weft_trace_free(trace); /* no backend yet: nothing to close */
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	}
+	trace->backend = backend;
 	rc = backend->open(trace, path, options);
 	if (rc < 0) {
 		with_first_problem(trace);

@@ -69,9 +69,13 @@ static int write_behind(weft__bg_writer *w)
 	return 0;
 }
 
-/* Writes the current job, at its offset in positioned mode; 0 or the errno. */
-static int write_job(weft__bg_writer *w)
+/*
+ * The thread's job: writes the current buffer, at its offset in
+ * positioned mode; 0 or the errno.
+ */
+static int write_job(void *ctx)
 {
+	weft__bg_writer *w = ctx;
 	if (!w->positioned)
 		return weft__write_full(w->fd, w->job, w->job_len, WEFT__AT_POSITION, NULL);
 	int err = weft__write_full(w->fd, w->job, w->job_len, w->job_offset, NULL);
@@ -80,41 +84,17 @@ static int write_job(weft__bg_writer *w)
 	return err == 0 ? write_behind(w) : err;
 }
 
-/* The thread: waits for a job, writes it, says it is done; until stopped. */
-static void *writer_main(void *arg)
-{
-	weft__bg_writer *w = arg;
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		while (!w->busy && !w->stop)
-			pthread_cond_wait(&w->cond, &w->lock);
-		if (!w->busy)
-			break;
-		pthread_mutex_unlock(&w->lock);
-		int err = w->error == 0 ? write_job(w) : 0;
-		pthread_mutex_lock(&w->lock);
-		if (err != 0 && w->error == 0)
-			w->error = err;
-		w->busy = 0;
-		pthread_cond_broadcast(&w->cond);
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
-
 /* An idle writer for fd: no buffers, no thread yet. */
 static void writer_init(weft__bg_writer *w, int fd)
 {
 	memset(w, 0, sizeof *w);
 	w->fd = fd;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
 }
 
 /* The thread, which sleeps until the first submit (inline writes without it). */
 static void start_thread(weft__bg_writer *w)
 {
-	w->threaded = pthread_create(&w->thread, NULL, writer_main, w) == 0;
+	weft__worker_start(&w->worker, write_job, w);
 }
 
 /* No buffers yet; the thread sleeps until the first submit. */
@@ -178,51 +158,38 @@ static int write_failed(int err)
  */
 int weft__bg_writer_submit(weft__bg_writer *w, char **buf, size_t *cap, size_t len)
 {
-	if (!w->threaded) {
+	int *error = &w->worker.error;
+	if (!w->worker.threaded) {
 		/* Inline: write(2) moves the file position as positioned mode would. */
-		int err = w->error == 0 ? weft__write_full(w->fd, *buf, len, WEFT__AT_POSITION, NULL) : 0;
+		int err = *error == 0 ? weft__write_full(w->fd, *buf, len, WEFT__AT_POSITION, NULL) : 0;
 		if (err != 0)
-			w->error = err;
-		return w->error != 0 ? write_failed(w->error) : 0;
+			*error = err;
+		return *error != 0 ? write_failed(*error) : 0;
 	}
 	uint64_t offset = 0;
-	pthread_mutex_lock(&w->lock);
-	while (w->busy)
-		pthread_cond_wait(&w->cond, &w->lock);
-	if (w->positioned && w->error == 0 && len > 0)
-		w->error = claim_range(w, len, &offset);
+	weft__worker_claim(&w->worker);
+	if (w->positioned && *error == 0 && len > 0)
+		*error = claim_range(w, len, &offset);
 	char *done = w->job;
 	size_t done_cap = w->job_cap;
 	w->job = *buf;
 	w->job_cap = *cap;
 	w->job_len = len;
 	w->job_offset = offset;
-	w->busy = w->error == 0 && len > 0;
 	*buf = done;
 	*cap = done_cap;
-	int err = w->error;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
+	int err = *error;
+	weft__worker_hand_over(&w->worker, err == 0 && len > 0);
 	return err != 0 ? write_failed(err) : 0;
 }
 
 /* Lets the last write end, stops and joins the thread, frees its buffer. */
 int weft__bg_writer_finish(weft__bg_writer *w)
 {
-	if (w->threaded) {
-		pthread_mutex_lock(&w->lock);
-		while (w->busy)
-			pthread_cond_wait(&w->cond, &w->lock);
-		w->stop = 1;
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
-	}
+	int err = weft__worker_finish(&w->worker);
 	free(w->job);
 	w->job = NULL;
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->cond);
-	return w->error != 0 ? write_failed(w->error) : 0;
+	return err != 0 ? write_failed(err) : 0;
 }
 
 /* ---- A streamed output buffer written from the thread ---------------------------- */

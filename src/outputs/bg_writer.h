@@ -12,9 +12,10 @@
 #ifndef WEFT_OUTPUTS_BG_WRITER_H
 #define WEFT_OUTPUTS_BG_WRITER_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util/worker.h"
 
 typedef struct weft__bg_writer {
 	int fd;
@@ -22,15 +23,11 @@ typedef struct weft__bg_writer {
 	uint64_t job_offset;
 	int write_behind;   /* positioned: drop what is on the disk from the cache */
 	uint64_t behind;    /* write-behind: the file is on the disk up to here */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	char *job;          /* the buffer the thread writes (or has written) */
 	size_t job_len, job_cap;
-	int busy;           /* the thread has a job */
-	int stop;
-	int error;          /* errno of the first failed write */
-	int threaded;       /* 0: the thread could not start, writes are inline */
+	/* The thread; worker.error: errno of the first failed write;
+	 * worker.threaded 0: the thread could not start, writes are inline. */
+	weft__worker worker;
 } weft__bg_writer;
 
 /* Starts the writer thread for fd (inline writes when it cannot start). */

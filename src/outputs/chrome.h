@@ -13,7 +13,7 @@
  *     {"value": V}; every string escaped, times in microseconds with the
  *     nanoseconds as decimals, relative to an origin stated at the end
  *     ("otherData" and "metadata": {"ts_origin_ns": O}; see
- *     time_origin() in chrome_writer.c), floats as the
+ *     time_origin() in chrome/chrome_sink.c), floats as the
  *     shortest JSON number, NaN and infinities as strings; cut or never
  *     closed spans carry "clipped" / "unclosed": true in their args;
  *   - heph_compat: byte for byte what Heph's converter `convert_trace`
@@ -97,7 +97,7 @@ void weft__chrome_writer_stats(const weft__chrome_writer *w, weft__chrome_stats 
 /* Releases the writer (nothing is flushed). NULL is accepted. */
 void weft__chrome_writer_free(weft__chrome_writer *w);
 
-/* ---- Heph's same-start fix-up (outputs/chrome_fixup.c) ---------------------- */
+/* ---- Heph's same-start fix-up (outputs/chrome/chrome_fixup.c) ------------- */
 
 /*
  * The ts -> dur maps of Heph's converter, one per track (a (pid, tid)

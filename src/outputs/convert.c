@@ -55,7 +55,7 @@ int weft__convert_diags(weft_convert_report *r, const weft_trace *trace)
 
 	for (size_t i = 0; i < n; i++) {
 		const weft_diag *d = weft_trace_diag(trace, i);
-		char *line = weft__diag_line(d, weft_trace_path(trace));
+		char *line = weft_diag_line(d, weft_trace_path(trace));
 		if (line != NULL)
 			weft__convert_say(r, "%s", line);
 		free(line);

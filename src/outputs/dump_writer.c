@@ -194,29 +194,16 @@ int weft__dump_writer_finish(weft__dump_writer *w)
 }
 
 /*
- * Slow path of decode_fields(): the event has more fields than the
- * scratch array holds; grows it and decodes again.
+ * The fields of the event into w->fields; inline on the hot path, the
+ * array grown out of line when the event has more fields than it holds.
  */
-static int decode_more_fields(weft__dump_writer *w, const weft_event *event, int n)
-{
-	weft_field *bigger = realloc(w->fields, (size_t)n * sizeof *bigger);
-
-	if (bigger == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-				   "out of memory for %d fields", n);
-	w->fields = bigger;
-	w->field_cap = (size_t)n;
-	return weft_event_fields(w->trace, event, w->fields, w->field_cap);
-}
-
-/* The fields of the event into w->fields; inline on the hot path. */
 static inline int decode_fields(weft__dump_writer *w, const weft_event *event)
 {
 	int n = weft_event_fields(w->trace, event, w->fields, w->field_cap);
 
 	if (WEFT__OUT_LIKELY(n <= 0 || (size_t)n <= w->field_cap))
 		return n;
-	return decode_more_fields(w, event, n);
+	return weft__event_fields_grow(w->trace, event, &w->fields, &w->field_cap, n);
 }
 
 /*
@@ -380,92 +367,52 @@ static void put_newline(weft__outbuf *ob)
  * A floating-point value: shortest round-trip form (%.9g for float,
  * %.17g for double). Floats are rare in traces, so snprintf is fine here.
  */
-static void put_float(weft__outbuf *ob, double v, weft_type type, int json)
+static void put_float_text(weft__outbuf *ob, void *ctx, double v, int single)
 {
 	char tmp[40];
 
-	if (json && !isfinite(v)) {
-		weft__outbuf_puts(ob, "null");
-		return;
-	}
-	snprintf(tmp, sizeof tmp, type == WEFT_TYPE_F32 ? "%.9g" : "%.17g", v);
+	snprintf(tmp, sizeof tmp, single ? "%.9g" : "%.17g", v);
 	weft__outbuf_puts(ob, tmp);
 }
 
-/* One scalar value (not an array), text or JSON notation. */
-static void put_scalar(weft__outbuf *ob, const weft_field *f, int json)
+/* The same in JSON, where NaN and infinities are null. */
+static void put_float_json(weft__outbuf *ob, void *ctx, double v, int single)
 {
-	char *p;
-
-	switch (f->type) {
-	case WEFT_TYPE_U8: case WEFT_TYPE_U16: case WEFT_TYPE_U32: case WEFT_TYPE_U64:
-		p = weft__outbuf_reserve(ob, 24);
-		weft__outbuf_commit(ob, weft__fmt_u64(p, f->v.u));
-		break;
-	case WEFT_TYPE_I8: case WEFT_TYPE_I16: case WEFT_TYPE_I32: case WEFT_TYPE_I64:
-		p = weft__outbuf_reserve(ob, 24);
-		weft__outbuf_commit(ob, weft__fmt_i64(p, f->v.i));
-		break;
-	case WEFT_TYPE_F32: case WEFT_TYPE_F64:
-		put_float(ob, f->v.f, f->type, json);
-		break;
-	case WEFT_TYPE_BOOL:
-		weft__outbuf_puts(ob, f->v.u ? "true" : "false");
-		break;
-	case WEFT_TYPE_STR:
-		if (json)
-			weft__put_json_string(ob, f->v.s.ptr, f->v.s.len);
-		else
-			weft__put_text_string(ob, f->v.s.ptr, f->v.s.len);
-		break;
-	case WEFT_TYPE_BYTES:
-		if (json) {
-			weft__outbuf_put(ob, "\"", 1);
-			weft__put_hex_plain(ob, (const uint8_t *)f->v.s.ptr, f->v.s.len);
-			weft__outbuf_put(ob, "\"", 1);
-		} else {
-			weft__put_hex_colon(ob, (const uint8_t *)f->v.s.ptr, f->v.s.len);
-		}
-		break;
-	default:
-		weft__outbuf_puts(ob, json ? "null" : "?");
-		break;
-	}
+	if (!isfinite(v))
+		weft__outbuf_puts(ob, "null");
+	else
+		put_float_text(ob, ctx, v, single);
 }
 
-/* An array as [a,b,c], elements taken one by one from the library. */
-static void put_array(weft__outbuf *ob, const weft_field *f, int json)
+/* Strings of the text dump: quoted, escaped for humans. */
+static void put_string_text(weft__outbuf *ob, void *ctx, const char *s, size_t n)
 {
-	weft__outbuf_put(ob, "[", 1);
-	for (uint32_t i = 0; i < f->count; i++) {
-		weft_field element;
-		if (i > 0)
-			weft__outbuf_put(ob, ",", 1);
-		if (weft_field_element(f, i, &element) < 0) {
-			weft__outbuf_puts(ob, json ? "null" : "?");
-			continue;
-		}
-		put_scalar(ob, &element, json);
-	}
-	weft__outbuf_put(ob, "]", 1);
+	weft__put_text_string(ob, s, n);
 }
+
+/* Strings of the JSON dump. */
+static void put_string_json(weft__outbuf *ob, void *ctx, const char *s, size_t n)
+{
+	weft__put_json_string(ob, s, n);
+}
+
+static const weft__value_style TEXT_VALUES = {
+	put_float_text, put_string_text, NULL, ",", "?", 0
+};
+static const weft__value_style JSON_VALUES = {
+	put_float_json, put_string_json, NULL, ",", "null", 1
+};
 
 /* The value of a field in the text dump. */
 void weft__put_field_text(weft__outbuf *ob, const weft_field *field)
 {
-	if (field->is_array)
-		put_array(ob, field, 0);
-	else
-		put_scalar(ob, field, 0);
+	weft__put_value(ob, field, &TEXT_VALUES);
 }
 
 /* The value of a field in the JSON dump. */
 void weft__put_field_json(weft__outbuf *ob, const weft_field *field)
 {
-	if (field->is_array)
-		put_array(ob, field, 1);
-	else
-		put_scalar(ob, field, 1);
+	weft__put_value(ob, field, &JSON_VALUES);
 }
 
 /* ---- The three line shapes ---------------------------------------------------- */

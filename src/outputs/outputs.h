@@ -221,4 +221,24 @@ int weft__dump_writer_fields(weft__dump_writer *w, const weft_event *event);
 void weft__put_field_text(weft__outbuf *ob, const weft_field *field);
 void weft__put_field_json(weft__outbuf *ob, const weft_field *field);
 
+/* ---- Field values (outputs/value_text.c) ---------------------------------- */
+
+/*
+ * What differs between the outputs that write field values: floats
+ * (`single`: an f32) and strings in the output's own notation (ctx is
+ * theirs), the separator of array elements, the text of a value that
+ * cannot be read, and bytes: a quoted hex string (json) or hex with colons.
+ */
+typedef struct weft__value_style {
+	void (*put_float)(weft__outbuf *ob, void *ctx, double v, int single);
+	void (*put_string)(weft__outbuf *ob, void *ctx, const char *s, size_t n);
+	void *ctx;
+	const char *separator;
+	const char *unknown;
+	int json;
+} weft__value_style;
+
+/* The value of a decoded field: a scalar, or an array as [a,b,c]. */
+void weft__put_value(weft__outbuf *ob, const weft_field *f, const weft__value_style *st);
+
 #endif /* WEFT_OUTPUTS_H */

@@ -22,7 +22,6 @@
  * machines), the caller fills the other.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +29,7 @@
 #include "core/internal.h"
 #include "outputs/outputs.h"
 #include "outputs/row_sort.h"
+#include "util/worker.h"
 
 /* Runs merged at once, and the buffer of each run reader. */
 #define MAX_FANIN 256
@@ -53,12 +53,7 @@ typedef struct run {
 
 /* The thread that writes runs, and the run it is given. */
 typedef struct run_writer {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int initialized;    /* lock and cond exist */
-	int started, busy, stop;
-	int error;          /* errno of the first failed write */
+	weft__worker worker; /* worker.error: errno of the first failed write */
 	int fd;
 	const char *arena;  /* the job: rows (sorted) of an arena, at offset */
 	const mem_row *rows;
@@ -136,70 +131,18 @@ static int write_run(int fd, const char *arena, const mem_row *rows, size_t coun
 	return err;
 }
 
-/* The thread: writes each run it is given, until stopped. */
-static void *writer_main(void *arg)
+/* The thread's job: the run it was given. */
+static int write_job(void *ctx)
 {
-	run_writer *w = arg;
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		while (!w->busy && !w->stop)
-			pthread_cond_wait(&w->cond, &w->lock);
-		if (!w->busy)
-			break;
-		pthread_mutex_unlock(&w->lock);
-		int err = write_run(w->fd, w->arena, w->rows, w->count, w->offset);
-		pthread_mutex_lock(&w->lock);
-		if (err != 0 && w->error == 0)
-			w->error = err;
-		w->busy = 0;
-		pthread_cond_broadcast(&w->cond);
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
+	run_writer *w = ctx;
+	return write_run(w->fd, w->arena, w->rows, w->count, w->offset);
 }
 
 /* Starts the run writer; without a thread, runs are written inline. */
 static void start_writer(weft__row_sorter *s)
 {
-	run_writer *w = &s->writer;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-	w->initialized = 1;
-	w->started = pthread_create(&w->thread, NULL, writer_main, w) == 0;
-	s->set_budget = w->started ? s->budget / 2 : s->budget;
-}
-
-/* Waits until the thread has no run to write; its errno (0 when fine). */
-static int wait_writer(run_writer *w)
-{
-	if (!w->started)
-		return w->error;
-	pthread_mutex_lock(&w->lock);
-	while (w->busy)
-		pthread_cond_wait(&w->cond, &w->lock);
-	int err = w->error;
-	pthread_mutex_unlock(&w->lock);
-	return err;
-}
-
-/* Lets the last run be written, then stops and joins the thread. */
-static int stop_writer(run_writer *w)
-{
-	int err = wait_writer(w);
-	if (w->started) {
-		pthread_mutex_lock(&w->lock);
-		w->stop = 1;
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
-		w->started = 0;
-	}
-	if (w->initialized) {
-		pthread_mutex_destroy(&w->lock);
-		pthread_cond_destroy(&w->cond);
-		w->initialized = 0;
-	}
-	return err;
+	int threaded = weft__worker_start(&s->writer.worker, write_job, &s->writer);
+	s->set_budget = threaded ? s->budget / 2 : s->budget;
 }
 
 /* A failed run write, as a library error. */
@@ -220,14 +163,14 @@ int weft__row_sorter_create(uint64_t budget, const char *tmpdir,
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	s->budget = budget < (64u << 10) ? (64u << 10) : budget > MAX_BUDGET ? MAX_BUDGET : budget;
 	s->fd = -1;
-	start_writer(s);
 	if (tmpdir == NULL || tmpdir[0] == '\0')
 		tmpdir = getenv("TMPDIR");
 	s->tmpdir = strdup(tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp");
-	if (s->tmpdir == NULL) {
+	if (s->tmpdir == NULL) { /* before the writer thread starts: nothing to stop */
 		free(s);
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
+	start_writer(s);
 	*out = s;
 	return 0;
 }
@@ -305,14 +248,9 @@ static int open_temp_file(weft__row_sorter *s)
 /* Appends a run descriptor. */
 static int push_run(weft__row_sorter *s, uint64_t offset, uint64_t bytes)
 {
-	if (s->run_count == s->run_cap) {
-		size_t cap = s->run_cap ? 2 * s->run_cap : 64;
-		run *bigger = realloc(s->runs, cap * sizeof *bigger);
-		if (bigger == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		s->runs = bigger;
-		s->run_cap = cap;
-	}
+	int rc = weft__array_grow((void **)&s->runs, &s->run_cap, s->run_count + 1, sizeof *s->runs);
+	if (rc < 0)
+		return rc;
 	s->runs[s->run_count++] = (run){ offset, bytes };
 	s->stats.runs++;
 	s->stats.spilled_bytes += bytes;
@@ -338,26 +276,24 @@ static void put_record(weft__outbuf *ob, uint64_t key, const char *row, size_t l
 static int hand_over(weft__row_sorter *s, uint64_t offset)
 {
 	run_writer *w = &s->writer;
-	if (!w->started) {
-		w->error = w->error ? w->error : write_run(s->fd, s->arena, s->rows, s->row_count,
-							   offset);
-		return w->error ? write_failed(w->error) : 0;
+	int *error = &w->worker.error;
+	if (!w->worker.threaded) {
+		*error = *error ? *error : write_run(s->fd, s->arena, s->rows, s->row_count, offset);
+		return *error ? write_failed(*error) : 0;
 	}
-	int err = wait_writer(w);
+	int err = weft__worker_wait(&w->worker);
 	if (err != 0)
 		return write_failed(err);
 	char *arena = s->arena;
 	mem_row *rows = s->rows;
 	size_t arena_cap = s->arena_cap, row_cap = s->row_cap;
-	pthread_mutex_lock(&w->lock);
+	weft__worker_claim(&w->worker);
 	w->fd = s->fd;
 	w->arena = arena;
 	w->rows = rows;
 	w->count = s->row_count;
 	w->offset = offset;
-	w->busy = 1;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
+	weft__worker_hand_over(&w->worker, 1);
 	s->arena = s->spare_arena;
 	s->arena_cap = s->spare_arena_cap;
 	s->rows = s->spare_rows;
@@ -682,7 +618,7 @@ int weft__row_sorter_finish(weft__row_sorter *s, weft__row_emit_fn emit, void *c
 	if (s->run_count == 0)
 		return emit_in_memory(s, emit, ctx);
 	int rc = s->row_count > 0 ? spill(s) : 0;
-	int err = stop_writer(&s->writer);
+	int err = weft__worker_finish(&s->writer.worker);
 	if (rc == 0 && err != 0)
 		rc = write_failed(err);
 	/* Group merges append runs with write(): from the end of the runs. */
@@ -709,7 +645,7 @@ void weft__row_sorter_free(weft__row_sorter *s)
 {
 	if (s == NULL)
 		return;
-	stop_writer(&s->writer);
+	weft__worker_finish(&s->writer.worker);
 	if (s->fd >= 0)
 		close(s->fd);
 	free_sets(s);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_chrome_fixup.c - the same-start fix-up of `weft convert
- * --heph-compat` (outputs/chrome_fixup.c) against a plain transcription
- * of Heph's rule that walks one microsecond at a time: on random dense
+ * --heph-compat` (outputs/chrome/chrome_fixup.c) against a plain
+ * transcription of Heph's rule that walks one microsecond at a time: on random dense
  * tracks (many events per microsecond, durations of 0 and more, a few
  * very long ones), every event must land on the same (ts, dur), and the
  * same events must be found endless (Heph's converter would loop

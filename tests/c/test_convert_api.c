@@ -83,8 +83,9 @@ static void convert_both(weft_trace *t, const char *trace_path, const char *name
 static void test_every_output(void)
 {
 	for (size_t i = 0; i < TRACE_COUNT; i++) {
-		char *path;
-		weft_trace *t = tu_open_data(traces[i], &path);
+		const char *path = tu_data_path(traces[i]);
+		weft_trace *t = tu_open_data(traces[i], 0, NULL, NULL);
+		REQUIRE(t != NULL);
 		char name[32];
 		snprintf(name, sizeof name, "t%zu", i);
 		for (size_t k = 0; k < weft_output_count(); k++) {
@@ -95,7 +96,6 @@ static void test_every_output(void)
 		if (weft_trace_format(t) == WEFT_FORMAT_HEPH)
 			convert_both(t, path, name, weft_output_find("chrome"), 1);
 		weft_trace_free(t);
-		free(path);
 	}
 }
 
@@ -112,7 +112,8 @@ static weft_convert_report refused(weft_trace *t, const weft_convert_options *o,
 static void test_refusals(void)
 {
 	char out[4096];
-	weft_trace *t = tu_open_data(traces[0], NULL);
+	weft_trace *t = tu_open_data(traces[0], 0, NULL, NULL);
+	REQUIRE(t != NULL);
 	weft_convert_options o;
 	weft_convert_report r;
 

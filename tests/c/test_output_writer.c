@@ -35,7 +35,9 @@ static const char *const traces[] = {
 /* Opens traces[i] with default options. */
 static weft_trace *open_trace(size_t i)
 {
-	return tu_open_data(traces[i], NULL);
+	weft_trace *t = tu_open_data(traces[i], 0, NULL, NULL);
+	REQUIRE(t != NULL);
+	return t;
 }
 
 /* 1 when a report line contains `text`. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_paraver_writer.c - the Paraver sink of the view layer
- * (outputs/paraver_writer.c), driven directly with synthetic tracks and
+ * (outputs/paraver/), driven directly with synthetic tracks and
  * events, its three files parsed back:
  *   - the header (duration, tasks and their threads), the .row names
  *     (tasks, then threads in task order, whatever the declaration

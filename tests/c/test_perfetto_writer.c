@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_perfetto_writer.c - the Perfetto protobuf writer (outputs/
- * perfetto_writer.c) driven as a view sink with synthetic tracks and
+ * perfetto/perfetto_writer.c) driven as a view sink with synthetic tracks and
  * events, its output read back by a small protobuf decoder written here
  * (independent of the writer: a varint / length-delimited walker that
  * knows the few Perfetto messages by their field numbers).

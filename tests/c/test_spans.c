@@ -22,22 +22,13 @@ typedef struct kept_span {
 	size_t order;        /* position in the iteration */
 } kept_span;
 
-static char data_dir[4096];
-
-static const char *data(const char *rel)
-{
-	static char path[8192];
-	snprintf(path, sizeof path, "%s/%s", data_dir, rel);
-	return path;
-}
-
 static weft_trace *open_trace(const char *rel, int stored_order)
 {
 	weft_open_options o;
 	weft_trace *t = NULL;
 	weft_open_options_init(&o);
 	o.stored_order = stored_order;
-	int rc = weft_trace_open(data(rel), &o, &t);
+	int rc = weft_trace_open(tu_data_path(rel), &o, &t);
 	if (rc < 0)
 		fprintf(stderr, "%s: %s\n", rel, weft_last_error());
 	REQUIRE(rc == 0);
@@ -325,8 +316,6 @@ static void test_profiles(void)
 
 int main(void)
 {
-	const char *env = getenv("WEFT_TEST_DATA");
-	snprintf(data_dir, sizeof data_dir, "%s", env ? env : "tests/data");
 	kept_span *spans = calloc(MAX_SPANS, sizeof *spans);
 	REQUIRE(spans != NULL);
 	test_heph_tree(spans);

@@ -4,6 +4,7 @@
  */
 #define _XOPEN_SOURCE 700
 #include "testutil.h"
+
 #include "weft/weft.h"
 
 #include <dirent.h>
@@ -247,27 +248,34 @@ int tu_said(char *const *lines, size_t n, const char *text)
 	return 0;
 }
 
-/* $WEFT_TEST_DATA/<rel>, opened with default options. */
-weft_trace *tu_open_data(const char *rel, char **path)
+const char *tu_data_path(const char *rel)
 {
+	static char paths[4][8192];
+	static unsigned next;
 	const char *data = getenv("WEFT_TEST_DATA");
-	char *full;
-	weft_trace *t = NULL;
 
-	if (data == NULL) {
-		fprintf(stderr, "WEFT_TEST_DATA is not set\n");
+	if (data == NULL || *data == '\0') {
+		fprintf(stderr, "WEFT_TEST_DATA is not set: skipped\n");
 		exit(77);
 	}
-	full = malloc(strlen(data) + strlen(rel) + 2);
-	REQUIRE(full != NULL);
-	sprintf(full, "%s/%s", data, rel);
-	int rc = weft_trace_open(full, NULL, &t);
-	if (rc < 0)
-		fprintf(stderr, "%s: %s\n", full, weft_last_error());
-	REQUIRE(rc == 0);
-	if (path != NULL)
-		*path = full;
-	else
-		free(full);
+	char *path = paths[next++ % 4];
+	snprintf(path, sizeof paths[0], "%s/%s", data, rel);
+	return path;
+}
+
+/* The trace at $WEFT_TEST_DATA/<rel>, with one format option when given. */
+struct weft_trace *tu_open_data(const char *rel, int stored_order, const char *key,
+				const char *value)
+{
+	const char *path = tu_data_path(rel);
+	weft_open_options o;
+	weft_trace *t = NULL;
+
+	weft_open_options_init(&o);
+	o.stored_order = stored_order;
+	if (key != NULL && weft_open_options_set(&o, key, value) < 0)
+		tu_fail(__FILE__, __LINE__, "option %s: %s", key, weft_last_error());
+	if (weft_trace_open(path, &o, &t) < 0)
+		tu_fail(__FILE__, __LINE__, "open %s: %s", path, weft_last_error());
 	return t;
 }

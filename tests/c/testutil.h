@@ -57,6 +57,11 @@ char *tu_mkdtemp(const char *prefix);
 int tu_finish_dir(char *dir);
 /* rm -rf; 0 on success. */
 int tu_rmtree(const char *path);
+/*
+ * $WEFT_TEST_DATA/<rel> (tests/data), valid until the fourth next call;
+ * exits 77 (ctest: skipped) when WEFT_TEST_DATA is not set.
+ */
+const char *tu_data_path(const char *rel);
 /* Whole file in a malloc'd, NUL-terminated buffer; NULL on failure. */
 char *tu_read_file(const char *path, size_t *size);
 /*
@@ -68,16 +73,18 @@ char *tu_read_file(const char *path, size_t *size);
 char *tu_run_weft(const char *args, const char *path, int *status);
 /* 1 when one of the n lines contains `text` (a report's messages). */
 int tu_said(char *const *lines, size_t n, const char *text);
-/*
- * Opens $WEFT_TEST_DATA/<rel> with default options (a failure prints
- * weft_last_error() and stops the test); exits 77 (skipped) when
- * WEFT_TEST_DATA is not set. *path (when not NULL) gets the full path,
- * malloc'd.
- */
-struct weft_trace *tu_open_data(const char *rel, char **path);
 /* 1 when two files have the same bytes; a failure names them otherwise. */
 int tu_same_file(const char *a, const char *b);
 /* Two trees (a file, or folders of them) equal file by file, byte for byte. */
 void tu_same_tree(const char *a, const char *b);
+
+/*
+ * Opens the trace $WEFT_TEST_DATA/<rel> (stored order when asked), with
+ * the format option `key` set to `value` when key is not NULL; NULL (and
+ * a failure) when it cannot be opened.
+ */
+struct weft_trace;
+struct weft_trace *tu_open_data(const char *rel, int stored_order, const char *key,
+				const char *value);
 
 #endif /* WEFT_TESTUTIL_H */

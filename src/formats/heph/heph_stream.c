@@ -152,15 +152,10 @@ static int tree_place(heph_reader *r, const heph_entry *e, weft_event *out)
 		r->depth--;
 	out->depth = (int32_t)(r->depth < INT32_MAX ? r->depth : INT32_MAX);
 	out->parent = r->depth > 0 ? (int64_t)r->stack[r->depth - 1].seq : -1;
-	if (r->depth == r->stack_cap) {
-		size_t cap = r->stack_cap ? r->stack_cap * 2 : 64;
-		tree_frame *n = realloc(r->stack, cap * sizeof *n);
-		if (n == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-					   "out of memory for a call tree %zu deep", r->depth);
-		r->stack = n;
-		r->stack_cap = cap;
-	}
+	if (r->depth == r->stack_cap &&
+	    weft__array_grow((void **)&r->stack, &r->stack_cap, r->depth + 1, sizeof *r->stack) < 0)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory for a call tree %zu deep", r->depth);
 	r->stack[r->depth++] = (tree_frame){ e->end, e->seq };
 	return 0;
 }

@@ -513,14 +513,9 @@ static void retire(weft_heph_writer *w, uint32_t id, uint32_t next)
 			return;
 		}
 	}
-	if (w->retired_count == w->retired_cap) {
-		size_t cap = w->retired_cap ? w->retired_cap * 2 : 16;
-		struct retired *r = realloc(w->retired, cap * sizeof *r);
-		if (r == NULL)
-			return; /* the next handle of this id restarts at 0 */
-		w->retired = r;
-		w->retired_cap = cap;
-	}
+	if (weft__array_grow((void **)&w->retired, &w->retired_cap, w->retired_count + 1,
+			     sizeof *w->retired) < 0)
+		return; /* the next handle of this id restarts at 0 */
 	w->retired[w->retired_count++] = (struct retired){ id, next };
 }
 

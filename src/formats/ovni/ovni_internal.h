@@ -127,6 +127,12 @@ static inline int ovni_signature_index_built(const unsigned char *m)
 int weft__ovni_layout_differs(int i, unsigned flags, uint64_t bytes, char *msg, size_t cap);
 
 /* weft_event_classify() for ovni traces (ovni_classify.c). */
+/* The event kinds of the signature table (weft/schema.h; ovni_signatures.c). */
+size_t weft__ovni_event_schemas(const weft_trace *trace, const weft_event_schema **out);
+
+/* What weft_trace_check() adds for ovni (ovni_check.c). */
+extern const weft__check_hooks weft__ovni_check_hooks;
+
 void weft__ovni_event_classify(const weft_trace *trace, const weft_event *event,
 			       weft_event_class *out);
 /* Reads the mark types of the metadata into d (at open); frees them. */

@@ -61,14 +61,8 @@ static int is_bare_thread_stream(const char *name)
 
 static int found_add(found_list *l, const char *rel_path, const char *rel_file, int v3)
 {
-	if (l->count == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		found_stream *p = realloc(l->items, cap * sizeof *p);
-		if (p == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		l->items = p;
-		l->cap = cap;
-	}
+	if (weft__array_grow((void **)&l->items, &l->cap, l->count + 1, sizeof *l->items) < 0)
+		return WEFT_ENOMEM;
 	found_stream *f = &l->items[l->count];
 	f->rel_path = strdup(rel_path);
 	f->rel_file = strdup(rel_file);
@@ -838,6 +832,9 @@ const weft_backend weft__ovni_backend = {
 	.stream_close = weft__ovni_stream_close,
 	.event_fields = weft__ovni_event_fields,
 	.event_classify = weft__ovni_event_classify,
+	.event_schemas = weft__ovni_event_schemas,
 	.options = ovni_options,
 	.option_count = sizeof ovni_options / sizeof ovni_options[0],
+	.check = &weft__ovni_check_hooks,
+	.sort = weft_ovni_sort,
 };

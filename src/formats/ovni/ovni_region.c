@@ -38,15 +38,10 @@ static int entry_cmp(const void *a, const void *b)
 /* Appends one entry to the block index, growing it within the bound. */
 static int index_push(ovni_reader *r, uint64_t clock, uint64_t offset, uint64_t seq)
 {
-	if (r->index_count == r->index_cap) {
-		size_t cap = r->index_cap ? r->index_cap * 2 : 1024;
-		region_entry *p = realloc(r->index, cap * sizeof *p);
-		if (p == NULL)
-			return weft__error(WEFT_ENOMEM, r->name, offset,
-					   "out of memory indexing an unordered region");
-		r->index = p;
-		r->index_cap = cap;
-	}
+	if (weft__array_grow((void **)&r->index, &r->index_cap, r->index_count + 1,
+			     sizeof *r->index) < 0)
+		return weft__error(WEFT_ENOMEM, r->name, offset,
+				   "out of memory indexing an unordered region");
 	r->index[r->index_count++] = (region_entry){ clock, offset,
 		(uint32_t)(seq - r->seq), 0 };
 	return 0;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "formats/ovni/ovni_internal.h"
@@ -57,17 +58,13 @@ static inline int32_t mcv_key(const unsigned char *m)
 	return (int32_t)(((uint32_t)m[0] << 14) | ((uint32_t)m[1] << 7) | m[2]);
 }
 
-/* Maps "u32" to WEFT_TYPE_U32 etc.; 0 when unknown. */
+/* Maps "u32" to WEFT_TYPE_U32 etc. (integers and str, what ovni names); 0 when unknown. */
 static weft_type parse_type(const char *s, size_t n)
 {
-	static const struct { const char *name; weft_type type; } types[] = {
-		{"u8", WEFT_TYPE_U8}, {"u16", WEFT_TYPE_U16}, {"u32", WEFT_TYPE_U32},
-		{"u64", WEFT_TYPE_U64}, {"i8", WEFT_TYPE_I8}, {"i16", WEFT_TYPE_I16},
-		{"i32", WEFT_TYPE_I32}, {"i64", WEFT_TYPE_I64}, {"str", WEFT_TYPE_STR},
-	};
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-		if (strlen(types[i].name) == n && memcmp(types[i].name, s, n) == 0)
-			return types[i].type;
+	weft_type t = weft__type_from_name(s, n);
+
+	if ((t >= WEFT_TYPE_U8 && t <= WEFT_TYPE_I64) || t == WEFT_TYPE_STR)
+		return t;
 	return (weft_type)0;
 }
 
@@ -365,4 +362,70 @@ int weft__ovni_layout_differs(int i, unsigned flags, uint64_t bytes, char *msg, 
 			 sig->mcv, (unsigned long long)bytes, what, (unsigned long long)named,
 			 names, (unsigned long long)(bytes - named));
 	return 1;
+}
+
+/* ---- Event kinds (weft/schema.h) --------------------------------------------------- */
+
+/*
+ * One kind per MCV of the table (the first of a duplicated one), with the
+ * fields weft__ovni_event_fields() gives: the signature's, then "extra"
+ * (the bytes past them, which some events have); built once, shared by
+ * every ovni trace, never freed.
+ */
+static weft_event_schema kinds[SIGNATURE_COUNT];
+static weft_field_schema kind_fields[SIGNATURE_COUNT * (MAX_FIELDS + 1)];
+static char *kind_names;  /* the field names, NUL-terminated, one block */
+static size_t kind_count;
+static pthread_once_t kinds_once = PTHREAD_ONCE_INIT;
+
+/* The role an event of the signature has on a timeline. */
+static weft_event_role signature_role(const weft_ovni_signature *sig)
+{
+	if (strcmp(sig->role, "enter") == 0)
+		return WEFT_ROLE_ENTER;
+	return strcmp(sig->role, "leave") == 0 ? WEFT_ROLE_LEAVE : WEFT_ROLE_POINT;
+}
+
+/* The kind of signature i, its fields from *f on and names from *names on. */
+static void kind_build(size_t i, weft_field_schema **f, char **names)
+{
+	const weft_ovni_signature *sig = &signatures[i];
+	const compiled_signature *c = &compiled[i];
+	int jumbo = sig->jumbo != 0;
+
+	kinds[kind_count++] = (weft_event_schema){ sig->mcv, 0, signature_role(sig), sig->model,
+		0, (size_t)c->count + (c->count > 0), *f, 0 };
+	for (int k = 0; k < c->count; k++) {
+		memcpy(*names, c->fields[k].name, c->fields[k].name_len);
+		(*names)[c->fields[k].name_len] = '\0';
+		*(*f)++ = (weft_field_schema){ *names, c->fields[k].type, c->array,
+			c->array || c->fields[k].type == WEFT_TYPE_STR, jumbo };
+		*names += c->fields[k].name_len + 1;
+	}
+	if (c->count > 0)
+		*(*f)++ = (weft_field_schema){ OVNI_EXTRA_FIELD, WEFT_TYPE_BYTES, 0, 1, jumbo };
+}
+
+/* Builds the kinds once (after the signature table). */
+static void kinds_build(void)
+{
+	size_t bytes = 1;
+	signature_index((const unsigned char *)"OHx"); /* builds the table */
+	for (size_t i = 0; i < SIGNATURE_COUNT; i++)
+		bytes += strlen(signatures[i].fields) + 1;
+	if ((kind_names = malloc(bytes)) == NULL)
+		return;
+	weft_field_schema *f = kind_fields;
+	char *names = kind_names;
+	for (size_t i = 0; i < SIGNATURE_COUNT; i++)
+		if (signature_index((const unsigned char *)signatures[i].mcv) == (int)i)
+			kind_build(i, &f, &names);
+}
+
+size_t weft__ovni_event_schemas(const weft_trace *trace, const weft_event_schema **out)
+{
+	(void)trace;
+	pthread_once(&kinds_once, kinds_build);
+	*out = kinds;
+	return kind_count;
 }

@@ -233,3 +233,33 @@ int weft_pallas_grammar_sequence_totals(weft_pallas_grammar *g, size_t i,
 		rc = vector_sum(g, &s->exclusive, exclusive_total);
 	return rc;
 }
+
+/*
+ * The statistics of a Pallas thread from its grammar alone, like
+ * pallas_info: the events are the occurrences counted in the event
+ * headers, first and last times come from the timestamp sub-array
+ * headers; no value data is read. The detail gives the grammar's size.
+ */
+int weft__pallas_stream_stats(weft_trace *trace, uint32_t stream, weft_stream_stats *st)
+{
+	weft_pallas_grammar *g;
+	int rc = weft_pallas_grammar_open(trace, stream, &g);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < weft_pallas_grammar_event_count(g); i++) {
+		weft_pallas_event_info e;
+		if (weft_pallas_grammar_event(g, i, &e) < 0 || e.occurrences == 0)
+			continue;
+		if (st->events == 0 || e.first_time < st->first)
+			st->first = e.first_time;
+		if (st->events == 0 || e.last_time > st->last)
+			st->last = e.last_time;
+		st->events += e.occurrences;
+	}
+	snprintf(st->detail, sizeof st->detail, "grammar: %zu events, %zu sequences, %zu loops",
+		 weft_pallas_grammar_event_count(g), weft_pallas_grammar_sequence_count(g),
+		 weft_pallas_grammar_loop_count(g));
+	weft_pallas_grammar_free(g);
+	return 0;
+}

@@ -289,6 +289,15 @@ void weft__pallas_stream_close(void *state);
 int weft__pallas_event_fields(const weft_trace *trace, const weft_event *event,
 			      weft_field *out, size_t cap);
 /* weft_event_classify() for Pallas traces (pallas_records.c). */
+/* weft_trace_stream_stats() of a Pallas thread: from its grammar (pallas_inspect.c). */
+int weft__pallas_stream_stats(weft_trace *trace, uint32_t stream, weft_stream_stats *st);
+
+/* The event kinds: one per record kind (weft/schema.h; pallas_records.c). */
+size_t weft__pallas_event_schemas(const weft_trace *trace, const weft_event_schema **out);
+
+/* What weft_trace_check() adds for Pallas (pallas_check.c). */
+extern const weft__check_hooks weft__pallas_check_hooks;
+
 void weft__pallas_event_classify(const weft_trace *trace, const weft_event *event,
 				 weft_event_class *out);
 

@@ -637,4 +637,7 @@ const weft_backend weft__pallas_backend = {
 	.stream_close = weft__pallas_stream_close,
 	.event_fields = weft__pallas_event_fields,
 	.event_classify = weft__pallas_event_classify,
+	.check = &weft__pallas_check_hooks,
+	.stream_stats = weft__pallas_stream_stats,
+	.event_schemas = weft__pallas_event_schemas,
 };

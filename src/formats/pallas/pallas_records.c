@@ -5,6 +5,7 @@
  * resolved (the region of an Enter, the name of a generic event), plus
  * the attributes of the occurrence.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "formats/pallas/pallas_internal.h"
@@ -398,4 +399,58 @@ void weft__pallas_event_classify(const weft_trace *trace, const weft_event *even
 	const pallas_region *r = find_region(pt, a, ref);
 	const pallas_string *s = r ? weft__pallas_string(pt, a, r->name) : NULL;
 	out->name = s != NULL ? s->text : NULL;
+}
+
+/* ---- Event kinds (weft/schema.h) --------------------------------------------------- */
+
+/*
+ * One kind per record kind, with the fields weft__pallas_event_fields()
+ * gives: a payload layout's slots (references with their resolved name
+ * first: `region` and `region_ref`), or the payload as bytes for the
+ * kinds without a layout (only the events that have one); then the
+ * occurrence's attributes, known per event. Built once, shared, never
+ * freed.
+ */
+static weft_event_schema kinds[WEFT_PALLAS_REC_COUNT];
+static weft_field_schema kind_fields[WEFT_PALLAS_REC_COUNT * 10];
+static pthread_once_t kinds_once = PTHREAD_ONCE_INIT;
+
+/* The fields of one payload slot, from *f on (two for a reference). */
+static void slot_fields(const payload_slot *slot, weft_field_schema **f)
+{
+	if (slot->kind == SLOT_U32 || slot->kind == SLOT_U64) {
+		*(*f)++ = (weft_field_schema){ slot->name,
+			slot->kind == SLOT_U64 ? WEFT_TYPE_U64 : WEFT_TYPE_U32, 0, 0, 0 };
+		return;
+	}
+	*(*f)++ = (weft_field_schema){ slot->name, WEFT_TYPE_STR, 0, 1, 0 };
+	*(*f)++ = (weft_field_schema){ slot->kind == SLOT_REGION ? "region_ref" : "name_ref",
+		WEFT_TYPE_U32, 0, 0, 0 };
+}
+
+/* Builds every kind once. */
+static void kinds_build(void)
+{
+	weft_field_schema *f = kind_fields;
+	for (int32_t r = 0; r < WEFT_PALLAS_REC_COUNT; r++) {
+		const payload_layout *l = find_layout(r);
+		weft_event_schema *k = &kinds[r];
+		*k = (weft_event_schema){ record_names[r], 0,
+			r == WEFT_PALLAS_REC_ENTER ? WEFT_ROLE_ENTER :
+			r == WEFT_PALLAS_REC_LEAVE ? WEFT_ROLE_LEAVE : WEFT_ROLE_POINT,
+			strncmp(record_names[r], "MPI_", 4) == 0 ? "mpi" : "pallas", 0, 0, f, 1 };
+		if (l == NULL)
+			*f++ = (weft_field_schema){ "payload", WEFT_TYPE_BYTES, 0, 1, 0 };
+		for (int i = 0; l != NULL && i < l->slot_count; i++)
+			slot_fields(&l->slots[i], &f);
+		k->field_count = (size_t)(f - k->fields);
+	}
+}
+
+size_t weft__pallas_event_schemas(const weft_trace *trace, const weft_event_schema **out)
+{
+	(void)trace;
+	pthread_once(&kinds_once, kinds_build);
+	*out = kinds;
+	return WEFT_PALLAS_REC_COUNT;
 }

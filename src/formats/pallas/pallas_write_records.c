@@ -5,7 +5,7 @@
  * Pallas's record functions push it, and the attribute lists of one
  * record. The records go to the grammar through weft_pallas_record_raw()
  * and, for the one-u32 records, through weft__pw_record_u32()
- * (pallas_grammar.c, which also holds Enter, Leave and Generic, the most
+ * (pallas_write_grammar.c, which also holds Enter, Leave and Generic, the most
  * frequent, so that its fast path inlines into them).
  */
 #include <stddef.h>
@@ -17,7 +17,7 @@
 
 /*
  * A payload built field by field, host order (little-endian: checked in
- * pallas_writer.c) with no padding, as Pallas's push_data lays it out.
+ * pallas_writer_internal.h) with no padding, as Pallas's push_data lays it out.
  */
 typedef struct payload {
 	uint8_t b[32];

@@ -4,16 +4,23 @@
  * Pallas writer share:
  *
  *   pallas_write_records.c  the records API (payloads, attribute lists)
- *   pallas_grammar.c  the grammar of each thread
- *                     (events, sequences, loops, the per-depth token
- *                     lists and the search for repetitions)
- *   pallas_writer.c   the objects of the API (global archive, archives,
- *                     thread writers, definitions), the value vectors
- *                     (sub-arrays compressed and spilled as they fill,
- *                     optionally by helper threads) and every file
+ *   pallas_write_grammar.c  the grammar of each thread (events,
+ *                           sequences, loops, the per-depth token lists
+ *                           and the search for repetitions)
+ *   pallas_write_values.c   the value vectors (sub-arrays compressed and
+ *                           spilled as they fill, optionally by helper
+ *                           threads) and the attribute chunks
+ *   pallas_write_thread.c   thread writers and their files at close
+ *   pallas_write_defs.c     definitions (global archive, archives)
+ *   pallas_write_archive.c  options, memory accounting, the global
+ *                           archive and archives and their files
+ *   pallas_write_files.c    paths, and output files written as
+ *                           `<file>.tmp`, renamed when complete
  *
+ * The reader's files are the other pallas_*.c (its grammar replay is
+ * pallas_thread.c, its public header weft/pallas_grammar.h).
  * Internal names start with pw_ (types) and weft__pw_ (functions shared
- * by the two files), apart from the reader's pallas_ names.
+ * by the files), apart from the reader's pallas_ names.
  */
 #ifndef WEFT_PALLAS_WRITER_INTERNAL_H
 #define WEFT_PALLAS_WRITER_INTERNAL_H
@@ -26,6 +33,10 @@
 #include "core/internal.h"
 #include "formats/pallas/pallas_format.h"
 #include "weft/pallas.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the Pallas writer stores host-order values: little-endian hosts only"
+#endif
 
 #define PW_SUB_VALUES WEFT_PALLAS_SUBARRAY_VALUES /* values per sub-array */
 #define PW_NONE UINT32_MAX                        /* no index */
@@ -121,7 +132,10 @@ typedef struct pw_attrs {
 #define PW_ATTR_CHUNK 8192u    /* attribute bytes an event keeps in memory at most */
 #define PW_CHUNK_LEN_BITS 16   /* a chunk's length in the low bits of its entry */
 
-/* Sends the lists in `a->buf` (a->len > 0) to the scratch file as one chunk (pallas_writer.c). */
+/*
+ * Sends the lists in `a->buf` (a->len > 0) to the scratch file as one
+ * chunk (pallas_write_values.c).
+ */
 int weft__pw_attrs_spill(pw_thread *t, pw_attrs *a);
 
 typedef struct pw_event {
@@ -260,8 +274,15 @@ enum pw_job_kind { PW_JOB_ENCODE = 0, PW_JOB_SHARE = 1 };
  * Pallas layout (the scratch file's order never reaches the files). The
  * files do not depend on who encoded what when.
  */
+/*
+ * A job's life: FREE (its slot unused), QUEUED (handed to the helpers;
+ * whoever claims it first encodes it, a helper or its recording thread),
+ * RUNNING, DONE (waiting for its commit by the recording thread).
+ */
+enum job_state { JOB_FREE = 0, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
 typedef struct pw_job {
-	_Atomic int state;     /* enum in pallas_writer.c; the hand-over between threads */
+	_Atomic int state;     /* enum job_state; the hand-over between threads */
 	uint8_t kind;          /* enum pw_job_kind */
 	uint8_t which;         /* the vector (enum pw_which) */
 	uint8_t delta;         /* encode differences (delta timestamps) */
@@ -392,7 +413,7 @@ void weft__pw_free(pw_thread *t, void *p, size_t size);
 /* Records the first failure of `t` and returns it (later records fail too). */
 int weft__pw_fail(pw_thread *t, int status);
 
-/* ---- Grammar entry points (pallas_grammar.c) --------------------------------------------- */
+/* ---- Grammar entry points (pallas_write_grammar.c) --------------------------------------------- */
 
 int weft__pw_grammar_init(pw_thread *t);
 void weft__pw_grammar_free(pw_thread *t);
@@ -405,5 +426,59 @@ int weft__pw_grammar_finish(pw_thread *t);
  */
 int weft__pw_record_u32(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t ts,
 			int32_t record, int role, uint32_t v);
+
+/* ---- Output files (pallas_write_files.c) ---------------------------------------------- */
+
+/* An output file: written as <path>.tmp through a buffer, renamed when complete. */
+typedef struct pw_out {
+	int fd;
+	char *path, *tmp;
+	uint8_t *buf;
+	size_t len;
+	uint64_t offset;       /* bytes written so far (the next byte's offset) */
+	int error;
+} pw_out;
+
+/* ---- Functions shared by the files ---------------------------------------------------- */
+
+/* pallas_write_files.c */
+char *weft__pw_path_join(const char *a, const char *fmt, ...);
+int weft__pw_make_dirs(const char *dir, int *created);
+int weft__pw_check_new(const char *path, int replace);
+int weft__pw_out_open(pw_out *o, const char *path);
+int weft__pw_write_all(int fd, const uint8_t *p, size_t len, const char *name, uint64_t at);
+void weft__pw_out_bytes(pw_out *o, const void *p, size_t n);
+void weft__pw_out_abort(pw_out *o);
+int weft__pw_out_finish(pw_out *o, int sync);
+
+/* pallas_write_defs.c */
+int weft__pw_defs_init(struct weft_pallas_defs *d, const char *owner);
+void weft__pw_defs_free(struct weft_pallas_defs *d);
+
+/* pallas_write_values.c */
+int weft__pw_codec_init(pw_codec *c, const weft_pallas_write_options *o);
+void weft__pw_codec_free(pw_codec *c);
+int weft__pw_is_timestamps(uint8_t which);
+int weft__pw_encode_record(pw_codec *c, const weft_pallas_write_options *o,
+			   const uint64_t *values, uint32_t count, int delta, uint8_t *dst,
+			   size_t *len);
+int weft__pw_pool_create(int n, const char *where, pw_pool **out);
+int weft__pw_helpers_wanted(const weft_pallas_write_options *o);
+void weft__pw_pool_free(pw_pool *p);
+void weft__pw_pool_forget(pw_pool *p, const pw_thread *t);
+int weft__pw_spill_flush(pw_spill *s, const char *dir);
+int weft__pw_spill_read(const pw_spill *s, uint64_t where, size_t len, uint8_t *dst);
+int weft__pw_store_inline(pw_thread *t, const pw_vector *v, pw_sub *s, const uint64_t *values,
+			  uint32_t count);
+void weft__pw_abandon_jobs(pw_thread *t);
+int weft__pw_drain_jobs(pw_thread *t);
+pw_sub weft__pw_open_sub(const pw_vector *v, uint64_t *sum);
+void weft__pw_vector_take(pw_vector *v, const pw_sub *s, uint64_t sum, int first);
+
+/* Fixed-size fields, host order (little-endian, checked above). */
+static inline void out_u8(pw_out *o, uint8_t v) { weft__pw_out_bytes(o, &v, 1); }
+static inline void out_u32(pw_out *o, uint32_t v) { weft__pw_out_bytes(o, &v, 4); }
+static inline void out_i32(pw_out *o, int32_t v) { weft__pw_out_bytes(o, &v, 4); }
+static inline void out_u64(pw_out *o, uint64_t v) { weft__pw_out_bytes(o, &v, 8); }
 
 #endif /* WEFT_PALLAS_WRITER_INTERNAL_H */

@@ -225,6 +225,9 @@ typedef struct ross_stream {
 	uint64_t first_offset, last_offset;
 } ross_stream;
 
+/* Record layouts: PE, KP, LP, older LP, MODEL, ANALYSIS_MODEL, EVENT. */
+#define ROSS_KIND_COUNT 7
+
 typedef struct ross_data {
 	char *root;            /* the trace path */
 	ross_file *files;
@@ -239,7 +242,18 @@ typedef struct ross_data {
 	int resync;
 	uint64_t window;       /* bytes held per stream reader (window) */
 	uint64_t file_window;  /* bytes held per file reader (window) */
+	/* The event kinds (weft/schema.h): one per record layout. */
+	weft_event_schema kinds[ROSS_KIND_COUNT];
+	weft_field_schema *kind_fields;
 } ross_data;
+
+/*
+ * The event kinds of the run (ross_record.c): built when it is opened,
+ * from the record layouts and the model schema; 0 or WEFT_ENOMEM.
+ */
+int weft__ross_kinds_build(ross_data *d);
+void weft__ross_kinds_free(ross_data *d);
+size_t weft__ross_event_schemas(const weft_trace *trace, const weft_event_schema **out);
 
 /* The class a record is filed under as a stream (analysis -> model). */
 static inline uint8_t weft__ross_stream_class(ross_class cls)

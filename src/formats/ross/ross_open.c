@@ -124,14 +124,9 @@ int64_t weft__ross_stream_insert(ross_data *d, const ross_key *key)
 	if ((d->stream_count + 1) * 2 > d->map_cap &&
 	    map_fill(d, d->map_cap ? d->map_cap * 2 : 64) < 0)
 		return WEFT_ENOMEM;
-	if (d->stream_count == d->stream_cap) {
-		size_t cap = d->stream_cap ? d->stream_cap * 2 : 64;
-		ross_stream *n = realloc(d->streams, cap * sizeof *n);
-		if (n == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		d->streams = n;
-		d->stream_cap = cap;
-	}
+	if (weft__array_grow((void **)&d->streams, &d->stream_cap, d->stream_count + 1,
+			     sizeof *d->streams) < 0)
+		return WEFT_ENOMEM;
 	ross_stream *s = &d->streams[d->stream_count];
 	memset(s, 0, sizeof *s);
 	s->key = *key;
@@ -518,14 +513,9 @@ static int add_skip(ross_file *f, uint64_t from, uint64_t to)
 {
 	if (f->skip_count >= ROSS_MAX_SKIPS)
 		return -1;
-	if (f->skip_count == f->skip_cap) {
-		size_t cap = f->skip_cap ? f->skip_cap * 2 : 8;
-		ross_skip *n = realloc(f->skips, cap * sizeof *n);
-		if (n == NULL)
-			return -1;
-		f->skips = n;
-		f->skip_cap = cap;
-	}
+	if (weft__array_grow((void **)&f->skips, &f->skip_cap, f->skip_count + 1,
+			     sizeof *f->skips) < 0)
+		return -1;
 	f->skips[f->skip_count++] = (ross_skip){ from, to };
 	return 0;
 }
@@ -976,6 +966,7 @@ static void ross_close(weft_trace *trace)
 	free(d->map);
 	free(d->root);
 	weft__ross_schema_free(&d->schemas);
+	weft__ross_kinds_free(d);
 	free(d);
 	trace->backend_data = NULL;
 }
@@ -1052,6 +1043,8 @@ static int ross_open(weft_trace *trace, const char *path, const weft_open_option
 	}
 	trace->backend_data = c.d;
 	int rc = apply_options(&c, o);
+	if (rc == 0)
+		rc = weft__ross_kinds_build(c.d);
 	if (rc == 0)
 		rc = discover(&c, path);
 	if (rc == 0)
@@ -1144,6 +1137,7 @@ const weft_backend weft__ross_backend = {
 	.stream_close = weft__ross_stream_close,
 	.event_fields = weft__ross_event_fields,
 	.event_classify = ross_event_classify,
+	.event_schemas = weft__ross_event_schemas,
 	.options = ross_options,
 	.option_count = sizeof ross_options / sizeof ross_options[0],
 };

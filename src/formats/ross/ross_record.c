@@ -14,6 +14,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "formats/ross/ross_internal.h"
@@ -575,35 +576,40 @@ static inline int code_is(const weft_event *ev, ross_class cls)
 	       memcmp(ev->code, class_codes[cls], ev->code_len) == 0;
 }
 
+/* Every record layout, in the order of the event kinds (weft/schema.h). */
+enum { K_PE, K_KP, K_LP, K_LP_OLD, K_MODEL, K_ANALYSIS, K_EVENT };
+static const layout layouts[ROSS_KIND_COUNT] = {
+	[K_PE] = { ROSS_REC_PE, pe_fields, pe_tmpl, COUNT(pe_fields),
+		   ROSS_SAMPLE_HEADER + ROSS_PE_BODY },
+	[K_KP] = { ROSS_REC_KP, kp_fields, kp_tmpl, COUNT(kp_fields),
+		   ROSS_SAMPLE_HEADER + ROSS_KP_BODY },
+	[K_LP] = { ROSS_REC_LP, lp_fields, lp_tmpl, COUNT(lp_fields),
+		   ROSS_SAMPLE_HEADER + ROSS_LP_BODY },
+	[K_LP_OLD] = { ROSS_REC_LP, lp_old_fields, lp_old_tmpl, COUNT(lp_old_fields),
+		       ROSS_SAMPLE_HEADER + ROSS_LP_OLD_BODY },
+	[K_MODEL] = { ROSS_REC_MODEL, model_fields, model_tmpl, COUNT(model_fields),
+		      ROSS_SAMPLE_HEADER + ROSS_MODEL_HEADER },
+	[K_ANALYSIS] = { ROSS_REC_ANALYSIS, analysis_fields, analysis_tmpl,
+			 COUNT(analysis_fields), ROSS_ANALYSIS_HEADER },
+	[K_EVENT] = { ROSS_REC_EVENT, event_fields, event_tmpl, COUNT(event_fields),
+		      ROSS_EVENT_HEADER },
+};
+
 /*
  * Finds the layout of an event from its payload size (the fixed part of
  * each record kind), then checks the code: one switch, no search.
  */
 static int event_layout(const weft_event *ev, layout *out)
 {
-	static const layout pe = { ROSS_REC_PE, pe_fields, pe_tmpl, COUNT(pe_fields),
-				   ROSS_SAMPLE_HEADER + ROSS_PE_BODY };
-	static const layout kp = { ROSS_REC_KP, kp_fields, kp_tmpl, COUNT(kp_fields),
-				   ROSS_SAMPLE_HEADER + ROSS_KP_BODY };
-	static const layout lp = { ROSS_REC_LP, lp_fields, lp_tmpl, COUNT(lp_fields),
-				   ROSS_SAMPLE_HEADER + ROSS_LP_BODY };
-	static const layout lp_old = { ROSS_REC_LP, lp_old_fields, lp_old_tmpl,
-				       COUNT(lp_old_fields), ROSS_SAMPLE_HEADER + ROSS_LP_OLD_BODY };
-	static const layout model = { ROSS_REC_MODEL, model_fields, model_tmpl,
-				      COUNT(model_fields), ROSS_SAMPLE_HEADER + ROSS_MODEL_HEADER };
-	static const layout analysis = { ROSS_REC_ANALYSIS, analysis_fields, analysis_tmpl,
-					 COUNT(analysis_fields), ROSS_ANALYSIS_HEADER };
-	static const layout event = { ROSS_REC_EVENT, event_fields, event_tmpl,
-				      COUNT(event_fields), ROSS_EVENT_HEADER };
 	const layout *l;
 	switch (ev->payload_size) {
-	case ROSS_SAMPLE_HEADER + ROSS_PE_BODY: l = &pe; break;
-	case ROSS_SAMPLE_HEADER + ROSS_KP_BODY: l = &kp; break;
-	case ROSS_SAMPLE_HEADER + ROSS_LP_BODY: l = &lp; break;
-	case ROSS_SAMPLE_HEADER + ROSS_LP_OLD_BODY: l = &lp_old; break;
-	case ROSS_EVENT_HEADER: l = &event; break;
+	case ROSS_SAMPLE_HEADER + ROSS_PE_BODY: l = &layouts[K_PE]; break;
+	case ROSS_SAMPLE_HEADER + ROSS_KP_BODY: l = &layouts[K_KP]; break;
+	case ROSS_SAMPLE_HEADER + ROSS_LP_BODY: l = &layouts[K_LP]; break;
+	case ROSS_SAMPLE_HEADER + ROSS_LP_OLD_BODY: l = &layouts[K_LP_OLD]; break;
+	case ROSS_EVENT_HEADER: l = &layouts[K_EVENT]; break;
 	case ROSS_ANALYSIS_HEADER: /* MODEL's fixed part has the same size */
-		l = code_is(ev, ROSS_REC_MODEL) ? &model : &analysis;
+		l = code_is(ev, ROSS_REC_MODEL) ? &layouts[K_MODEL] : &layouts[K_ANALYSIS];
 		break;
 	default: return -1;
 	}
@@ -712,4 +718,75 @@ int weft__ross_event_fields(const weft_trace *trace, const weft_event *ev,
 	if (k < cap)
 		set_bytes(&out[k], "model_data", ev->data, ev->data_size);
 	return (int)k + 1;
+}
+
+/* ---- Event kinds (weft/schema.h) -------------------------------------------------------- */
+
+/* The model data fields of a layout: the schema's and `rest`, or `model_data`. */
+static size_t data_field_count(const ross_data *d, const layout *l)
+{
+	if (l->cls != ROSS_REC_MODEL && l->cls != ROSS_REC_ANALYSIS && l->cls != ROSS_REC_EVENT)
+		return 0;
+	const ross_schema *s = d->schemas.by_class[l->cls];
+	return s != NULL ? s->count + 1u : 1u;
+}
+
+/* A field of a kind. */
+static weft_field_schema field_schema(const char *name, weft_type type, int variable,
+				      int in_data)
+{
+	return (weft_field_schema){ name, type, 0, variable, in_data };
+}
+
+/*
+ * One kind per layout, with the fields weft__ross_event_fields() gives
+ * its records: the fixed ones, then the model data decoded by the schema
+ * (and what is left over, `rest`, when a record has more), or as bytes.
+ */
+int weft__ross_kinds_build(ross_data *d)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < ROSS_KIND_COUNT; i++)
+		total += layouts[i].count + data_field_count(d, &layouts[i]);
+	d->kind_fields = calloc(total, sizeof *d->kind_fields);
+	if (d->kind_fields == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory for the event kinds of a ROSS run");
+	weft_field_schema *f = d->kind_fields;
+	for (size_t i = 0; i < ROSS_KIND_COUNT; i++) {
+		const layout *l = &layouts[i];
+		const ross_schema *s = d->schemas.by_class[l->cls];
+		weft_event_schema *k = &d->kinds[i];
+		*k = (weft_event_schema){ class_codes[l->cls], l->fixed,
+			l->cls == ROSS_REC_EVENT ? WEFT_ROLE_POINT : WEFT_ROLE_SAMPLE, "ross",
+			0, l->count + data_field_count(d, l), f, 0 };
+		for (size_t j = 0; j < l->count; j++)
+			*f++ = field_schema(l->defs[j].name, (weft_type)l->defs[j].type, 0, 0);
+		if (data_field_count(d, l) == 0)
+			continue;
+		if (s == NULL) {
+			*f++ = field_schema("model_data", WEFT_TYPE_BYTES, 1, 1);
+			continue;
+		}
+		for (uint32_t j = 0; j < s->count; j++)
+			*f++ = field_schema(s->fields[j].name, s->fields[j].type, 0, 1);
+		*f++ = field_schema("rest", WEFT_TYPE_BYTES, 1, 1);
+		k->data_size = s->size;
+	}
+	return 0;
+}
+
+void weft__ross_kinds_free(ross_data *d)
+{
+	free(d->kind_fields);
+	d->kind_fields = NULL;
+}
+
+size_t weft__ross_event_schemas(const weft_trace *trace, const weft_event_schema **out)
+{
+	const ross_data *d = trace->backend_data;
+	if (d == NULL || d->kind_fields == NULL)
+		return 0;
+	*out = d->kinds;
+	return ROSS_KIND_COUNT;
 }

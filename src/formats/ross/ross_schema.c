@@ -103,19 +103,12 @@ static int word_is(const char *w, size_t len, const char *s, int nocase)
 
 /* ---- Vocabulary ------------------------------------------------------------------ */
 
-/* The type named by a word, or 0. */
+/* The numeric type named by a word (u8 ... f64), or 0. */
 static weft_type type_of(const char *w, size_t len)
 {
-	static const struct { const char *name; weft_type type; } types[] = {
-		{ "u8", WEFT_TYPE_U8 }, { "u16", WEFT_TYPE_U16 }, { "u32", WEFT_TYPE_U32 },
-		{ "u64", WEFT_TYPE_U64 }, { "i8", WEFT_TYPE_I8 }, { "i16", WEFT_TYPE_I16 },
-		{ "i32", WEFT_TYPE_I32 }, { "i64", WEFT_TYPE_I64 }, { "f32", WEFT_TYPE_F32 },
-		{ "f64", WEFT_TYPE_F64 },
-	};
-	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-		if (word_is(w, len, types[i].name, 0))
-			return types[i].type;
-	return (weft_type)0;
+	weft_type t = weft__type_from_name(w, len);
+
+	return t >= WEFT_TYPE_U8 && t <= WEFT_TYPE_F64 ? t : (weft_type)0;
 }
 
 /* Bytes of a scalar type in the model data. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/perfetto_writer.c - Perfetto's native protobuf trace, written
- * by hand as a sink of the view layer (see perfetto.h for the mapping).
+ * outputs/perfetto/perfetto_writer.c - Perfetto's native protobuf trace,
+ * written by hand as a sink of the view layer (see perfetto.h for the
+ * mapping).
  *
  * Each packet is encoded straight into the output buffer: the packet's
  * largest possible size is worked out first (a bound, from the lengths of

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * formats/pallas/pallas_grammar.c - the grammar each thread writer of the
+ * formats/pallas/pallas_write_grammar.c - the grammar each thread writer of the
  * Pallas writer builds while recording (the records API that feeds it is
  * pallas_write_records.c).
  *
@@ -1394,7 +1394,7 @@ record_u32(weft_pallas_thread *t, const weft_pallas_attrs *a, uint64_t ts, int32
 	if (t != NULL && a == NULL && t->state == PW_OPEN)
 		return record_u32_fast(t, ts, record, role, v);
 	uint8_t payload[4];
-	memcpy(payload, &v, 4); /* little-endian hosts (pallas_writer.c checks) */
+	memcpy(payload, &v, 4); /* little-endian hosts (pallas_writer_internal.h checks) */
 	return weft_pallas_record_raw(t, a, ts, record, role, payload, 4);
 }
 

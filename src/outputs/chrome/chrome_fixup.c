@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/chrome_fixup.c - the same-start fix-up of Heph's converter, for
- * `weft convert --heph-compat`, exact but without its one-microsecond
- * walk.
+ * outputs/chrome/chrome_fixup.c - the same-start fix-up of Heph's
+ * converter, for `weft convert --heph-compat`, exact but without its
+ * one-microsecond walk.
  *
  * Heph's rule, per track (pid, tid): a map ts -> dur of every event
  * written so far; while the ts of a new event is taken, it moves: up

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/pallas_structure.c - `weft dump --structure`: the grammar of each
- * thread of a Pallas trace as a tree, without unrolling it (like
+ * analysis/pallas_structure.c - weft_pallas_structure_write(), what
+ * `weft dump --structure` prints: the grammar of a thread of a Pallas
+ * trace as a tree, without unrolling it (like
  * `pallas_print -S`): sequences with their kind, occurrence count and
  * stored durations, loops with their iteration counts, events with their
  * names and counts. A sequence used in several places is printed in full
@@ -12,8 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/cli.h"
-#include "weft/pallas_grammar.h"
+#include "core/internal.h"
 
 /* Deeper nesting is cut (printed as "..."): no real grammar gets there. */
 #define MAX_PRINT_DEPTH 256
@@ -91,8 +91,13 @@ static int print_token(structure_printer *sp, weft_pallas_token tok, int depth)
 	return rc;
 }
 
+int weft_pallas_grammar_available(const weft_trace *trace)
+{
+	return weft_trace_format(trace) == WEFT_FORMAT_PALLAS;
+}
+
 /* The tree of one thread, headed by its stream path and counts. */
-static int print_thread(weft_trace *trace, uint32_t stream, FILE *out)
+int weft_pallas_structure_write(weft_trace *trace, uint32_t stream, FILE *out)
 {
 	structure_printer sp = { NULL, out, NULL };
 	int rc = weft_pallas_grammar_open(trace, stream, &sp.g);
@@ -113,22 +118,4 @@ static int print_thread(weft_trace *trace, uint32_t stream, FILE *out)
 	free(sp.printed);
 	weft_pallas_grammar_free(sp.g);
 	return rc;
-}
-
-int cli_pallas_structure(weft_trace *trace, const char *command, FILE *out)
-{
-	if (weft_trace_format(trace) != WEFT_FORMAT_PALLAS) {
-		fprintf(stderr, "weft %s: --structure needs a Pallas trace, not %s\n",
-			command, weft_format_name(weft_trace_format(trace)));
-		return CLI_EXIT_FAILURE;
-	}
-	int status = CLI_EXIT_OK;
-	for (size_t s = 0; s < weft_trace_stream_count(trace); s++) {
-		int rc = print_thread(trace, (uint32_t)s, out);
-		if (rc < 0) {
-			cli_library_error(command, weft_trace_stream(trace, s)->path, rc);
-			status = CLI_EXIT_FAILURE;
-		}
-	}
-	return status;
 }

@@ -1,0 +1,474 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analysis/check.c - weft_trace_check(): reads a whole trace and lists
+ * what is wrong with it (what `weft check` prints), for every format.
+ *
+ * What is looked at here: payloads that do not match their event's
+ * layout, clocks that go back outside unordered regions (each stream in
+ * stored order, for the formats whose backend names such regions), spans
+ * nested deeper than the viewers keep (the view layer's limit, followed
+ * by a view that only tracks the nesting) and streams that cannot be read
+ * further. What only a format knows (ovniemu's clock gate, sorted
+ * regions, what Pallas 0.20 cannot read) comes from its backend's check
+ * hooks (weft__check_hooks), called after the events were read.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "outputs/view.h"
+
+/* At most this many problems of one kind are listed per stream. */
+#define MAX_REPORTS_PER_KIND 10
+
+/* One problem and the stream it was found in (for ordering). */
+typedef struct problem {
+	uint32_t stream;
+	weft_diag diag;   /* file and message owned */
+} problem;
+
+struct weft_check_report {
+	weft__check_sink sink; /* first: the backends' hooks add through it */
+	problem *items;
+	size_t count, cap;
+	int out_of_memory;
+	uint32_t stream;       /* the stream problems are being found in */
+	uint64_t events;
+	weft_trace *trace;
+};
+
+void weft_check_options_init(weft_check_options *options)
+{
+	memset(options, 0, sizeof *options);
+}
+
+/* ---- The list of problems ----------------------------------------------------- */
+
+/* Appends a problem of stream `stream` (the strings are copied). */
+static void append_problem(weft_check_report *r, uint32_t stream, int severity, int status,
+			   const char *file, uint64_t offset, const char *message)
+{
+	if (weft__array_grow((void **)&r->items, &r->cap, r->count + 1, sizeof *r->items) < 0) {
+		r->out_of_memory = 1;
+		return;
+	}
+	problem *p = &r->items[r->count];
+	char *file_copy = strdup(file ? file : "");
+	char *message_copy = strdup(message);
+	if (file_copy == NULL || message_copy == NULL) {
+		free(file_copy);
+		free(message_copy);
+		r->out_of_memory = 1;
+		return;
+	}
+	p->stream = stream;
+	p->diag = (weft_diag){ severity, status, file_copy, offset, message_copy };
+	r->count++;
+}
+
+/* The sink the backends' check hooks add through. */
+static void sink_add(weft__check_sink *sink, uint32_t stream, int severity, int status,
+		     const char *file, uint64_t offset, const char *message)
+{
+	append_problem((weft_check_report *)sink, stream, severity, status, file, offset,
+		       message);
+}
+
+/* Appends a problem of the current stream, formatted. */
+static void add_problem(weft_check_report *r, int severity, int status, const char *file,
+			uint64_t offset, const char *fmt, ...) WEFT_PRINTF(6, 7);
+
+/* (The message is formatted into a fixed buffer, then copied.) */
+static void add_problem(weft_check_report *r, int severity, int status, const char *file,
+			uint64_t offset, const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	append_problem(r, r->stream, severity, status, file, offset, message);
+}
+
+void weft_check_report_free(weft_check_report *report)
+{
+	if (report == NULL)
+		return;
+	for (size_t i = 0; i < report->count; i++) {
+		free((char *)report->items[i].diag.file);
+		free((char *)report->items[i].diag.message);
+	}
+	free(report->items);
+	free(report);
+}
+
+uint64_t weft_check_report_events(const weft_check_report *report)
+{
+	return report->events;
+}
+
+size_t weft_check_report_count(const weft_check_report *report)
+{
+	return report->count;
+}
+
+const weft_diag *weft_check_report_problem(const weft_check_report *report, size_t i)
+{
+	return i < report->count ? &report->items[i].diag : NULL;
+}
+
+int weft_check_report_incomplete(const weft_check_report *report)
+{
+	return report->out_of_memory;
+}
+
+/*
+ * 1 when the library already recorded a diagnostic for this place, so
+ * that the same problem found by both is listed once.
+ */
+static int diag_exists_at(const weft_trace *trace, const char *file, uint64_t offset)
+{
+	for (size_t i = 0; i < trace->diag_count; i++) {
+		const weft_diag *d = &trace->diags[i];
+		if (d->offset == offset && d->file != NULL && strcmp(d->file, file) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The last error's text without its place "<file>: byte <offset>: "
+ * when it has both (the problem line shows the place), else whole.
+ */
+static const char *error_text_without_place(void)
+{
+	if (weft__error_file() != NULL && weft__error_offset() != WEFT_NO_OFFSET)
+		return weft__error_text();
+	return weft_last_error();
+}
+
+/* ---- Nesting ---------------------------------------------------------------------- */
+
+/* A view without output: it only follows the spans' nesting. */
+static void no_track(void *ctx, const weft__view_track *t)
+{
+	(void)ctx;
+	(void)t;
+}
+
+static const weft__view_sink no_output = { NULL, no_track, NULL, NULL, NULL, NULL, NULL };
+
+/* The view that follows the nesting of every stream; NULL without memory. */
+static weft__view *nesting_view(const weft_trace *trace)
+{
+	weft__view *view = NULL;
+
+	return weft__view_create(trace, NULL, &no_output, &view) == 0 ? view : NULL;
+}
+
+/*
+ * Timelines of `stream` whose spans nest deeper than the viewers keep:
+ * a warning each (the trace is valid; its viewers lose spans, and `weft
+ * convert` fails unless --allow-loss).
+ */
+static void add_nesting_problems(weft__view *view, const weft_stream_info *info,
+				 weft_check_report *r)
+{
+	size_t n = view ? weft__view_too_deep(view, NULL, 0) : 0;
+	weft__view_too_deep_timeline *t = n ? malloc(n * sizeof *t) : NULL;
+
+	if (t == NULL) {
+		r->out_of_memory |= n > 0;
+		return;
+	}
+	weft__view_too_deep(view, t, n);
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].stream != info->index)
+			continue;
+		add_problem(r, WEFT_SEV_WARNING, WEFT_EUNSUPPORTED, info->file, WEFT_NO_OFFSET,
+			    "spans nest %" PRIu64 " deep on %s%s%s: viewers keep %d levels, "
+			    "%" PRIu64 " span(s) past them ('weft convert' fails unless "
+			    "--allow-loss)", t[i].deepest,
+			    t[i].channel ? "timeline '" : "the stream's own timeline",
+			    t[i].channel ? t[i].channel : "", t[i].channel ? "'" : "",
+			    WEFT__VIEW_MAX_DEPTH, t[i].lost);
+	}
+	free(t);
+}
+
+/* ---- Reading one stream ---------------------------------------------------------- */
+
+/* What is followed while one stream is read in stored order. */
+typedef struct stream_check {
+	const weft_stream_info *info;
+	const weft__check_hooks *hooks; /* clocks checked when it names regions */
+	int region_depth;         /* inside unordered regions */
+	int have_clock;
+	uint64_t last_clock;      /* last clock outside regions */
+	uint64_t last_any_clock;  /* last clock, regions included */
+	uint64_t backwards, bad_payloads, unsorted;
+	uint64_t first_unsorted_offset;
+	weft_field fields[32];
+} stream_check;
+
+/*
+ * Payload against its layout (weft_event_fields() < 0 means mismatch);
+ * *bad counts the mismatches of the stream, the first few are listed.
+ */
+static void check_payload(const weft_trace *trace, const weft_stream_info *info,
+			  uint64_t *bad, weft_field *fields, size_t cap,
+			  const weft_event *ev, weft_check_report *r)
+{
+	int n = weft_event_fields(trace, ev, fields, cap);
+
+	if (n >= 0)
+		return;
+	if (++*bad <= MAX_REPORTS_PER_KIND)
+		add_problem(r, WEFT_SEV_WARNING, n, info->file, ev->offset,
+			    "payload of %.*s does not match its signature: %s",
+			    (int)ev->code_len, ev->code, error_text_without_place());
+}
+
+/* 1 when the event code is exactly `code`. */
+static int code_is(const weft_event *ev, const char *code)
+{
+	return ev->code_len == strlen(code) && memcmp(ev->code, code, ev->code_len) == 0;
+}
+
+/*
+ * Clocks in stored order: outside unordered regions they must not go
+ * back (checked against the last clock outside regions, the markers that
+ * open and close them included); inside, any order is allowed but noted
+ * as unsorted.
+ */
+static void check_clock(const weft_trace *trace, stream_check *sc,
+			const weft_event *ev, weft_check_report *r)
+{
+	int opens = code_is(ev, sc->hooks->region_open);
+	int closes = code_is(ev, sc->hooks->region_close);
+
+	if (sc->have_clock && ev->time < sc->last_any_clock && sc->unsorted++ == 0)
+		sc->first_unsorted_offset = ev->offset;
+	if (sc->region_depth == 0 || closes) {
+		if (sc->have_clock && ev->time < sc->last_clock &&
+		    ++sc->backwards <= MAX_REPORTS_PER_KIND &&
+		    !diag_exists_at(trace, sc->info->file, ev->offset))
+			add_problem(r, WEFT_SEV_ERROR, WEFT_EFORMAT, sc->info->file, ev->offset,
+				    "clock goes backwards outside an unordered region: "
+				    "%" PRIu64 " after %" PRIu64, ev->time, sc->last_clock);
+		sc->last_clock = ev->time;
+	}
+	if (opens)
+		sc->region_depth++;
+	else if (closes && sc->region_depth > 0)
+		sc->region_depth--;
+	sc->last_any_clock = ev->time;
+	sc->have_clock = 1;
+}
+
+/* The line that says how many more payload mismatches were not listed. */
+static void add_payload_overflow(const weft_stream_info *info, uint64_t bad,
+				 weft_check_report *r)
+{
+	if (bad > MAX_REPORTS_PER_KIND)
+		add_problem(r, WEFT_SEV_WARNING, WEFT_EFORMAT, info->file, WEFT_NO_OFFSET,
+			    "%" PRIu64 " more payloads not matching their signature",
+			    bad - MAX_REPORTS_PER_KIND);
+}
+
+/* Lines that say how many more problems of a kind were not listed. */
+static void add_overflow_notes(stream_check *sc, weft_check_report *r)
+{
+	if (sc->backwards > MAX_REPORTS_PER_KIND)
+		add_problem(r, WEFT_SEV_ERROR, WEFT_EFORMAT, sc->info->file, WEFT_NO_OFFSET,
+			    "%" PRIu64 " more backward clocks not listed",
+			    sc->backwards - MAX_REPORTS_PER_KIND);
+	add_payload_overflow(sc->info, sc->bad_payloads, r);
+}
+
+/*
+ * A stream that could not be read (status `rc`): the place is the last
+ * error's, and nothing is added when the library already recorded a
+ * diagnostic for that place.
+ */
+static void add_read_failure(weft_check_report *r, int rc, const char *file,
+			     const char *what)
+{
+	const char *text = error_text_without_place();
+	uint64_t offset = text != weft_last_error() ? weft__error_offset() : WEFT_NO_OFFSET;
+
+	if (!diag_exists_at(r->trace, file, offset))
+		add_problem(r, WEFT_SEV_ERROR, rc, file, offset, "%s: %s", what, text);
+}
+
+/*
+ * Reads one stream through its own cursor; problems go to the report,
+ * the first event to *start. Returns the number of events read.
+ */
+static uint64_t check_stream(weft_check_report *r, uint32_t stream, int want_sorted,
+			     weft__stream_start *start, weft__view *nesting)
+{
+	weft_trace *trace = r->trace;
+	const weft__check_hooks *hooks = trace->backend->check;
+	stream_check sc;
+	weft_cursor *cursor;
+	const weft_event *ev;
+	uint64_t events = 0;
+	int rc;
+
+	memset(&sc, 0, sizeof sc);
+	r->stream = stream;
+	sc.info = weft_trace_stream(trace, stream);
+	sc.hooks = hooks != NULL && hooks->region_open != NULL ? hooks : NULL;
+	rc = weft_cursor_create_stream(trace, stream, &cursor);
+	if (rc < 0) {
+		add_read_failure(r, rc, sc.info->file, "cannot read the stream");
+		return 0;
+	}
+	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
+		if (start != NULL && !start->seen)
+			*start = (weft__stream_start){ 1, ev->time, ev->offset };
+		check_payload(trace, sc.info, &sc.bad_payloads, sc.fields,
+			      sizeof sc.fields / sizeof sc.fields[0], ev, r);
+		if (sc.hooks != NULL)
+			check_clock(trace, &sc, ev, r);
+		if (nesting != NULL)
+			weft__view_nesting(nesting, ev);
+		events++;
+	}
+	if (rc < 0)
+		add_read_failure(r, rc, sc.info->file, "reading stopped");
+	weft_cursor_free(cursor);
+	add_overflow_notes(&sc, r);
+	add_nesting_problems(nesting, sc.info, r);
+	if (want_sorted && sc.unsorted > 0)
+		add_problem(r, WEFT_SEV_ERROR, WEFT_EFORMAT, sc.info->file,
+			    sc.first_unsorted_offset,
+			    "stream not sorted: the clock goes back %" PRIu64 " time%s "
+			    "(first here; 'weft sort' sorts the unordered regions)",
+			    sc.unsorted, sc.unsorted == 1 ? "" : "s");
+	return events;
+}
+
+/* ---- All streams in one pass ------------------------------------------------------ */
+
+/*
+ * Orders the problems by stream, keeping their order within a stream (a
+ * counting sort: stable, one pass), as if the streams had been read one
+ * after the other.
+ */
+static int sort_problems_by_stream(weft_check_report *r, size_t streams)
+{
+	size_t *start = calloc(streams + 1, sizeof *start);
+	problem *sorted = malloc((r->count ? r->count : 1) * sizeof *sorted);
+	if (start == NULL || sorted == NULL) {
+		free(start);
+		free(sorted);
+		return -1;
+	}
+	for (size_t i = 0; i < r->count; i++)
+		start[r->items[i].stream + 1]++;
+	for (size_t s = 0; s < streams; s++)
+		start[s + 1] += start[s];
+	for (size_t i = 0; i < r->count; i++)
+		sorted[start[r->items[i].stream]++] = r->items[i];
+	free(r->items);
+	free(start);
+	r->items = sorted;
+	r->cap = r->count ? r->count : 1;
+	return 0;
+}
+
+/*
+ * Formats whose merged cursor reads each file once (ROSS): every stream
+ * in one pass, with a mismatch count per stream, then the problems in
+ * stream order: the same lines as reading the streams one by one, for
+ * one read of the files instead of one per stream. Returns the events
+ * read.
+ */
+static uint64_t check_merged(weft_check_report *r, weft__view *nesting)
+{
+	weft_trace *trace = r->trace;
+	size_t streams = weft_trace_stream_count(trace);
+	uint64_t *bad = calloc(streams ? streams : 1, sizeof *bad);
+	weft_field fields[32];
+	weft_cursor *cursor;
+	const weft_event *ev;
+	uint64_t events = 0;
+	int rc = bad == NULL ? WEFT_ENOMEM : weft_cursor_create(trace, NULL, &cursor);
+
+	if (rc < 0) {
+		r->stream = 0;
+		if (bad == NULL)
+			weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		add_read_failure(r, rc, weft_trace_path(trace),
+				 bad == NULL ? "out of memory" : "cannot read the streams");
+		free(bad);
+		return 0;
+	}
+	while (weft_cursor_next(cursor, &ev) == 1) {
+		r->stream = ev->stream;
+		check_payload(trace, weft_trace_stream(trace, ev->stream), &bad[ev->stream],
+			      fields, sizeof fields / sizeof fields[0], ev, r);
+		if (nesting != NULL)
+			weft__view_nesting(nesting, ev);
+		events++;
+	}
+	weft_cursor_free(cursor);
+	for (size_t i = 0; i < streams; i++) {
+		r->stream = (uint32_t)i;
+		add_payload_overflow(weft_trace_stream(trace, i), bad[i], r);
+		add_nesting_problems(nesting, weft_trace_stream(trace, i), r);
+	}
+	free(bad);
+	if (sort_problems_by_stream(r, streams) < 0)
+		r->out_of_memory = 1;
+	return events;
+}
+
+/* ---- Whole trace --------------------------------------------------------------------- */
+
+/*
+ * Every stream (one merged pass for the formats that read whole files),
+ * then the format's own checks of the whole trace.
+ */
+int weft_trace_check(weft_trace *trace, const weft_check_options *options,
+		     weft_check_report **out)
+{
+	weft_check_options defaults;
+	weft_check_report *r = calloc(1, sizeof *r);
+	size_t streams = weft_trace_stream_count(trace);
+	const weft__check_hooks *hooks = trace->backend->check;
+	weft__stream_start *starts = NULL;
+
+	*out = NULL;
+	if (r == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory for the report of a check");
+	if (options == NULL) {
+		weft_check_options_init(&defaults);
+		options = &defaults;
+	}
+	r->sink.add = sink_add;
+	r->trace = trace;
+	weft__view *nesting = nesting_view(trace);
+	if (weft_trace_file_order_default(trace)) {
+		r->events = check_merged(r, nesting);
+	} else {
+		starts = calloc(streams ? streams : 1, sizeof *starts);
+		r->out_of_memory |= starts == NULL;
+		for (size_t i = 0; i < streams; i++)
+			r->events += check_stream(r, (uint32_t)i, options->sorted,
+						  starts ? &starts[i] : NULL, nesting);
+	}
+	weft__view_free(nesting);
+	if (hooks != NULL && hooks->trace_check != NULL)
+		hooks->trace_check(trace, options, starts, &r->sink);
+	free(starts);
+	*out = r;
+	return 0;
+}

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analysis/counts.c - weft_counts_compute() (weft/counts.h): how many
+ * events of each code a trace has, over all streams and per stream (what
+ * `weft top` prints). Built for speed: each stream is read alone through
+ * its own cursor in stored order (no merge, no sorting; ROSS, whose
+ * streams share files, is read in one pass over its files), and a
+ * 3-letter ASCII code is counted through one look-up in a flat table
+ * indexed by its three bytes; no payload is decoded. On several cores,
+ * threads share the streams, each with the trace opened again, and their
+ * tables are merged code by code.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "weft/counts.h"
+
+/* ---- Code table: code -> dense slot number ------------------------------- */
+
+/* 7 bits per character, three characters: the flat table's size. */
+#define FAST_TABLE_SIZE (1u << 21)
+
+typedef struct code_slot {
+	char *code;
+	uint32_t len;
+	uint64_t total; /* over all streams */
+} code_slot;
+
+typedef struct code_table {
+	int32_t *fast;      /* slot + 1 of each 3-character ASCII code, 0 = none */
+	code_slot *slots;
+	size_t slot_count, slot_cap;
+} code_table;
+
+/* Index of a 3-character code in the flat table, or -1 when not ASCII. */
+static inline int64_t fast_index(const char *code, uint32_t len)
+{
+	const unsigned char *k = (const unsigned char *)code;
+
+	if (len != 3 || ((k[0] | k[1] | k[2]) & 0x80) != 0)
+		return -1;
+	return (int64_t)(((uint32_t)k[0] << 14) | ((uint32_t)k[1] << 7) | k[2]);
+}
+
+/* The flat table is allocated zeroed: untouched pages cost no memory. */
+static int code_table_init(code_table *t)
+{
+	memset(t, 0, sizeof *t);
+	t->fast = calloc(FAST_TABLE_SIZE, sizeof *t->fast);
+	return t->fast != NULL ? 0 : -1;
+}
+
+/* Releases the table and the code strings. */
+static void code_table_free(code_table *t)
+{
+	for (size_t i = 0; i < t->slot_count; i++)
+		free(t->slots[i].code);
+	free(t->slots);
+	free(t->fast);
+}
+
+/* Slot of a code seen before (linear search: only for unusual codes). */
+static int64_t find_slow_slot(const code_table *t, const char *code, uint32_t len)
+{
+	for (size_t i = 0; i < t->slot_count; i++)
+		if (t->slots[i].len == len && memcmp(t->slots[i].code, code, len) == 0)
+			return (int64_t)i;
+	return -1;
+}
+
+/* Adds a new code; returns its slot, or -1 when out of memory. */
+static int64_t add_slot(code_table *t, const char *code, uint32_t len)
+{
+	if (weft__array_grow((void **)&t->slots, &t->slot_cap, t->slot_count + 1,
+			     sizeof *t->slots) < 0)
+		return -1;
+	code_slot *s = &t->slots[t->slot_count];
+	s->code = malloc(len + 1u);
+	if (s->code == NULL)
+		return -1;
+	memcpy(s->code, code, len);
+	s->code[len] = '\0';
+	s->len = len;
+	s->total = 0;
+	return (int64_t)t->slot_count++;
+}
+
+/* Slot of any code, creating it on first sight; -1 when out of memory. */
+static int64_t code_table_slot(code_table *t, const char *code, uint32_t len)
+{
+	int64_t fi = fast_index(code, len);
+	int64_t slot;
+
+	if (fi >= 0 && t->fast[fi] > 0)
+		return t->fast[fi] - 1;
+	slot = fi >= 0 ? -1 : find_slow_slot(t, code, len);
+	if (slot >= 0)
+		return slot;
+	slot = add_slot(t, code, len);
+	if (slot >= 0 && fi >= 0)
+		t->fast[fi] = (int32_t)(slot + 1);
+	return slot;
+}
+
+/* ---- Counting -------------------------------------------------------------- */
+
+/* Counts of one stream, indexed by slot. */
+typedef struct stream_counts {
+	uint64_t *count;
+	size_t cap;
+} stream_counts;
+
+/* Makes room for `slots` counters (new ones zeroed). */
+static int counts_reserve(stream_counts *c, size_t slots)
+{
+	if (slots <= c->cap)
+		return 0;
+	size_t cap = c->cap ? c->cap : 64;
+	while (cap < slots)
+		cap *= 2;
+	uint64_t *bigger = realloc(c->count, cap * sizeof *bigger);
+	if (bigger == NULL)
+		return -1;
+	memset(bigger + c->cap, 0, (cap - c->cap) * sizeof *bigger);
+	c->count = bigger;
+	c->cap = cap;
+	return 0;
+}
+
+/* Counts an event whose code is not yet in the flat table or is unusual. */
+static int count_slow(code_table *t, stream_counts *c, const weft_event *ev)
+{
+	int64_t slot = code_table_slot(t, ev->code, ev->code_len);
+
+	if (slot < 0 || counts_reserve(c, t->slot_count) < 0)
+		return -1;
+	c->count[slot]++;
+	return 0;
+}
+
+/*
+ * The counters of the event's stream: its own with --streams, else the
+ * single set.
+ */
+static stream_counts *counts_of(stream_counts *per_stream, int by_stream, const weft_event *ev)
+{
+	return &per_stream[by_stream ? ev->stream : 0];
+}
+
+/*
+ * Counts every event of a cursor. The fast path costs a table read and an
+ * increment per event; codes that are not 3 ASCII letters (Heph, ROSS)
+ * go through the last code seen, then the slot list. Returns 0, or a
+ * negative code.
+ */
+static int count_cursor(weft_cursor *cursor, code_table *t, stream_counts *per_stream,
+			int by_stream)
+{
+	const weft_event *ev;
+	char last_code[16];
+	uint32_t last_len = UINT32_MAX;
+	int64_t last_slot = -1;
+	int rc;
+
+	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
+		stream_counts *c = counts_of(per_stream, by_stream, ev);
+		int64_t fi = fast_index(ev->code, ev->code_len);
+		int32_t slot1 = fi >= 0 ? t->fast[fi] : 0;
+		if (slot1 > 0 && (size_t)slot1 <= c->cap) {
+			c->count[slot1 - 1]++;
+			continue;
+		}
+		if (fi < 0 && ev->code_len == last_len && (size_t)last_slot < c->cap &&
+		    memcmp(ev->code, last_code, last_len) == 0) {
+			c->count[last_slot]++;
+			continue;
+		}
+		if (count_slow(t, c, ev) < 0)
+			return WEFT_ENOMEM;
+		if (fi < 0 && ev->code_len <= sizeof last_code) {
+			last_len = ev->code_len;
+			memcpy(last_code, ev->code, last_len);
+			last_slot = code_table_slot(t, ev->code, ev->code_len);
+		}
+	}
+	return rc;
+}
+
+/* Reads one stream to its end through its own cursor. */
+static int count_stream(weft_trace *trace, uint32_t stream, code_table *t,
+			stream_counts *c)
+{
+	weft_cursor *cursor;
+	/* Counting needs no order: no sorting of ovni's unordered regions. */
+	weft_filter stored = { .order = WEFT_ORDER_STORED };
+	int rc = weft_cursor_create_stream_filtered(trace, stream, &stored, &cursor);
+
+	if (rc < 0)
+		return rc;
+	rc = count_cursor(cursor, t, c, 0);
+	weft_cursor_free(cursor);
+	return rc;
+}
+
+/* ---- The counts of a trace --------------------------------------------------- */
+
+struct weft_counts {
+	code_table table;
+	stream_counts *per_stream; /* one per stream when by_stream, else one */
+	size_t stream_count;
+	int by_stream;
+	uint64_t total;
+};
+
+/* Reads the streams first, first + step, ...; each into its counters. */
+static int count_streams(weft_trace *trace, weft_counts *st, size_t first, size_t step)
+{
+	for (size_t i = first; i < st->stream_count; i += step) {
+		stream_counts *c = &st->per_stream[st->by_stream ? i : 0];
+		int rc = count_stream(trace, (uint32_t)i, &st->table, c);
+		if (rc < 0)
+			return rc;
+		if (counts_reserve(c, st->table.slot_count) < 0)
+			return WEFT_ENOMEM;
+	}
+	return 0;
+}
+
+/* Sets each code's total over the streams, and the grand total. */
+static void sum_totals(weft_counts *st)
+{
+	size_t n = st->by_stream ? st->stream_count : 1;
+	st->total = 0;
+	for (size_t s = 0; s < st->table.slot_count; s++) {
+		st->table.slots[s].total = 0;
+		for (size_t i = 0; i < n; i++)
+			if (s < st->per_stream[i].cap)
+				st->table.slots[s].total += st->per_stream[i].count[s];
+		st->total += st->table.slots[s].total;
+	}
+}
+
+/* Allocates the counters for `streams` streams. */
+static int counts_init(weft_counts *st, size_t streams, int by_stream)
+{
+	memset(st, 0, sizeof *st);
+	st->by_stream = by_stream;
+	st->stream_count = streams;
+	st->per_stream = calloc(by_stream && streams ? streams : 1, sizeof *st->per_stream);
+	if (st->per_stream == NULL || code_table_init(&st->table) < 0)
+		return WEFT_ENOMEM;
+	return 0;
+}
+
+/* Releases the counters and the code table (not `st` itself). */
+static void counts_release(weft_counts *st)
+{
+	if (st->per_stream != NULL) {
+		size_t n = st->by_stream ? st->stream_count : 1;
+		for (size_t i = 0; i < n; i++)
+			free(st->per_stream[i].count);
+	}
+	free(st->per_stream);
+	code_table_free(&st->table);
+}
+
+/* ---- Counting on several cores ------------------------------------------------ */
+
+/*
+ * A worker counts every step-th stream with its own trace handle and its
+ * own table; the tables are merged after.
+ */
+typedef struct count_worker {
+	const weft_trace *origin;
+	size_t first, step;
+	weft_counts st;
+	weft_trace *trace;
+	size_t open_diags; /* diagnostics of opening, also in the main handle */
+	int rc;
+	pthread_t thread;
+} count_worker;
+
+static void *count_worker_main(void *arg)
+{
+	count_worker *w = arg;
+	w->rc = weft__trace_reopen(w->origin, &w->trace);
+	if (w->rc == 0) {
+		w->open_diags = weft_trace_diag_count(w->trace);
+		w->rc = count_streams(w->trace, &w->st, w->first, w->step);
+	}
+	return NULL;
+}
+
+/* Adds a worker's counts into the main state, code by code. */
+static int merge_worker(weft_counts *main_st, const count_worker *w)
+{
+	const weft_counts *ws = &w->st;
+	size_t n = ws->by_stream ? ws->stream_count : 1;
+	for (size_t s = 0; s < ws->table.slot_count; s++) {
+		const code_slot *cs = &ws->table.slots[s];
+		int64_t m = code_table_slot(&main_st->table, cs->code, cs->len);
+		if (m < 0)
+			return WEFT_ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			if (s >= ws->per_stream[i].cap || ws->per_stream[i].count[s] == 0)
+				continue;
+			if (counts_reserve(&main_st->per_stream[i], main_st->table.slot_count) < 0)
+				return WEFT_ENOMEM;
+			main_st->per_stream[i].count[m] += ws->per_stream[i].count[s];
+		}
+	}
+	return 0;
+}
+
+/* The diagnostics a worker's handle found while reading, onto the trace. */
+static void take_diagnostics(weft_trace *trace, const count_worker *w)
+{
+	for (size_t i = w->open_diags; i < weft_trace_diag_count(w->trace); i++) {
+		const weft_diag *d = weft_trace_diag(w->trace, i);
+		weft__trace_diag(trace, d->severity, d->status, d->file, d->offset, "%s",
+				 d->message);
+	}
+}
+
+/*
+ * Formats whose merged cursor reads each file once (ROSS, many streams
+ * per file): one pass over all the streams, on this thread, instead of a
+ * read of the file per stream.
+ */
+static int count_merged(weft_trace *trace, weft_counts *st)
+{
+	weft_cursor *cursor;
+	weft_filter stored = { .order = WEFT_ORDER_STORED };
+	int rc = weft_cursor_create(trace, &stored, &cursor);
+
+	if (rc == 0) {
+		rc = count_cursor(cursor, &st->table, st->per_stream, st->by_stream);
+		weft_cursor_free(cursor);
+	}
+	size_t n = st->by_stream ? st->stream_count : 1;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (counts_reserve(&st->per_stream[i], st->table.slot_count) < 0)
+			rc = WEFT_ENOMEM;
+	return rc;
+}
+
+/* The threads to count with: asked, the trace's option, or the cores (<= 8). */
+static size_t worker_count(const weft_trace *trace, const weft_count_options *o,
+			   size_t streams)
+{
+	long n = o->threads > 0 ? o->threads : trace->options.threads;
+	if (n <= 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n > 8)
+		n = 8;
+	if ((size_t)n > streams)
+		n = (long)streams;
+	return n > 1 ? (size_t)n : 1;
+}
+
+/* Starts the workers, waits for them, merges their counts in their order. */
+static int count_in_threads(weft_trace *trace, weft_counts *st, size_t workers)
+{
+	count_worker *w = calloc(workers, sizeof *w);
+	if (w == NULL)
+		return WEFT_ENOMEM;
+	size_t started = 0;
+	int rc = 0;
+	for (; started < workers; started++) {
+		w[started] = (count_worker){ .origin = trace, .first = started, .step = workers };
+		if (counts_init(&w[started].st, st->stream_count, st->by_stream) < 0 ||
+		    pthread_create(&w[started].thread, NULL, count_worker_main, &w[started]) != 0) {
+			counts_release(&w[started].st);
+			rc = WEFT_ENOMEM;
+			break;
+		}
+	}
+	for (size_t i = 0; i < started; i++) {
+		pthread_join(w[i].thread, NULL);
+		if (rc == 0)
+			rc = w[i].rc < 0 ? w[i].rc : merge_worker(st, &w[i]);
+		if (w[i].trace != NULL)
+			take_diagnostics(trace, &w[i]);
+		weft_trace_free(w[i].trace);
+		counts_release(&w[i].st);
+	}
+	free(w);
+	return rc;
+}
+
+void weft_count_options_init(weft_count_options *options)
+{
+	memset(options, 0, sizeof *options);
+}
+
+int weft_counts_compute(weft_trace *trace, const weft_count_options *options,
+			weft_counts **out)
+{
+	weft_count_options defaults;
+
+	*out = NULL;
+	if (options == NULL) {
+		weft_count_options_init(&defaults);
+		options = &defaults;
+	}
+	weft_counts *st = malloc(sizeof *st);
+	if (st == NULL || counts_init(st, weft_trace_stream_count(trace), options->by_stream) < 0) {
+		if (st != NULL)
+			counts_release(st);
+		free(st);
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	size_t workers = worker_count(trace, options, st->stream_count);
+	int rc = weft_trace_file_order_default(trace) ? count_merged(trace, st)
+		 : workers <= 1 ? count_streams(trace, st, 0, 1)
+		 : count_in_threads(trace, st, workers);
+	if (rc < 0) {
+		weft_counts_free(st);
+		return rc;
+	}
+	sum_totals(st);
+	*out = st;
+	return 0;
+}
+
+/* ---- Rows ---------------------------------------------------------------------- */
+
+/* Most frequent first; equal counts by code bytes, as ovnitop orders them. */
+static int compare_rows(const void *a, const void *b)
+{
+	const weft_count_row *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	uint32_t n = x->code_len < y->code_len ? x->code_len : y->code_len;
+	int c = memcmp(x->code, y->code, n);
+	if (c != 0)
+		return c;
+	return (x->code_len > y->code_len) - (x->code_len < y->code_len);
+}
+
+size_t weft_counts_rows(const weft_counts *st, int64_t stream, weft_count_row *out,
+			size_t cap)
+{
+	const stream_counts *c = NULL;
+	size_t n = st->table.slot_count, used = 0;
+
+	if (stream != WEFT_COUNTS_ALL) {
+		if (!st->by_stream || stream < 0 || (uint64_t)stream >= st->stream_count)
+			return 0;
+		c = &st->per_stream[stream];
+	}
+	weft_count_row *rows = malloc((n ? n : 1) * sizeof *rows);
+	if (rows == NULL)
+		return 0;
+	for (size_t s = 0; s < n; s++) {
+		uint64_t count = c == NULL ? st->table.slots[s].total
+				 : s < c->cap ? c->count[s] : 0;
+		if (count > 0)
+			rows[used++] = (weft_count_row){ st->table.slots[s].code,
+							 st->table.slots[s].len, count };
+	}
+	qsort(rows, used, sizeof *rows, compare_rows);
+	if (cap > 0)
+		memcpy(out, rows, (used < cap ? used : cap) * sizeof *rows);
+	free(rows);
+	return used;
+}
+
+uint64_t weft_counts_total(const weft_counts *st)
+{
+	return st->total;
+}
+
+void weft_counts_free(weft_counts *st)
+{
+	if (st == NULL)
+		return;
+	counts_release(st);
+	free(st);
+}
