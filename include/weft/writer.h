@@ -130,7 +130,8 @@ int weft_output_writer_end_stream(weft_output_writer *writer, uint32_t stream);
 /*
  * Tells the writer that the caller's reading stopped early with `status`
  * (what weft_cursor_create or weft_cursor_next returned) on `stream`
- * (WEFT_OUTPUT_ALL_STREAMS for a merged cursor): OUT keeps what came, the
+ * (WEFT_OUTPUT_ALL_STREAMS for a merged cursor, as is a stream the trace
+ * does not have): OUT keeps what came, the
  * report says it (with weft_last_error(), taken now) and sets data_lost.
  */
 void weft_output_writer_read_failed(weft_output_writer *writer, uint32_t stream, int status);

@@ -272,6 +272,8 @@ void weft_output_writer_read_failed(weft_output_writer *w, uint32_t stream, int 
 
 	if (w == NULL || w->state == WEFT__WRITER_FINISHED)
 		return;
+	if (stream >= w->stream_count)
+		stream = WEFT_OUTPUT_ALL_STREAMS; /* no such stream: the whole reading */
 	w->ops->read_failed(w, stream, msg != NULL && msg[0] != '\0' ? msg
 								     : weft_strerror(status));
 }

@@ -397,9 +397,11 @@ static void test_pallas_order(void)
 	CHECK(strstr(weft_last_error(), "leaves out") != NULL);
 	weft_cursor_free(c);
 	weft_output_writer_read_failed(w, 0, WEFT_EIO);
+	weft_output_writer_read_failed(w, 9999, WEFT_EIO); /* no such stream: all */
 	CHECK_EQ_I64(weft_output_writer_finish(w, &r), 0);
 	CHECK(r.data_lost);
-	CHECK(said(&r, ": reading stopped: "));
+	CHECK(said(&r, "stream.0/substream.0: reading stopped: "));
+	CHECK(said(&r, "error: reading stopped: "));
 	weft_convert_report_free(&r);
 	weft_output_writer_free(w);
 	weft_trace_free(t);
