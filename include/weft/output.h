@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * weft/output.h - the outputs weft writes (the registry): their names,
- * what each is, which file names choose it, what it can do, and the
- * function that converts a trace to it (through weft_convert(),
- * weft/convert.h). Front ends take their `--to` list, help text and
+ * what each is, which file names choose it and what it can do. Each has
+ * a writer (weft/writer.h), which weft_convert() (weft/convert.h) feeds. Front ends take their `--to` list, help text and
  * checks from here, so that an output added to the library appears in
  * all of them.
  */
@@ -36,8 +35,9 @@ typedef struct weft_output_info {
 	const char *description;          /* one line, for help texts */
 	const char *const *suffixes;      /* OUT names that choose it (NULL-ended) */
 	unsigned flags;                   /* weft_output_flag bits */
-	/* Converts a trace to this output: what weft_convert() runs once it
-	 * has checked the options against the flags (call weft_convert()). */
+	/* Converts a trace (kept for the registry's callers): weft_convert()
+	 * itself for every output, which reaches the output's writer
+	 * (weft/writer.h); options->output names this output. */
 	int (*run)(weft_trace *trace, const weft_convert_options *options,
 		   weft_convert_report *report);
 } weft_output_info;

@@ -22,6 +22,7 @@
 #include "weft/pallas_grammar.h"
 #include "weft/convert.h"
 #include "weft/output.h"
+#include "weft/writer.h"
 #include "weft/dump.h"
 #include "weft/outfile.h"
 #include "weft/counts.h"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/convert.c - weft_convert() (weft/convert.h): finds the output in
- * the registry, checks the options against what it can do, and runs it;
- * the report's lines (what `weft convert` prints) are built here.
+ * outputs/convert.c - weft_convert() (weft/convert.h): the output's writer
+ * (weft/writer.h, which chooses the output and checks the options), fed
+ * with the events of the cursors it asks for, then finished; the report's
+ * lines (what `weft convert` prints) are built here.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 
 #include "core/internal.h"
 #include "outputs/convert.h"
+#include "outputs/writer.h"
 
 /* ---- The report ------------------------------------------------------------- */
 
@@ -73,6 +75,126 @@ void weft_convert_report_free(weft_convert_report *r)
 	r->message_count = 0;
 }
 
+/* ---- Reading ------------------------------------------------------------------- */
+
+/*
+ * Pushes the events of `cursor` to the writer until the end, the writer
+ * needs no more, or it fails or refuses one. Returns what
+ * weft_cursor_next() returned last (0 at the end), or 0 when the writer
+ * stopped the reading (finish says why it failed).
+ */
+static int push_events(weft_output_writer *w, weft_cursor *cursor, const uint32_t *batch)
+{
+	const weft_event *ev;
+	int rc;
+
+	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
+		if (batch != NULL && batch[ev->stream] == 0)
+			continue;
+		int taken = weft_output_writer_event(w, ev);
+		if (taken < 0 && w->state == WEFT__WRITER_OPEN) {
+			/* refused: the cursor broke the order the output needs */
+			weft__convert_fail(w->job.report, "an event was refused", taken);
+			weft__output_writer_fail(w);
+		}
+		if (taken != 0)
+			return 0;
+	}
+	return rc;
+}
+
+/*
+ * The outputs that read a merged cursor (the viewers): the writer's
+ * filter; a cursor that cannot be made leaves nothing (the writer is
+ * freed by the caller).
+ */
+static int read_merged(weft_output_writer *w)
+{
+	weft_filter filter;
+	weft_cursor *cursor = NULL;
+
+	weft_output_writer_filter(w, &filter);
+	int rc = weft_cursor_create(w->job.trace, &filter, &cursor);
+	if (rc < 0)
+		return weft__convert_fail(w->job.report, "cannot read the events", rc);
+	rc = push_events(w, cursor, NULL);
+	if (rc < 0)
+		weft_output_writer_read_failed(w, WEFT_OUTPUT_ALL_STREAMS, rc);
+	weft_cursor_free(cursor);
+	return 0;
+}
+
+/*
+ * Outputs written a stream at a time (pallas): each selected stream
+ * through its own cursor, ended before the next begins, so that one is
+ * held at a time; a stream that cannot be read is reported and the
+ * others go on.
+ */
+static int read_streams(weft_output_writer *w)
+{
+	weft_filter filter;
+
+	weft_output_writer_filter(w, &filter);
+	for (uint32_t i = 0; i < w->stream_count && w->state == WEFT__WRITER_OPEN; i++) {
+		weft_cursor *cursor = NULL;
+		if (!w->selected[i])
+			continue;
+		int rc = weft_cursor_create_stream_filtered(w->job.trace, i, &filter, &cursor);
+		if (rc == 0)
+			rc = push_events(w, cursor, NULL);
+		if (rc < 0)
+			weft_output_writer_read_failed(w, i, rc);
+		weft_cursor_free(cursor);
+		if (w->state == WEFT__WRITER_OPEN)
+			weft_output_writer_end_stream(w, i);
+	}
+	return 0;
+}
+
+/*
+ * The same for formats whose streams share their files (ROSS): a batch of
+ * WEFT__CONVERT_BATCH selected streams per pass of a merged cursor over
+ * the files, the events of the other streams skipped; the batch's
+ * streams are ended after its pass, in stream order.
+ */
+static int read_batches(weft_output_writer *w)
+{
+	weft_filter filter;
+	uint32_t *batch = calloc(w->stream_count ? w->stream_count : 1, sizeof *batch);
+	uint32_t next = 0;
+
+	if (batch == NULL)
+		return weft__convert_fail(w->job.report, "cannot read the events",
+					  weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+						      "out of memory"));
+	weft_output_writer_filter(w, &filter);
+	while (next < w->stream_count && w->state == WEFT__WRITER_OPEN) {
+		uint32_t first = next, taken = 0;
+		for (; next < w->stream_count && taken < WEFT__CONVERT_BATCH; next++)
+			if (w->selected[next])
+				batch[next] = 1, taken++;
+		if (taken == 0)
+			break;
+		weft_cursor *cursor = NULL;
+		int rc = weft_cursor_create(w->job.trace, &filter, &cursor);
+		if (rc < 0) {
+			weft__convert_say(w->job.report, "cannot read the events: %s",
+					  weft_last_error());
+			weft__output_writer_fail(w);
+		} else if ((rc = push_events(w, cursor, batch)) < 0) {
+			weft_output_writer_read_failed(w, WEFT_OUTPUT_ALL_STREAMS, rc);
+		}
+		weft_cursor_free(cursor);
+		for (uint32_t i = first; i < next; i++) {
+			if (batch[i] && w->state == WEFT__WRITER_OPEN)
+				weft_output_writer_end_stream(w, i);
+			batch[i] = 0;
+		}
+	}
+	free(batch);
+	return 0;
+}
+
 /* ---- The call ------------------------------------------------------------------ */
 
 void weft_convert_options_init(weft_convert_options *o)
@@ -80,59 +202,22 @@ void weft_convert_options_init(weft_convert_options *o)
 	memset(o, 0, sizeof *o);
 }
 
-/* A refused option: the message as the report's line and the last error. */
-static int refuse(weft_convert_report *r, const char *fmt, const char *names)
-{
-	weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, fmt, names);
-	weft__convert_say(r, "%s", weft_last_error());
-	return WEFT_EINVAL;
-}
-
-/* The options an output cannot take, before anything is opened. */
-static int check_options(const weft_convert_options *o, const weft_output_info *out,
-			 weft_convert_report *r)
-{
-	char names[128];
-	const weft_filter *f = &o->filter;
-
-	if (o->path == NULL)
-		return refuse(r, "no output path%s", "");
-	if (f->to != 0 && f->to < f->from) {
-		weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "the time window ends (%" PRIu64
-			    " ns) before it starts (%" PRIu64 " ns)", f->to, f->from);
-		weft__convert_say(r, "%s", weft_last_error());
-		return WEFT_EINVAL;
-	}
-	if (o->heph_compat && !(out->flags & WEFT_OUTPUT_HEPH_COMPAT))
-		return refuse(r, "heph_compat is for the outputs %s",
-			      weft_output_names(WEFT_OUTPUT_HEPH_COMPAT, names, sizeof names));
-	weft_output_names(WEFT_OUTPUT_VIEWER, names, sizeof names);
-	if (o->virtual_unit_ns > 0 && (o->heph_compat || !(out->flags & WEFT_OUTPUT_VIEWER)))
-		return refuse(r, "virtual time is for the viewer outputs (%s)", names);
-	if (o->allow_loss && (o->heph_compat || !(out->flags & WEFT_OUTPUT_VIEWER)))
-		return refuse(r, "allow_loss is for the viewer outputs (%s)", names);
-	return 0;
-}
-
 int weft_convert(weft_trace *trace, const weft_convert_options *options,
 		 weft_convert_report *report)
 {
-	char names[128];
-	const weft_output_info *out;
+	weft_output_writer *w = NULL;
 
-	memset(report, 0, sizeof *report);
-	if (trace == NULL || options == NULL)
-		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
-				   "weft_convert needs a trace and options");
-	out = options->output != NULL ? weft_output_find(options->output)
-				      : weft_output_for_path(options->path);
-	if (out == NULL) {
-		weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "unknown output '%s' (%s)",
-			    options->output, weft_output_names(0, names, sizeof names));
-		weft__convert_say(report, "%s", weft_last_error());
-		return WEFT_EINVAL;
-	}
-	report->output = out->name;
-	int rc = check_options(options, out, report);
-	return rc < 0 ? rc : out->run(trace, options, report);
+	int rc = weft__output_writer_create(trace, options, report, &w);
+	if (rc < 0)
+		return rc;
+	if (!weft__writer_by_stream(w))
+		rc = read_merged(w);
+	else if (weft_trace_file_order_default(trace))
+		rc = read_batches(w);
+	else
+		rc = read_streams(w);
+	if (rc == 0)
+		rc = weft_output_writer_finish(w, report);
+	weft_output_writer_free(w);
+	return rc;
 }

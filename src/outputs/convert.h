@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * outputs/convert.h - the pieces of weft_convert() (weft/convert.h):
- *   - convert.c: the public call, its checks, the report's lines;
- *   - convert_view.c: the viewer outputs through the view layer
+ *   - convert.c: the public call (reading the trace into the output's
+ *     writer), the report's lines;
+ *   - writer.c: the writer interface (weft/writer.h), what every output
+ *     shares (outputs/writer.h);
+ *   - convert_view.c: the viewer outputs' writer, through the view layer
  *     (outputs/view.h): perfetto, chrome (and its Heph-compatible bytes),
  *     paraver;
- *   - convert_pallas*.c: a Pallas trace (a directory).
- * Each output's run function is in its registry entry (registry.c).
+ *   - convert_pallas*.c: the writer of a Pallas trace (a directory).
+ * Each output's writer is in its registry entry (registry.c).
  */
 #ifndef WEFT_OUTPUTS_CONVERT_H
 #define WEFT_OUTPUTS_CONVERT_H
@@ -15,7 +18,7 @@
 
 #include "weft/weft.h"
 
-/* One conversion, as its output's run function gets it (checked). */
+/* One conversion, as its output's writer holds it (checked). */
 typedef struct weft__convert_job {
 	weft_trace *trace;
 	const weft_convert_options *options;
@@ -41,15 +44,5 @@ int weft__convert_fail(weft_convert_report *r, const char *what, int status);
  * <message>"). Returns 1 when one of them is an error (data lost).
  */
 int weft__convert_diags(weft_convert_report *r, const weft_trace *trace);
-
-/* The run functions of the registry (weft_output_info.run). */
-int weft__convert_perfetto(weft_trace *trace, const weft_convert_options *options,
-			   weft_convert_report *report);
-int weft__convert_chrome(weft_trace *trace, const weft_convert_options *options,
-			 weft_convert_report *report);
-int weft__convert_paraver(weft_trace *trace, const weft_convert_options *options,
-			  weft_convert_report *report);
-int weft__convert_pallas(weft_trace *trace, const weft_convert_options *options,
-			 weft_convert_report *report);
 
 #endif /* WEFT_OUTPUTS_CONVERT_H */

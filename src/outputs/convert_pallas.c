@@ -26,9 +26,15 @@
  *     attributes, and the stored bytes are `weft.payload_size` and u64
  *     chunks `weft.payload.<i>`.
  *
- * Memory: streams are converted one at a time (one thread writer open),
- * each through its own cursor; formats whose streams share their files
- * (ROSS) are read in passes over the files, a batch of streams per pass.
+ * This is the writer of the pallas output (weft/writer.h, outputs/writer.h):
+ * the caller pushes each stream's events in time order and ends each
+ * stream (its thread is then written and freed); streams not ended are
+ * ended at finish, in stream order.
+ *
+ * Memory: weft_convert() (outputs/convert.c) converts the streams one at
+ * a time (one thread writer open), each through its own cursor; formats
+ * whose streams share their files (ROSS) are read in passes over the
+ * files, a batch of streams per pass.
  * The span stack of a thread is bounded (SPAN_DEPTH_MAX), interned
  * strings used as attribute values too (STRING_VALUE_BUDGET). The Pallas
  * writer itself keeps a thread's attribute lists until the thread is
@@ -51,6 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/internal.h"
 #include "outputs/convert_pallas.h"
 #include "weft/pallas_grammar.h"
 
@@ -383,102 +390,6 @@ static int stream_end(conv *c, stream_out *s, int ok)
 	return ok ? rc : -1;
 }
 
-/* Reports a stream that could not be read to its end; the conversion goes on. */
-static void stream_read_error(conv *c, uint32_t stream, int rc)
-{
-	const weft_stream_info *si = weft_trace_stream(c->trace, stream);
-	const char *msg = weft_last_error();
-	weft__convert_say(c->report, "error: %s: reading stopped: %s", si->path,
-		msg != NULL && msg[0] != '\0' ? msg : weft_strerror(rc));
-	c->lost = 1;
-}
-
-/*
- * Converts selected stream number `loc` through its own cursor. A stream
- * that cannot be read (to its end) is reported and keeps what was read.
- * -1 when the output failed or the command was interrupted.
- */
-static int convert_stream(conv *c, uint32_t loc)
-{
-	stream_out s;
-	weft_cursor *cursor;
-	const weft_event *ev;
-	int rc, ok = 1;
-	stream_begin(c, &s, loc);
-	rc = weft_cursor_create_stream_filtered(c->trace, s.stream, &c->filter, &cursor);
-	if (rc < 0) {
-		stream_read_error(c, s.stream, rc);
-		return stream_end(c, &s, 1);
-	}
-	while (ok && !interrupted && (rc = weft_cursor_next(cursor, &ev)) == 1)
-		if (convert_event(c, &s, ev) < 0)
-			ok = 0;
-	if (ok && rc < 0)
-		stream_read_error(c, s.stream, rc);
-	weft_cursor_free(cursor);
-	return stream_end(c, &s, ok && !interrupted);
-}
-
-/*
- * Converts selected streams [first, first + count) in one pass over the
- * trace's files (formats whose streams share files: ROSS), through the
- * merged cursor with the job's filter; events of other streams are
- * skipped. `slot` maps a stream index to its place in the batch.
- */
-static int convert_batch(conv *c, uint32_t first, uint32_t count, uint32_t *slot)
-{
-	stream_out outs[STREAM_BATCH];
-	weft_cursor *cursor = NULL;
-	const weft_event *ev;
-	uint32_t begun = 0;
-	int rc = 0, ok = 1;
-	for (; begun < count; begun++) {
-		stream_begin(c, &outs[begun], first + begun);
-		slot[outs[begun].stream] = begun;
-	}
-	if ((rc = weft_cursor_create(c->trace, &c->filter, &cursor)) < 0) {
-		weft__convert_say(c->report, "cannot read the events: %s", weft_last_error());
-		ok = 0;
-	}
-	while (ok && !interrupted && (rc = weft_cursor_next(cursor, &ev)) == 1)
-		if (slot[ev->stream] != NONE && convert_event(c, &outs[slot[ev->stream]], ev) < 0)
-			ok = 0;
-	if (ok && rc < 0) {
-		weft__convert_say(c->report, "error: reading stopped: %s", weft_last_error());
-		c->lost = 1;
-	}
-	weft_cursor_free(cursor);
-	for (uint32_t i = 0; i < begun; i++) {
-		slot[outs[i].stream] = NONE;
-		if (stream_end(c, &outs[i], ok && !interrupted) < 0)
-			ok = 0;
-	}
-	return ok && !interrupted ? 0 : -1;
-}
-
-/* Every selected stream in batches (shared files) or one at a time. */
-static int convert_streams(conv *c)
-{
-	if (!weft_trace_file_order_default(c->trace)) {
-		for (uint32_t loc = 0; loc < c->selected_count; loc++)
-			if (convert_stream(c, loc) < 0)
-				return -1;
-		return 0;
-	}
-	size_t n = weft_trace_stream_count(c->trace);
-	uint32_t *slot = malloc((n ? n : 1) * sizeof *slot);
-	if (slot == NULL)
-		return weft__pconv_out_of_memory(c);
-	for (size_t i = 0; i < n; i++)
-		slot[i] = NONE;
-	int rc = 0;
-	for (uint32_t first = 0; rc == 0 && first < c->selected_count; first += STREAM_BATCH) {
-		uint32_t left = c->selected_count - first;
-		rc = convert_batch(c, first, left < STREAM_BATCH ? left : STREAM_BATCH, slot);
-	}
-	free(slot);
-	return rc;
-}
 
 /* Writes every archive file (all their threads are closed by now). */
 static int store_archives(conv *c)
@@ -490,8 +401,6 @@ static int store_archives(conv *c)
 	}
 	return 0;
 }
-
-/* ---- The conversion ------------------------------------------------------------------------- */
 
 /* Prints what the mapping had to adapt (see docs/convert-pallas.md). */
 static void report_notes(const conv *c)
@@ -520,35 +429,6 @@ static void report_notes(const conv *c)
 			WEFT_PALLAS_ATTRS_BYTES);
 }
 
-/* Writes the whole trace into the temporary directory; 0 or -1. */
-static int write_trace(conv *c)
-{
-	weft_pallas_write_options o;
-	weft_pallas_write_options_init(&o);
-	o.sync = 1;
-	int rc = weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &c->global);
-	if (rc < 0)
-		return weft__pconv_writer_error(c, "cannot start the trace", rc);
-	c->defs = weft_pallas_global_defs(c->global);
-	if (weft__pconv_define_structure(c) < 0 || convert_streams(c) < 0 || store_archives(c) < 0)
-		return -1;
-	rc = weft_pallas_global_store(c->global);
-	return rc < 0 ? weft__pconv_writer_error(c, "cannot write the main file", rc) : 0;
-}
-
-/* Frees what the conversion holds (not the job's trace). */
-static void conv_free(conv *c)
-{
-	weft_pallas_global_free(c->global);
-	weft__pconv_str_free(&c->strings);
-	weft__pconv_map_free(&c->attributes);
-	free(c->node_group);
-	free(c->archives);
-	free(c->selected);
-	free(c->next_location);
-	free(c->tmp_dir);
-}
-
 /* OUT without its trailing slashes (malloc'd), NULL when empty. */
 static char *output_path(const char *output)
 {
@@ -565,76 +445,217 @@ static char *output_path(const char *output)
 	return p;
 }
 
-/*
- * Selects the streams, makes sure of the reading order, writes the trace
- * into a temporary directory and puts it in place. -1 on failure.
- */
-static int run(conv *c, const char *out, int replace)
+
+/* ---- The writer --------------------------------------------------------------------------- */
+
+/* Frees what the conversion holds (not the job's trace). */
+static void conv_free(conv *c)
 {
-	struct sigaction old[WATCHED_COUNT];
-	if (weft__pconv_select_streams(c) < 0)
-		return -1;
-	c->same_format = weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
-	if ((c->tmp_dir = weft__pconv_make_sibling_dir(c->report, out, "tmp")) == NULL)
-		return -1;
-	interrupted = 0;
-	if (c->job->options->remove_on_signal)
-		watch_signals(old, NULL);
-	int rc = write_trace(c);
 	weft_pallas_global_free(c->global);
-	c->global = NULL;
-	if (rc == 0 && !interrupted)
-		rc = weft__pconv_commit_output(c->report, c->tmp_dir, out, replace);
-	if (c->job->options->remove_on_signal)
-		watch_signals(NULL, old);
-	if (rc < 0 || interrupted)
-		weft__pconv_remove_tree(c->tmp_dir);
-	return interrupted ? -1 : rc;
+	weft__pconv_str_free(&c->strings);
+	weft__pconv_map_free(&c->attributes);
+	free(c->node_group);
+	free(c->archives);
+	free(c->selected);
+	free(c->next_location);
+	free(c->tmp_dir);
+	free(c->outs);
+	free(c->loc_of);
+	free(c->out);
+	free(c);
 }
 
 /*
- * Checks DIR, converts, reports. Returns 0 (report->data_lost when some
- * data could not be read), or a negative code when DIR was not written.
+ * Ends a conversion that has begun: every stream still open (`ok`: its
+ * thread written, else abandoned), the archives and the main file, then
+ * DIR put in place (`ok`) or the temporary directory removed; the
+ * handlers of signals restored; the notes, the trace's diagnostics and
+ * whether data was lost said (report.data_lost). A signal that came meanwhile ends the
+ * process, as it would have. 0, or WEFT_EIO when DIR was not written.
  */
-static int convert_pallas(const weft__convert_job *job)
+static int conv_close(conv *c, int ok)
 {
-	conv c;
-	int replace;
-	char *out = output_path(job->options->path);
-	if (out == NULL) {
-		weft__convert_say(job->report, "missing the output directory: -o DIR");
-		return WEFT_EINVAL;
-	}
-	int rc = weft__pconv_check_output(job->report, out, job->options->force, &replace);
-	if (rc < 0) {
-		free(out);
-		return rc;
-	}
-	memset(&c, 0, sizeof c);
-	c.job = job;
-	c.report = job->report;
-	c.trace = job->trace;
-	/* Pallas threads are written in time order (Heph: parents before
-	 * their children), whatever order the trace was opened in. */
-	c.filter = job->options->filter;
-	c.filter.order = WEFT_ORDER_TIME;
-	rc = run(&c, out, replace);
+	ok = ok && !interrupted;
+	for (uint32_t loc = 0; loc < c->selected_count; loc++)
+		if (stream_end(c, &c->outs[loc], ok) < 0)
+			ok = 0;
+	if (ok && c->global != NULL && store_archives(c) < 0)
+		ok = 0;
+	int rc = ok && c->global != NULL ? weft_pallas_global_store(c->global) : 0;
+	if (rc < 0)
+		weft__pconv_writer_error(c, "cannot write the main file", rc);
+	ok = ok && c->global != NULL && rc == 0;
+	weft_pallas_global_free(c->global);
+	c->global = NULL;
+	rc = ok && !interrupted ? weft__pconv_commit_output(c->report, c->tmp_dir, c->out,
+							     c->replace) : -1;
+	if (c->watching)
+		watch_signals(NULL, c->old_handlers);
+	if (rc < 0 && c->tmp_dir != NULL)
+		weft__pconv_remove_tree(c->tmp_dir);
 	if (rc == 0)
-		report_notes(&c);
-	int lost = weft__convert_diags(c.report, c.trace) || c.lost;
-	conv_free(&c);
-	free(out);
-	if (interrupted) {
-		signal(interrupted, SIG_DFL);
-		raise(interrupted);
+		report_notes(c);
+	int lost = weft__convert_diags(c->report, c->trace) || c->lost;
+	int sig = interrupted;
+	c->report->data_lost = lost;
+	conv_free(c);
+	if (sig) {
+		signal(sig, SIG_DFL);
+		raise(sig);
 	}
-	job->report->data_lost = lost;
 	return rc < 0 ? WEFT_EIO : 0;
 }
 
-int weft__convert_pallas(weft_trace *trace, const weft_convert_options *options,
-			 weft_convert_report *report)
+/*
+ * What is written before the events: the streams' places, the temporary
+ * directory, the handlers of signals (remove_on_signal), the main file's
+ * writer and the definitions. 0 or -1 after saying why.
+ */
+static int conv_start(conv *c, const uint8_t *selected)
 {
-	weft__convert_job job = { trace, options, report };
-	return convert_pallas(&job);
+	size_t n = weft_trace_stream_count(c->trace);
+	if (weft__pconv_select_streams(c, selected) < 0)
+		return -1;
+	c->outs = calloc(c->selected_count ? c->selected_count : 1, sizeof *c->outs);
+	c->loc_of = malloc((n ? n : 1) * sizeof *c->loc_of);
+	if (c->outs == NULL || c->loc_of == NULL)
+		return weft__pconv_out_of_memory(c);
+	for (size_t i = 0; i < n; i++)
+		c->loc_of[i] = NONE;
+	for (uint32_t loc = 0; loc < c->selected_count; loc++) {
+		stream_begin(c, &c->outs[loc], loc);
+		c->loc_of[c->selected[loc]] = loc;
+	}
+	c->same_format = weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
+	if ((c->tmp_dir = weft__pconv_make_sibling_dir(c->report, c->out, "tmp")) == NULL)
+		return -1;
+	interrupted = 0;
+	if (c->job->options->remove_on_signal) {
+		watch_signals(c->old_handlers, NULL);
+		c->watching = 1;
+	}
+	weft_pallas_write_options o;
+	weft_pallas_write_options_init(&o);
+	o.sync = 1;
+	int rc = weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &c->global);
+	if (rc < 0)
+		return weft__pconv_writer_error(c, "cannot start the trace", rc);
+	c->defs = weft_pallas_global_defs(c->global);
+	return weft__pconv_define_structure(c);
 }
+
+/*
+ * Starts a Pallas trace in a temporary directory next to DIR, after
+ * checking DIR. Its events: each stream's in time order, with the
+ * options' window and code glob on the cursor.
+ */
+static int pallas_writer_create(weft_output_writer *w)
+{
+	weft_convert_report *r = w->job.report;
+	int replace;
+	char *out = output_path(w->options.path);
+	if (out == NULL) {
+		weft__convert_say(r, "missing the output directory: -o DIR");
+		return WEFT_EINVAL;
+	}
+	int rc = weft__pconv_check_output(r, out, w->options.force, &replace);
+	conv *c = rc < 0 ? NULL : calloc(1, sizeof *c);
+	if (c == NULL) {
+		if (rc == 0)
+			weft__convert_say(r, "out of memory");
+		free(out);
+		return rc < 0 ? rc : WEFT_ENOMEM;
+	}
+	c->job = &w->job;
+	c->report = r;
+	c->trace = w->job.trace;
+	c->out = out;
+	c->replace = replace;
+	/* Pallas threads are written in time order (Heph: parents before
+	 * their children), whatever order the trace was opened in. */
+	w->filter.order = WEFT_ORDER_TIME;
+	c->filter = w->filter;
+	if (conv_start(c, w->selected) < 0) {
+		conv_close(c, 0);
+		return WEFT_EIO;
+	}
+	w->impl = c;
+	return 0;
+}
+
+/*
+ * One event of a selected stream, not earlier than the stream's last:
+ * written as its role says (its thread is made at its first event).
+ */
+static int pallas_writer_event(weft_output_writer *w, const weft_event *ev)
+{
+	conv *c = w->impl;
+	uint32_t loc = c->loc_of[ev->stream];
+	const char *path = weft_trace_stream(c->trace, ev->stream)->path;
+
+	if (loc == NONE)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "an event of stream %s, "
+				   "which the stream pattern leaves out", path);
+	stream_out *s = &c->outs[loc];
+	if (s->thread != NULL && ev->time < s->last_time)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "an event at %" PRIu64
+				   " ns of stream %s after one at %" PRIu64 " ns: a Pallas "
+				   "thread's events come in time order", ev->time, path,
+				   s->last_time);
+	if (interrupted)
+		return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "interrupted by signal %d",
+				   (int)interrupted);
+	if (convert_event(c, s, ev) < 0)
+		return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "the Pallas output failed");
+	s->last_time = ev->time;
+	return 0;
+}
+
+/* A stream's last event has come: its thread is written now. */
+static int pallas_writer_end_stream(weft_output_writer *w, uint32_t stream)
+{
+	conv *c = w->impl;
+	uint32_t loc = c->loc_of[stream];
+
+	if (loc == NONE)
+		return 0;
+	return stream_end(c, &c->outs[loc], !interrupted) < 0 ? WEFT_EIO : 0;
+}
+
+/* The caller's reading stopped: said now; the conversion goes on. */
+static void pallas_writer_read_failed(weft_output_writer *w, uint32_t stream,
+				      const char *message)
+{
+	conv *c = w->impl;
+
+	if (stream == WEFT_OUTPUT_ALL_STREAMS)
+		weft__convert_say(c->report, "error: reading stopped: %s", message);
+	else
+		weft__convert_say(c->report, "error: %s: reading stopped: %s",
+				  weft_trace_stream(c->trace, stream)->path, message);
+	c->lost = 1;
+}
+
+/* Writes what is left and puts DIR in place (`failed`: removes it all). */
+static int pallas_writer_finish(weft_output_writer *w, int failed)
+{
+	int rc = conv_close(w->impl, !failed);
+
+	w->impl = NULL;
+	return rc;
+}
+
+/* Without finish: the temporary directory goes, DIR stays as it was. */
+static void pallas_writer_free(weft_output_writer *w)
+{
+	conv *c = w->impl;
+
+	w->impl = NULL;
+	if (c != NULL)
+		conv_close(c, 0);
+}
+
+const weft__writer_ops weft__pallas_writer_ops = {
+	1, pallas_writer_create, pallas_writer_event, pallas_writer_end_stream,
+	pallas_writer_read_failed, pallas_writer_finish, pallas_writer_free
+};

@@ -9,14 +9,15 @@
 #ifndef WEFT_OUTPUTS_CONVERT_PALLAS_H
 #define WEFT_OUTPUTS_CONVERT_PALLAS_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "outputs/convert.h"
+#include "outputs/writer.h"
 #include "weft/pallas.h"
 
 #define MAIN_NAME "main"              /* DIR/main.pallas */
 #define SPAN_DEPTH_MAX WEFT_PALLAS_MAX_NESTING /* deeper spans: plain events */
-#define STREAM_BATCH 32               /* thread writers open at once (shared files) */
 #define FIELDS_MAX 128                /* decoded fields of one event */
 #define STRING_VALUE_BUDGET (16u << 20) /* bytes of interned string values */
 #define STRING_VALUE_MAX 4096         /* longer string values stay in the payload */
@@ -71,6 +72,7 @@ typedef struct stream_out {
 	uint32_t location; /* Pallas location id (once its thread is made) */
 	uint32_t group;    /* Pallas location group id */
 	weft_pallas_thread *thread;
+	uint64_t last_time; /* of its last event: a thread goes forward in time */
 	span *stack;
 	uint32_t depth, cap;
 } stream_out;
@@ -120,6 +122,14 @@ typedef struct conv {
 	weft_field fields[FIELDS_MAX];
 	conv_stats stats;
 	int lost;                     /* some data could not be read */
+	/* The writer (weft/writer.h): the streams being written, by their
+	 * place among the selected ones, and where each stream is. */
+	stream_out *outs;
+	uint32_t *loc_of;             /* stream index -> its place, NONE */
+	char *out;                    /* DIR, without trailing slashes */
+	int replace;                  /* DIR exists and is replaced */
+	int watching;                 /* the signal handlers are installed */
+	struct sigaction old_handlers[3]; /* SIGINT, SIGTERM, SIGHUP's before */
 } conv;
 
 /* What goes into the attribute list of one record. */
@@ -181,8 +191,8 @@ int weft__pconv_field_attribute(conv *c, const weft_field *f, int type, uint32_t
  */
 int weft__pconv_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id);
 
-/* The selected streams: those whose path matches the stream glob. */
-int weft__pconv_select_streams(conv *c);
+/* The selected streams: those the writer's table marks (the stream glob's). */
+int weft__pconv_select_streams(conv *c, const uint8_t *selected);
 
 /*
  * What is defined before the events: the trace's metadata and the tables.

@@ -6,7 +6,6 @@
  * attributes named after what they stand for) and the location groups,
  * archives and locations made from the source's nodes and streams.
  */
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -404,19 +403,16 @@ static int plan_locations(conv *c)
 	return 0;
 }
 
-/* The selected streams: those whose path matches the stream glob. */
-int weft__pconv_select_streams(conv *c)
+/* The selected streams: those the writer's table marks (the stream glob's). */
+int weft__pconv_select_streams(conv *c, const uint8_t *selected)
 {
 	size_t n = weft_trace_stream_count(c->trace);
-	const char *pattern = c->filter.stream_pattern;
 	c->selected = malloc((n ? n : 1) * sizeof *c->selected);
 	if (c->selected == NULL)
 		return weft__pconv_out_of_memory(c);
-	for (size_t i = 0; i < n; i++) {
-		const weft_stream_info *s = weft_trace_stream(c->trace, i);
-		if (pattern == NULL || fnmatch(pattern, s->path, 0) == 0)
+	for (size_t i = 0; i < n; i++)
+		if (selected[i])
 			c->selected[c->selected_count++] = (uint32_t)i;
-	}
 	return 0;
 }
 

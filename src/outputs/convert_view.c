@@ -23,6 +23,7 @@
 #include "outputs/paraver.h"
 #include "outputs/perfetto.h"
 #include "outputs/view.h"
+#include "outputs/writer.h"
 
 #define MAX_FILES 3
 
@@ -334,55 +335,18 @@ static int report_view(weft_convert_report *r, const weft__view_stats *st)
 	return report_bad_fields(r, st->bad_fields);
 }
 
-/* ---- Conversion ------------------------------------------------------------- */
+/* ---- The writer ---------------------------------------------------------------- */
 
-/*
- * Runs the view into the writer. Returns 0, or a negative code when the
- * output failed; *lost is set when reading stopped early or data was lost.
- */
-static int run_view(const view_output *o, const weft__convert_job *job, void *writer,
-		    int *lost)
-{
-	const weft_convert_options *opt = job->options;
-	weft_filter filter = opt->filter;
-	weft__view_options vo = { .from = filter.from, .to = filter.to,
-				  .virtual_unit = (double)opt->virtual_unit_ns };
-	weft_cursor *cursor = NULL;
-	weft__view *view = NULL;
-	weft__view_stats st;
-
-	/* the natural order: Heph in one pass over its file */
-	filter.from = 0;
-	filter.to = 0;
-	filter.order = WEFT_ORDER_NATURAL;
-	int rc = weft_cursor_create(job->trace, &filter, &cursor);
-	/* virtual times come in any order */
-	vo.time_ordered = rc == 0 && weft_cursor_order(cursor) == WEFT_ORDER_TIME &&
-			  opt->virtual_unit_ns == 0;
-	if (rc == 0)
-		rc = weft__view_create(job->trace, &vo, o->sink(writer), &view);
-	if (rc < 0) {
-		weft_cursor_free(cursor);
-		return weft__convert_fail(job->report, "cannot read the events", rc);
-	}
-	int read_rc = weft__view_run(view, cursor);
-	weft__view_stats_get(view, &st);
-	int too_deep = st.too_deep > 0 ? report_too_deep(job, view, st.too_deep) : 0;
-	weft__view_free(view);
-	weft_cursor_free(cursor);
-	rc = o->finish(writer);
-	if (rc < 0)
-		return weft__convert_fail(job->report, "writing the output failed", rc);
-	const char *warning = o->warning ? o->warning(writer) : NULL;
-	if (warning != NULL)
-		weft__convert_say(job->report, "warning: %s", warning);
-	*lost = report_view(job->report, &st) | too_deep;
-	if (read_rc < 0) {
-		weft__convert_fail(job->report, "reading the events stopped early", read_rc);
-		*lost = 1;
-	}
-	return 0;
-}
+/* A viewer output being written (weft_output_writer.impl). */
+typedef struct view_writer {
+	const view_output *o;
+	int compat;               /* chrome as Heph's converter writes it: no view */
+	output_files files;
+	int files_done;           /* committed or removed */
+	void *writer;             /* the viewer writer (compat: weft__chrome_writer) */
+	weft__view *view;         /* NULL for compat */
+	char *read_error;         /* the caller's reading stopped: why (first time) */
+} view_writer;
 
 /* The writer's entry, or NULL. */
 static const view_output *find_output(const char *format)
@@ -393,99 +357,141 @@ static const view_output *find_output(const char *format)
 	return NULL;
 }
 
-/* A viewer output: files, writer, view, commit, then the trace's diagnostics. */
-static int convert_view(const weft__convert_job *job, const char *format)
-{
-	const view_output *o = find_output(format);
-	output_files files;
-	void *writer = NULL;
-	int lost = 0;
-
-	if (o == NULL)
-		return WEFT_EINVAL; /* the registry names only the writers above */
-	int rc = files_open(&files, o, job);
-	if (rc < 0)
-		return rc;
-	rc = o->create(job->trace, files.fds, files.files[0].tmp_path != NULL, &writer);
-	rc = rc < 0 ? weft__convert_fail(job->report, "cannot start the output", rc)
-		    : run_view(o, job, writer, &lost);
-	o->free(writer);
-	if (rc < 0) {
-		files_abort(&files);
-		return rc;
-	}
-	rc = files_commit(&files, job);
-	if (rc < 0)
-		return rc;
-	lost |= weft__convert_diags(job->report, job->trace);
-	job->report->data_lost = lost;
-	return 0;
-}
-
-int weft__convert_perfetto(weft_trace *trace, const weft_convert_options *options,
-			   weft_convert_report *report)
-{
-	weft__convert_job job = { trace, options, report };
-	return convert_view(&job, "perfetto");
-}
-
-int weft__convert_paraver(weft_trace *trace, const weft_convert_options *options,
-			  weft_convert_report *report)
-{
-	weft__convert_job job = { trace, options, report };
-	return convert_view(&job, "paraver");
-}
-
-/* ---- Chrome, as Heph's converter writes it ------------------------------------ */
-
 /*
- * The conversion loop: every event of the cursor to the writer. Stops
- * early when the output has failed. Returns what weft_cursor_next()
- * returned last (0 at the end, or a negative WEFT_E* code).
- */
-static int compat_events(weft_cursor *cursor, weft__chrome_writer *writer)
-{
-	const weft_event *event;
-	int rc;
-
-	while ((rc = weft_cursor_next(cursor, &event)) == 1) {
-		weft__chrome_writer_event(writer, event);
-		if (weft__chrome_writer_failed(writer))
-			return 0;
-	}
-	return rc;
-}
-
-/*
- * Writes the whole document: header, events, footer. Returns 0, or a
- * negative code after saying why the output failed. *read_rc gets the
- * reading's outcome. A regular file is written from a second thread;
- * OUT (`synced`: fsync'ed when committed) also goes to the disk as it is
+ * Chrome's JSON as Heph's convert_trace writes it: the events straight to
+ * the writer, which writes from a second thread into a regular file, and
+ * OUT (`synced`: fsync'ed when committed) goes to the disk as it is
  * written, leaving the page cache (docs/convert.md).
  */
-static int compat_document(const weft__convert_job *job, weft_cursor *cursor, int fd,
-			   int synced, int *read_rc, weft__chrome_stats *stats)
+static int compat_create(const weft__convert_job *job, view_writer *v)
 {
-	weft__chrome_options o = { .heph_compat = 1, .background = 1, .write_behind = synced };
-	weft__chrome_writer *writer;
-	int rc = weft__chrome_writer_create(job->trace, fd, &o, &writer);
+	weft__chrome_options o = { .heph_compat = 1, .background = 1,
+				   .write_behind = v->files.files[0].tmp_path != NULL };
+	int rc = weft__chrome_writer_create(job->trace, v->files.fds[0], &o,
+					    (weft__chrome_writer **)&v->writer);
 
 	if (rc < 0)
 		return weft__convert_fail(job->report, "cannot start the output", rc);
-	weft__chrome_writer_begin(writer);
-	*read_rc = compat_events(cursor, writer);
-	rc = weft__chrome_writer_finish(writer);
-	weft__chrome_writer_stats(writer, stats);
-	weft__chrome_writer_free(writer);
-	if (rc < 0)
-		return weft__convert_fail(job->report, "writing the output failed", rc);
+	weft__chrome_writer_begin(v->writer);
 	return 0;
 }
 
 /*
- * The trace's diagnostics and what the writer met. Returns 1 when some
- * data could not be read (an error diagnostic, fields that could not be
- * decoded), 0 when there were only warnings or nothing.
+ * A viewer writer and the view that feeds it. The view cuts spans at the
+ * window's edges, so the cursor has no window; it stops at the window's
+ * end when the events come in time order (virtual times come in any).
+ */
+static int view_start(const weft__convert_job *job, weft_filter *filter, view_writer *v)
+{
+	const weft_convert_options *opt = job->options;
+	weft__view_options vo = { .from = filter->from, .to = filter->to,
+				  .virtual_unit = (double)opt->virtual_unit_ns };
+	int rc = v->o->create(job->trace, v->files.fds, v->files.files[0].tmp_path != NULL,
+			      &v->writer);
+
+	if (rc < 0)
+		return weft__convert_fail(job->report, "cannot start the output", rc);
+	filter->from = 0;
+	filter->to = 0;
+	vo.time_ordered = filter->order == WEFT_ORDER_TIME && opt->virtual_unit_ns == 0;
+	rc = weft__view_create(job->trace, &vo, v->o->sink(v->writer), &v->view);
+	return rc < 0 ? weft__convert_fail(job->report, "cannot read the events", rc) : 0;
+}
+
+/*
+ * Starts a viewer output: its files, its writer, the view. The events
+ * come in the format's natural order (Heph: one pass over its file;
+ * formats read by whole files, ROSS: merged by time).
+ */
+static int view_writer_create(weft_output_writer *w)
+{
+	view_writer *v = calloc(1, sizeof *v);
+
+	w->impl = v;
+	if (v == NULL)
+		return weft__convert_fail(w->job.report, "cannot start the output",
+					  weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+						      "out of memory"));
+	v->o = find_output(w->info->name);
+	v->compat = w->options.heph_compat;
+	w->filter.order = weft_trace_file_order_default(w->job.trace)
+			  ? WEFT_ORDER_TIME : weft_trace_natural_order(w->job.trace);
+	int rc = v->o != NULL ? files_open(&v->files, v->o, &w->job) : WEFT_EINVAL;
+	if (rc < 0) {
+		v->files_done = 1;
+		w->ops->free(w);
+		return rc;
+	}
+	rc = v->compat ? compat_create(&w->job, v) : view_start(&w->job, &w->filter, v);
+	if (rc < 0)
+		w->ops->free(w);
+	return rc;
+}
+
+/* One event: to the view (0; 1 once its window has ended), or compat's writer. */
+static int view_writer_event(weft_output_writer *w, const weft_event *event)
+{
+	view_writer *v = w->impl;
+
+	if (v->compat) {
+		weft__chrome_writer_event(v->writer, event);
+		return weft__chrome_writer_failed(v->writer) ? WEFT_EIO : 0;
+	}
+	if (weft__view_window_ended(v->view))
+		return 1;
+	weft__view_event(v->view, event);
+	return weft__view_window_ended(v->view);
+}
+
+/* Keeps why the caller's reading stopped, said at the end. */
+static void view_writer_read_failed(weft_output_writer *w, uint32_t stream,
+				    const char *message)
+{
+	view_writer *v = w->impl;
+
+	(void)stream;
+	if (v->read_error == NULL)
+		v->read_error = strdup(message);
+}
+
+/* The line of the caller's reading stopped early: data lost (returns 1). */
+static int report_read_error(weft_convert_report *r, const view_writer *v)
+{
+	if (v->read_error == NULL)
+		return 0;
+	weft__convert_say(r, "reading the events stopped early: %s", v->read_error);
+	return 1;
+}
+
+/*
+ * Closes the view (its open spans) and finishes the viewer writer, then
+ * says what the view met. Returns 0, or a negative code when the output
+ * failed; *lost is set when data was lost.
+ */
+static int view_end(const weft__convert_job *job, view_writer *v, int *lost)
+{
+	weft__view_stats st;
+
+	weft__view_finish(v->view);
+	weft__view_stats_get(v->view, &st);
+	int too_deep = st.too_deep > 0 ? report_too_deep(job, v->view, st.too_deep) : 0;
+	weft__view_free(v->view);
+	v->view = NULL;
+	int rc = v->o->finish(v->writer);
+	if (rc < 0)
+		return weft__convert_fail(job->report, "writing the output failed", rc);
+	const char *warning = v->o->warning ? v->o->warning(v->writer) : NULL;
+	if (warning != NULL)
+		weft__convert_say(job->report, "warning: %s", warning);
+	*lost = report_view(job->report, &st) | too_deep;
+	*lost |= report_read_error(job->report, v);
+	return 0;
+}
+
+/*
+ * The trace's diagnostics and what compat's writer met. Returns 1 when
+ * some data could not be read (an error diagnostic, fields that could not
+ * be decoded), 0 when there were only warnings or nothing.
  */
 static int compat_report(const weft__convert_job *job, const weft__chrome_stats *st)
 {
@@ -502,59 +508,71 @@ static int compat_report(const weft__convert_job *job, const weft__chrome_stats 
 	return lost;
 }
 
-/* Converts into the output file, which is then committed or removed. */
-static int compat_into(const weft__convert_job *job, weft_cursor *cursor, weft__outfile *out)
+/* Finishes compat's writer (its footer, the fix-up) and keeps its stats. */
+static int compat_end(const weft__convert_job *job, view_writer *v, weft__chrome_stats *st)
 {
+	int rc = weft__chrome_writer_finish(v->writer);
+
+	weft__chrome_writer_stats(v->writer, st);
+	weft__chrome_writer_free(v->writer);
+	v->writer = NULL;
+	return rc < 0 ? weft__convert_fail(job->report, "writing the output failed", rc) : 0;
+}
+
+/*
+ * Ends the output: the writer's last bytes, the files put in place, then
+ * the report (viewers: what the view met, then the trace's diagnostics;
+ * compat: the diagnostics, then what its writer met).
+ */
+static int view_writer_finish(weft_output_writer *w, int failed)
+{
+	const weft__convert_job *job = &w->job;
+	view_writer *v = w->impl;
 	weft__chrome_stats stats;
-	int read_rc = 0;
+	int lost = 0;
 
 	memset(&stats, 0, sizeof stats);
-	int rc = compat_document(job, cursor, out->fd, out->tmp_path != NULL, &read_rc, &stats);
-	if (rc < 0) {
-		weft__outfile_abort(out);
+	(void)failed; /* the writers say why themselves when they finish */
+	int rc = v->compat ? compat_end(job, v, &stats) : view_end(job, v, &lost);
+	if (!v->compat) {
+		v->o->free(v->writer);
+		v->writer = NULL;
+	}
+	if (rc < 0)
+		return rc; /* free removes the files */
+	v->files_done = 1;
+	if ((rc = files_commit(&v->files, job)) < 0)
 		return rc;
-	}
-	if ((rc = weft__outfile_commit(out)) < 0)
-		return file_failed(job, rc);
-	int lost = compat_report(job, &stats);
-	if (read_rc < 0) {
-		weft__convert_fail(job->report, "reading the events stopped early", read_rc);
-		lost = 1;
-	}
+	if (v->compat)
+		lost = compat_report(job, &stats) | report_read_error(job->report, v);
+	else
+		lost |= weft__convert_diags(job->report, job->trace);
 	job->report->data_lost = lost;
 	return 0;
 }
 
-/*
- * Chrome's JSON as Heph's convert_trace writes it: the events in the
- * format's natural order (Heph: its file order, in one pass) straight to
- * the writer, with the filter's window and globs.
- */
-static int convert_compat(const weft__convert_job *job)
+/* Frees the output; what was not committed is removed. */
+static void view_writer_free(weft_output_writer *w)
 {
-	weft_cursor *cursor = NULL;
-	weft__outfile out;
-	weft_filter filter = job->options->filter;
-	int rc = weft__outfile_open(&out, job->options->path, job->options->force,
-				    job->options->remove_on_signal);
+	view_writer *v = w->impl;
 
-	if (rc < 0)
-		return file_failed(job, rc);
-	filter.order = WEFT_ORDER_NATURAL;
-	rc = weft_cursor_create(job->trace, &filter, &cursor);
-	if (rc < 0) {
-		rc = weft__convert_fail(job->report, "cannot read the events", rc);
-		weft__outfile_abort(&out);
-	} else {
-		rc = compat_into(job, cursor, &out);
-	}
-	weft_cursor_free(cursor);
-	return rc;
+	if (v == NULL)
+		return;
+	weft__view_free(v->view);
+	if (v->compat)
+		weft__chrome_writer_free(v->writer);
+	else if (v->writer != NULL)
+		v->o->free(v->writer);
+	if (!v->files_done)
+		files_abort(&v->files);
+	free(v->read_error);
+	free(v);
+	w->impl = NULL;
 }
 
-int weft__convert_chrome(weft_trace *trace, const weft_convert_options *options,
-			 weft_convert_report *report)
-{
-	weft__convert_job job = { trace, options, report };
-	return options->heph_compat ? convert_compat(&job) : convert_view(&job, "chrome");
-}
+/* The viewers' writer functions (one table: the view_output picks the writer). */
+#define VIEW_WRITER_OPS { 0, view_writer_create, view_writer_event, NULL, \
+			  view_writer_read_failed, view_writer_finish, view_writer_free }
+const weft__writer_ops weft__perfetto_writer_ops = VIEW_WRITER_OPS;
+const weft__writer_ops weft__chrome_writer_ops = VIEW_WRITER_OPS;
+const weft__writer_ops weft__paraver_writer_ops = VIEW_WRITER_OPS;

@@ -2,13 +2,12 @@
 /*
  * outputs/registry.c - the list of outputs (include/weft/output.h): the
  * one place that names them, in the order help texts list them, with the
- * function that converts to each (outputs/convert.h). The default output
- * comes first.
+ * writer of each (outputs/writer.h). The default output comes first.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "outputs/convert.h"
+#include "outputs/writer.h"
 #include "weft/output.h"
 
 static const char *const perfetto_suffixes[] = { ".pftrace", ".perfetto-trace", NULL };
@@ -16,16 +15,26 @@ static const char *const chrome_suffixes[] = { ".json", NULL };
 static const char *const paraver_suffixes[] = { ".prv", NULL };
 static const char *const pallas_suffixes[] = { ".pallas", "/", NULL };
 
-static const weft_output_info outputs[] = {
-	{ "perfetto", "Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev",
-	  perfetto_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER, weft__convert_perfetto },
-	{ "chrome", "Chrome's Trace Event JSON (default for OUT ending in .json)",
-	  chrome_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_HEPH_COMPAT,
-	  weft__convert_chrome },
-	{ "paraver", "Paraver's OUT.prv, OUT.pcf, OUT.row (default for OUT.prv)",
-	  paraver_suffixes, WEFT_OUTPUT_VIEWER, weft__convert_paraver },
-	{ "pallas", "a Pallas 0.20 trace in the directory OUT",
-	  pallas_suffixes, WEFT_OUTPUT_DIRECTORY, weft__convert_pallas },
+/* An output: its public entry and its writer (outputs/writer.h). */
+typedef struct output_entry {
+	weft_output_info info;
+	const weft__writer_ops *ops;
+} output_entry;
+
+static const output_entry outputs[] = {
+	{ { "perfetto", "Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev",
+	    perfetto_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER, weft_convert },
+	  &weft__perfetto_writer_ops },
+	{ { "chrome", "Chrome's Trace Event JSON (default for OUT ending in .json)",
+	    chrome_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_HEPH_COMPAT,
+	    weft_convert },
+	  &weft__chrome_writer_ops },
+	{ { "paraver", "Paraver's OUT.prv, OUT.pcf, OUT.row (default for OUT.prv)",
+	    paraver_suffixes, WEFT_OUTPUT_VIEWER, weft_convert },
+	  &weft__paraver_writer_ops },
+	{ { "pallas", "a Pallas 0.20 trace in the directory OUT",
+	    pallas_suffixes, WEFT_OUTPUT_DIRECTORY, weft_convert },
+	  &weft__pallas_writer_ops },
 };
 #define OUTPUT_COUNT (sizeof outputs / sizeof outputs[0])
 
@@ -36,14 +45,14 @@ size_t weft_output_count(void)
 
 const weft_output_info *weft_output_get(size_t i)
 {
-	return i < OUTPUT_COUNT ? &outputs[i] : NULL;
+	return i < OUTPUT_COUNT ? &outputs[i].info : NULL;
 }
 
 const weft_output_info *weft_output_find(const char *name)
 {
 	for (size_t i = 0; name != NULL && i < OUTPUT_COUNT; i++)
-		if (strcmp(outputs[i].name, name) == 0)
-			return &outputs[i];
+		if (strcmp(outputs[i].info.name, name) == 0)
+			return &outputs[i].info;
 	return NULL;
 }
 
@@ -58,10 +67,10 @@ static int ends_with(const char *path, const char *suffix)
 const weft_output_info *weft_output_for_path(const char *path)
 {
 	for (size_t i = 0; path != NULL && i < OUTPUT_COUNT; i++)
-		for (const char *const *s = outputs[i].suffixes; *s != NULL; s++)
+		for (const char *const *s = outputs[i].info.suffixes; *s != NULL; s++)
 			if (ends_with(path, *s))
-				return &outputs[i];
-	return &outputs[0];
+				return &outputs[i].info;
+	return &outputs[0].info;
 }
 
 const char *weft_output_names(unsigned flags, char *buf, size_t size)
@@ -72,10 +81,10 @@ const char *weft_output_names(unsigned flags, char *buf, size_t size)
 		return buf;
 	buf[0] = '\0';
 	for (size_t i = 0; i < OUTPUT_COUNT; i++) {
-		if ((outputs[i].flags & flags) != flags)
+		if ((outputs[i].info.flags & flags) != flags)
 			continue;
 		int n = snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
-				 outputs[i].name);
+				 outputs[i].info.name);
 		if (n < 0 || (size_t)n >= size - used) {
 			buf[used] = '\0'; /* no part of a name */
 			break;
@@ -83,4 +92,12 @@ const char *weft_output_names(unsigned flags, char *buf, size_t size)
 		used += (size_t)n;
 	}
 	return buf;
+}
+
+const weft__writer_ops *weft__output_ops(const weft_output_info *info)
+{
+	for (size_t i = 0; i < OUTPUT_COUNT; i++)
+		if (&outputs[i].info == info)
+			return outputs[i].ops;
+	return NULL;
 }

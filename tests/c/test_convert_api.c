@@ -8,11 +8,9 @@
  * exists without force (left as it was), a window that ends before it
  * starts, options an output cannot take, and a report that says why.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "testutil.h"
 #include "weft/weft.h"
@@ -28,75 +26,10 @@ static const char *const traces[] = {
 };
 #define TRACE_COUNT (sizeof traces / sizeof traces[0])
 
-/* $WEFT_TEST_DATA/<rel> into buf; exits 77 (skipped) without the data. */
-static const char *data_path(char *buf, size_t size, const char *rel)
-{
-	const char *data = getenv("WEFT_TEST_DATA");
-	if (data == NULL || getenv("WEFT_BUILD_DIR") == NULL) {
-		fprintf(stderr, "WEFT_TEST_DATA or WEFT_BUILD_DIR is not set\n");
-		exit(77);
-	}
-	snprintf(buf, size, "%s/%s", data, rel);
-	return buf;
-}
-
-/* Opens a trace with default options. */
-static weft_trace *open_trace(const char *path)
-{
-	weft_trace *t = NULL;
-	int rc = weft_trace_open(path, NULL, &t);
-	if (rc < 0)
-		fprintf(stderr, "%s\n", weft_last_error());
-	REQUIRE(rc == 0);
-	return t;
-}
-
-/* 1 when two files have the same bytes (a failure names them otherwise). */
-static int same_file(const char *a, const char *b)
-{
-	size_t na = 0, nb = 0;
-	char *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
-	int same = x != NULL && y != NULL && na == nb && memcmp(x, y, na) == 0;
-	if (!same)
-		tu_fail(__FILE__, __LINE__, "%s and %s differ (%zu, %zu bytes)", a, b, na, nb);
-	free(x);
-	free(y);
-	return same;
-}
-
-/* Compares two trees (files and folders), every file byte for byte. */
-static void same_tree(const char *a, const char *b)
-{
-	struct stat st;
-	REQUIRE(stat(a, &st) == 0);
-	if (!S_ISDIR(st.st_mode)) {
-		same_file(a, b);
-		return;
-	}
-	DIR *d = opendir(a);
-	struct dirent *e;
-	int entries = 0;
-	REQUIRE(d != NULL);
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		char pa[4096], pb[4096];
-		snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
-		snprintf(pb, sizeof pb, "%s/%s", b, e->d_name);
-		same_tree(pa, pb);
-		entries++;
-	}
-	closedir(d);
-	CHECK(entries > 0);
-}
-
 /* 1 when a report line contains `text`. */
 static int said(const weft_convert_report *r, const char *text)
 {
-	for (size_t i = 0; i < r->message_count; i++)
-		if (strstr(r->messages[i], text) != NULL)
-			return 1;
-	return 0;
+	return tu_said(r->messages, r->message_count, text);
 }
 
 /*
@@ -134,7 +67,7 @@ static void convert_both(weft_trace *t, const char *trace_path, const char *name
 	/* the command exits 1 when data was lost, as data_lost says */
 	CHECK(status == 0 || (status == 1 && r.data_lost));
 	if (suffix[0] == '\0') {
-		same_tree(out, cli);
+		tu_same_tree(out, cli);
 		return;
 	}
 	static const char *const parts[] = { ".prv", ".pcf", ".row" };
@@ -142,16 +75,17 @@ static void convert_both(weft_trace *t, const char *trace_path, const char *name
 	for (int i = 0; i < 3; i++) {
 		snprintf(out + no, sizeof out - no, "%s", parts[i]);
 		snprintf(cli + nc, sizeof cli - nc, "%s", parts[i]);
-		same_file(out, cli);
+		tu_same_file(out, cli);
 	}
 }
 
 /* Every trace to every output of the registry, through the call. */
 static void test_every_output(void)
 {
-	char path[4096];
 	for (size_t i = 0; i < TRACE_COUNT; i++) {
-		weft_trace *t = open_trace(data_path(path, sizeof path, traces[i]));
+		const char *path = tu_data_path(traces[i]);
+		weft_trace *t = tu_open_data(traces[i], 0, NULL, NULL);
+		REQUIRE(t != NULL);
 		char name[32];
 		snprintf(name, sizeof name, "t%zu", i);
 		for (size_t k = 0; k < weft_output_count(); k++) {
@@ -177,8 +111,9 @@ static weft_convert_report refused(weft_trace *t, const weft_convert_options *o,
 /* What the call refuses, before or without writing anything. */
 static void test_refusals(void)
 {
-	char path[4096], out[4096];
-	weft_trace *t = open_trace(data_path(path, sizeof path, traces[0]));
+	char out[4096];
+	weft_trace *t = tu_open_data(traces[0], 0, NULL, NULL);
+	REQUIRE(t != NULL);
 	weft_convert_options o;
 	weft_convert_report r;
 
@@ -251,6 +186,10 @@ static void test_refusals(void)
 
 int main(void)
 {
+	if (getenv("WEFT_BUILD_DIR") == NULL) { /* `weft convert` is run too */
+		fprintf(stderr, "WEFT_BUILD_DIR is not set\n");
+		return 77;
+	}
 	dir = tu_mkdtemp("weft-convert-api");
 	REQUIRE(dir != NULL);
 	test_every_output();

@@ -7,11 +7,13 @@
 
 #include "weft/weft.h"
 
+#include <dirent.h>
 #include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -196,6 +198,54 @@ tu_run_weft(const char *args, const char *path, int *status)
 	int rc = pclose(p);
 	*status = rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 	return out;
+}
+
+/* 1 when two files have the same bytes (a failure names them otherwise). */
+int tu_same_file(const char *a, const char *b)
+{
+	size_t na = 0, nb = 0;
+	char *x = tu_read_file(a, &na), *y = tu_read_file(b, &nb);
+	int same = x != NULL && y != NULL && na == nb && memcmp(x, y, na) == 0;
+	if (!same)
+		tu_fail(__FILE__, __LINE__, "%s and %s differ (%zu, %zu bytes)", a, b, na, nb);
+	free(x);
+	free(y);
+	return same;
+}
+
+/* Compares two trees (files and folders), every file byte for byte. */
+void tu_same_tree(const char *a, const char *b)
+{
+	struct stat st;
+	REQUIRE(stat(a, &st) == 0);
+	if (!S_ISDIR(st.st_mode)) {
+		tu_same_file(a, b);
+		return;
+	}
+	DIR *d = opendir(a);
+	struct dirent *e;
+	int entries = 0;
+	REQUIRE(d != NULL);
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		char pa[4096], pb[4096];
+		snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
+		snprintf(pb, sizeof pb, "%s/%s", b, e->d_name);
+		tu_same_tree(pa, pb);
+		entries++;
+	}
+	closedir(d);
+	CHECK(entries > 0);
+}
+
+/* 1 when one of the n lines contains `text`. */
+int tu_said(char *const *lines, size_t n, const char *text)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strstr(lines[i], text) != NULL)
+			return 1;
+	return 0;
 }
 
 const char *tu_data_path(const char *rel)

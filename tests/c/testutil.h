@@ -71,6 +71,12 @@ char *tu_read_file(const char *path, size_t *size);
  * (and a failure) when the command cannot be run.
  */
 char *tu_run_weft(const char *args, const char *path, int *status);
+/* 1 when one of the n lines contains `text` (a report's messages). */
+int tu_said(char *const *lines, size_t n, const char *text);
+/* 1 when two files have the same bytes; a failure names them otherwise. */
+int tu_same_file(const char *a, const char *b);
+/* Two trees (a file, or folders of them) equal file by file, byte for byte. */
+void tu_same_tree(const char *a, const char *b);
 
 /*
  * Opens the trace $WEFT_TEST_DATA/<rel> (stored order when asked), with
