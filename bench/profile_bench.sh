@@ -59,7 +59,7 @@ run() {
 		{ t[NR] = $1; if ($2 > rss) rss = $2 }
 		END { m = t[int((runs + 1) / 2)]
 		      printf "| %s | %d | %.2f s | %.1f M calls/s | %.1f MB |\n",
-			name, calls, m, m > 0 ? calls / m / 1e6 : 0, rss / 1024 }'
+			name, calls, m, (m > 0 ? calls / m / 1e6 : 0), rss / 1024 }'
 }
 
 echo "| profile | calls | median time | rate | peak RSS |"
