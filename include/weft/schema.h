@@ -8,9 +8,9 @@
  * Each format knows its kinds: ovni the signature table of the 1.14
  * models (plus what any unknown MCV may be: no schema, fields read per
  * event); ROSS its record layouts, with the model data decoded by the
- * ross.model_schema option; Pallas its record kinds. Heph lists none:
- * its kinds are the descriptions its packets carry, which the file does
- * not list before them (its attributes are read per event). The fields of an event
+ * ross.model_schema option; Pallas its record kinds; Heph one kind per
+ * event description, found by the open scan, with the attributes of its
+ * first event as variable fields. The fields of an event
  * (weft_event_fields()) follow its kind's schema: same names, types and
  * order; a field marked `variable` may be absent from some events.
  */

@@ -720,6 +720,14 @@ static char *reading_text(weft_trace *t)
 		text_add(&out, "diag %d %d %llu %s\n", d->severity, d->status,
 			 (unsigned long long)d->offset, d->message);
 	}
+	/* The event kinds, in the order the scan found them. */
+	for (size_t i = 0; i < weft_trace_event_schema_count(t); i++) {
+		const weft_event_schema *k = weft_trace_event_schema(t, i);
+		text_add(&out, "kind %s", k->code);
+		for (size_t f = 0; f < k->field_count; f++)
+			text_add(&out, " %s:%d", k->fields[f].name, (int)k->fields[f].type);
+		text_add(&out, "\n");
+	}
 	weft_cursor *c;
 	const weft_event *ev;
 	weft_field f[8];
@@ -785,7 +793,8 @@ enum mixed_flags {
 	MIX_LATE_SECOND = 32,     /* a counter repeated in the second half */
 	MIX_HUGE_EPOCH = 64,      /* times after the middle overflow the epoch */
 	MIX_FAKE_MAGIC = 128,     /* a u64 that frames like a packet at the middle */
-	MIX_TRUNCATED = 256       /* the last packet cut short */
+	MIX_TRUNCATED = 256,      /* the last packet cut short */
+	MIX_NEW_KIND_SECOND = 512 /* a description only the second half has */
 };
 
 #define MIX_EVENTS 20000
@@ -819,6 +828,8 @@ static void mixed_packets(buf *b, unsigned flags, int pad, const uint32_t first[
 			end = start - 1;
 		const char *desc = (flags & MIX_BAD_SECOND) && i == MIX_EVENTS * 5 / 8 ?
 				   "bad \xff text" : (i % 3 ? "compute" : "exchange halo");
+		if ((flags & MIX_NEW_KIND_SECOND) && i >= MIX_EVENTS * 3 / 4 && i % 3 == 1)
+			desc = "late phase";
 		offsets[i] = b->len;
 		size_t at = begin_event(b, stream, late_here ? counter[stream] - 5 :
 					counter[stream]++, i % 2, start, end, desc);
@@ -882,6 +893,7 @@ static void test_helper_threads(void)
 		{ "mix-epoch.bin.log", MIX_HUGE_EPOCH, 0 },
 		{ "mix-trunc.bin.log", MIX_TRUNCATED, 0 },
 		{ "mix-all.bin.log", 0x1ff, 0 },
+		{ "mix-kind2.bin.log", MIX_NEW_KIND_SECOND, 1 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *path = build_mixed(cases[i].name, cases[i].flags, 0);

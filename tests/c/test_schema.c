@@ -239,19 +239,34 @@ static void test_pallas(void)
 }
 
 /*
- * Heph: the kinds are the descriptions, which the file does not list
- * before its packets; none is listed, the fields come per event.
+ * Heph: one kind per event description, gathered by the open scan in the
+ * order the file first has them, with the first event's attributes as
+ * (variable) fields; every event follows its kind.
  */
 static void test_heph(void)
 {
 	weft_trace *t = tu_open_data("heph/heph_sample.bin.log", 0, NULL, NULL);
 	REQUIRE(t != NULL);
-	CHECK_EQ_U64(weft_trace_event_schema_count(t), 0);
-	CHECK(weft_trace_event_schema(t, 0) == NULL);
+	CHECK_EQ_U64(weft_trace_event_schema_count(t), 17);
+	CHECK(weft_trace_event_schema(t, 17) == NULL);
 	CHECK(weft_trace_event_schema_find(t, "x", 1, 0) == NULL);
+	const weft_event_schema *k = weft_trace_event_schema_find(t, "Scheduling processes",
+								  20, 0);
+	REQUIRE(k != NULL && k->field_count == 3);
+	CHECK_EQ_I64(k->role, WEFT_ROLE_INTERVAL);
+	CHECK(k->variable_fields);
+	CHECK_EQ_STR(k->fields[0].name, "local amount");
+	CHECK(k->fields[0].type == WEFT_TYPE_U64 && k->fields[0].variable);
+	k = weft_trace_event_schema_find(t, "All attribute types", 19, 0);
+	REQUIRE(k != NULL && k->field_count == 18);
+	CHECK_EQ_STR(k->fields[15].name, "f64 array");
+	CHECK(k->fields[15].type == WEFT_TYPE_F64 && k->fields[15].is_array);
+	k = weft_trace_event_schema_find(t, "receiving message", 17, 0);
+	REQUIRE(k != NULL);
+	CHECK_EQ_U64(k->field_count, 0);
 	uint64_t unlisted;
-	uint64_t n = check_events_follow_kinds(t, &unlisted);
-	CHECK(n > 0 && unlisted == n);
+	CHECK(check_events_follow_kinds(t, &unlisted) > 20);
+	CHECK_EQ_U64(unlisted, 0);
 	weft_trace_free(t);
 }
 

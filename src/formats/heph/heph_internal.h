@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "core/internal.h"
+#include "util/strtab.h"
 
 #define HEPH_META_MAGIC 0x75D11D4Du
 #define HEPH_EVENT_MAGIC 0xC1FC1FB7u
@@ -216,6 +217,16 @@ typedef struct heph_pair {
 
 typedef struct heph_index heph_index;
 
+/* The event kinds the scan found (heph_kinds.c): one per description. */
+typedef struct heph_kinds {
+	weft__strtab names;           /* descriptions: kind i is string i */
+	weft_event_schema *schemas;   /* by kind; fields owned */
+	size_t count, cap;
+	/* Kind + 1 of recent descriptions, by length and end bytes: the
+	 * scan finds most kinds here without hashing (0 = none). */
+	uint32_t recent[64];
+} heph_kinds;
+
 typedef struct heph_data {
 	char *file;                /* path of the trace file */
 	const char *name;          /* file name for messages */
@@ -238,7 +249,17 @@ typedef struct heph_data {
 	uint64_t *bad_offsets;
 	size_t bad_count, bad_cap;
 	int revalidate;            /* more than HEPH_MAX_BAD_LISTED: check all */
+	heph_kinds kinds;          /* event kinds, in order of first appearance */
 } heph_data;
+
+/* Notes the kind of a valid event packet at `offset`: 0 or WEFT_ENOMEM. */
+int weft__heph_kind_note(heph_kinds *k, weft_trace *trace, const heph_event_packet *ev,
+			 uint64_t offset);
+/* Adds the kinds of `from` (a later part of the file) to `into`. */
+int weft__heph_kinds_merge(heph_kinds *into, const heph_kinds *from);
+void weft__heph_kinds_free(heph_kinds *k);
+/* The backend's event_schemas hook. */
+size_t weft__heph_event_schemas(const weft_trace *trace, const weft_event_schema **out);
 
 /* The weft stream of (stream_id, substream), or -1 when unknown. */
 int64_t weft__heph_stream_lookup(const heph_data *d, uint32_t stream_id,

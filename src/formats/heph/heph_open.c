@@ -147,6 +147,7 @@ static void heph_close(weft_trace *trace)
 	free(d->bad_offsets);
 	free(d->map_pairs);
 	free(d->map_values);
+	weft__heph_kinds_free(&d->kinds);
 	free(d->file);
 	free(d);
 	trace->backend_data = NULL;
@@ -228,6 +229,7 @@ const weft_backend weft__heph_backend = {
 	.stream_next_batch = weft__heph_stream_next_batch,
 	.stream_close = weft__heph_stream_close,
 	.event_fields = weft__heph_event_fields,
+	.event_schemas = weft__heph_event_schemas,
 	.options = heph_options,
 	.option_count = sizeof heph_options / sizeof heph_options[0],
 };

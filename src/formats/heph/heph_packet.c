@@ -388,8 +388,9 @@ static int field_from_attribute(packet_walk *a, weft_field *f)
 int weft__heph_event_fields(const weft_trace *trace, const weft_event *event,
 			    weft_field *out, size_t cap)
 {
-	packet_walk check = { event->payload, 0, event->payload_size, trace->path,
-			      event->offset };
+	/* trace NULL: the scan's helper thread, whose kinds need no path */
+	packet_walk check = { event->payload, 0, event->payload_size,
+			      trace != NULL ? trace->path : NULL, event->offset };
 	int n = 0;
 
 	while (check.pos < check.size) {

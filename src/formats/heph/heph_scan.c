@@ -359,7 +359,7 @@ static int scan_event(scan_ctx *s, const uint8_t *p, uint32_t size, uint64_t off
 	counter_record(s, c, ev.counter, offset);
 	s->pairs[pair].events++;
 	s->events++;
-	return 0;
+	return weft__heph_kind_note(&s->d->kinds, s->trace, &ev, offset);
 }
 
 #define STOP_NOTE " (reading stops there: every packet before it is read)"
@@ -542,6 +542,7 @@ static void helper_free(scan_helper *h)
 	free(h->d.map_pairs);
 	free(h->d.map_values);
 	free(h->d.bad_offsets);
+	weft__heph_kinds_free(&h->d.kinds);
 	free(h);
 }
 
@@ -658,6 +659,8 @@ static int helper_merge(scan_ctx *m, scan_helper *h)
 		m->epoch = hs->epoch;
 		m->has_epoch = 1;
 	}
+	if (weft__heph_kinds_merge(&m->d->kinds, &hs->d->kinds) < 0)
+		return WEFT_ENOMEM;
 	m->events += hs->events;
 	m->metadata_packets += hs->metadata_packets;
 	m->d->valid_end = hs->d->valid_end;
