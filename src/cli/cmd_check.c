@@ -146,13 +146,17 @@ static int run_check(cli_common *common, const check_settings *set)
 	size_t found = print_problems(trace, report, set->strict, &notes);
 	if (weft_check_report_incomplete(report))
 		fprintf(stderr, "weft check: out of memory: some problems are not listed\n");
+	const char *stream_s = streams == 1 ? "" : "s", *event_s = events == 1 ? "" : "s";
 	if (found == 0 && notes > 0)
-		printf("ok: %zu streams, %" PRIu64 " events, no problems (%zu note%s, "
-		       "counted with --strict)\n", streams, events, notes, notes == 1 ? "" : "s");
+		printf("ok: %zu stream%s, %" PRIu64 " event%s, no problems (%zu note%s, "
+		       "counted with --strict)\n", streams, stream_s, events, event_s, notes,
+		       notes == 1 ? "" : "s");
 	else if (found == 0)
-		printf("ok: %zu streams, %" PRIu64 " events, no problems\n", streams, events);
+		printf("ok: %zu stream%s, %" PRIu64 " event%s, no problems\n", streams, stream_s,
+		       events, event_s);
 	else
-		printf("%zu problems in %zu streams, %" PRIu64 " events\n", found, streams, events);
+		printf("%zu problem%s in %zu stream%s, %" PRIu64 " event%s\n", found,
+		       found == 1 ? "" : "s", streams, stream_s, events, event_s);
 	weft_check_report_free(report);
 	weft_trace_free(trace);
 	return found == 0 ? CLI_EXIT_OK : CLI_EXIT_PROBLEMS;

@@ -43,15 +43,16 @@ static void print_usage(FILE *out)
 	fprintf(out,
 		"\n"
 		"options of every command:\n"
-		"  --format auto|ovni|heph|ross|pallas   trace format (default: auto)\n"
+		"  --format NAME                         trace format: %s\n"
 		"  --clock-offsets FILE                  ovnisync clock offset table\n"
 		"  --threads N                           1: no helper thread (default:\n"
 		"                                        one when it pays; WEFT_THREADS)\n"
 		"  -h, --help                            usage of the command\n"
+		"  -V, --version                         (alone) the version of weft\n"
 		"\n"
 		"exit status: 0 ok; 1 problems found (check), or some data could not be\n"
 		"read (listed on stderr; the output has the rest); 2 usage or open error\n"
-		"'weft COMMAND --help' describes each command.\n");
+		"'weft COMMAND --help' describes each command.\n", cli_format_list(" (default)"));
 }
 
 /* Picks the subcommand named by argv[1] and hands it the rest. */
@@ -67,7 +68,8 @@ int main(int argc, char **argv)
 		print_usage(stdout);
 		return CLI_EXIT_OK;
 	}
-	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0 ||
+	    strcmp(name, "version") == 0) {
 		printf("weft %s\n", weft_version());
 		return CLI_EXIT_OK;
 	}

@@ -68,8 +68,8 @@ static void test_ovni_sorted(void)
 	CHECK(strstr(d->message, "stream not sorted: the clock goes back 1 time") == d->message);
 	d = weft_check_report_problem(r, 1);
 	CHECK_EQ_U64(d->offset, WEFT_NO_OFFSET);
-	CHECK_EQ_STR(d->message, "1 of 1 streams have unsorted unordered regions "
-		     "(1 regions, 102 events out of place)");
+	CHECK_EQ_STR(d->message, "1 of 1 stream has unsorted unordered regions "
+		     "(1 region, 102 events out of place)");
 	weft_check_report_free(r);
 	weft_trace_free(t);
 }

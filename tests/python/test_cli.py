@@ -6,7 +6,7 @@ import fnmatch
 
 import pytest
 
-from weftlib import (OLD_TRACES, parse_dump, run_weft, v3_dir, with_payload)
+from weftlib import (DATA_DIR, OLD_TRACES, parse_dump, run_weft, v3_dir, with_payload)
 
 TRACE = v3_dir("bench-valid-small") / "ovni"
 COMMANDS = ["info", "dump", "top", "check", "sort"]
@@ -138,6 +138,21 @@ def test_sort_check_on_sorted_trace():
 
 def test_version():
     assert run_weft("--version", expect=0).stdout.startswith("weft ")
+    assert run_weft("-V", expect=0).stdout == run_weft("--version", expect=0).stdout
+
+
+def test_usage_lists_the_formats_of_the_library():
+    usage = run_weft("--help", expect=0).stdout
+    assert "--format NAME                         trace format: auto (default), ovni, heph, " \
+        "ross, pallas\n" in usage
+    assert "-V, --version" in usage
+
+
+def test_check_says_1_stream():
+    """One stream: "1 stream", not "1 streams" (issue 15)."""
+    trace = DATA_DIR / "ovni" / "peer" / "emu-nosv-hwc" / "ovni"
+    out = run_weft("check", trace, expect=0).stdout
+    assert out.splitlines()[-1] == "ok: 1 stream, 13 events, no problems"
 
 
 def test_old_layout_forced_format():

@@ -64,9 +64,12 @@ static void check_sorted(const char *path, weft__check_sink *sink)
 	}
 	if (report.unsorted_streams == 0)
 		return;
-	snprintf(message, sizeof message, "%" PRIu64 " of %" PRIu64 " streams have unsorted "
-		 "unordered regions (%" PRIu64 " regions, %" PRIu64 " events out of place)",
-		 report.unsorted_streams, report.streams, report.regions, report.moved_events);
+	snprintf(message, sizeof message, "%" PRIu64 " of %" PRIu64 " stream%s %s unsorted "
+		 "unordered regions (%" PRIu64 " region%s, %" PRIu64 " event%s out of place)",
+		 report.unsorted_streams, report.streams, report.streams == 1 ? "" : "s",
+		 report.unsorted_streams == 1 ? "has" : "have", report.regions,
+		 report.regions == 1 ? "" : "s", report.moved_events,
+		 report.moved_events == 1 ? "" : "s");
 	sink->add(sink, 0, WEFT_SEV_ERROR, WEFT_EFORMAT, path, WEFT_NO_OFFSET, message);
 }
 
