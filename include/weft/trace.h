@@ -42,6 +42,12 @@ int weft_format_from_name(const char *name);
  * that list them ("auto" is not one of them).
  */
 size_t weft_format_count(void);
+/*
+ * The format of the trace at `path`, as weft_trace_open() would detect it
+ * (each format's probe looks at a few bytes; nothing is opened further),
+ * or WEFT_ENOTFOUND when no format recognises it.
+ */
+int weft_format_detect(const char *path);
 weft_format weft_format_at(size_t i);
 /*
  * 1 when traces of `format` may store events out of time order that weft

@@ -125,6 +125,17 @@ static const weft_backend *pick_backend(const char *path, weft_format format)
 	return best;
 }
 
+int weft_format_detect(const char *path)
+{
+	if (path == NULL)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "no path");
+	const weft_backend *b = pick_backend(path, WEFT_FORMAT_AUTO);
+	if (b == NULL)
+		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
+				   "not a trace of any supported format");
+	return (int)b->format;
+}
+
 /*
  * What a trace of each format (or of `only`) is, from the backend table,
  * for the messages about a path that is not a trace: "one of: a; b; c".

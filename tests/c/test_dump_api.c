@@ -3,7 +3,8 @@
  * test_dump_api.c - weft_dump() (weft/dump.h) through the public API:
  * every mode, with a filter, into a file, equal byte for byte to what
  * `weft dump` prints for a trace of each format; the stages of its
- * failures (an output that cannot be written, a bad mode).
+ * failures (an output that cannot be written, a bad mode); and
+ * weft_format_detect() on the same traces.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -59,6 +60,12 @@ int main(void)
 	weft_dump_options o;
 
 	for (size_t i = 0; i < sizeof traces / sizeof *traces; i++) {
+		/* weft_format_detect() names the format opening finds. */
+		weft_trace *opened;
+		REQUIRE(weft_trace_open(tu_data_path(traces[i]), NULL, &opened) == 0);
+		CHECK_EQ_I64(weft_format_detect(tu_data_path(traces[i])),
+			     (int)weft_trace_format(opened));
+		weft_trace_free(opened);
 		weft_dump_options_init(&o);
 		check_same(dir, traces[i], &o, "dump");
 		o.mode = WEFT_DUMP_JSON;
@@ -87,5 +94,7 @@ int main(void)
 	CHECK(st.stage == WEFT_DUMP_CURSOR);
 	CHECK(weft_dump(t, &o, STDOUT_FILENO, NULL) == WEFT_EINVAL);
 	weft_trace_free(t);
+	CHECK(weft_format_detect(tu_data_path("heph/heph_sample.json")) == WEFT_ENOTFOUND);
+	CHECK(weft_format_detect(NULL) == WEFT_EINVAL);
 	return tu_finish_dir(dir);
 }

@@ -179,3 +179,11 @@ def test_missing_clock_offsets_file(tmp_path):
 
 def all_events_of(trace, *args):
     return with_payload(parse_dump(run_weft("dump", "-x", *args, trace, expect=0).stdout))
+
+
+@pytest.mark.parametrize("trace", ["heph/heph_sample.bin.log", "ross/phold-rt-pekplp/np2"])
+def test_sort_says_it_sorts_ovni_only(trace):
+    """It said that the Heph file lacked the ovni magic (issue 15)."""
+    err = run_weft("sort", DATA_DIR / trace, expect=2).stderr
+    fmt = trace.split("/")[0]
+    assert f"is a {fmt} trace; weft sort sorts ovni traces only" in err
