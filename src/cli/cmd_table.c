@@ -36,7 +36,7 @@ static const cli_option table_options[] = {
 /* Usage text of `weft table --help`. */
 static void print_table_help(void)
 {
-	printf("usage: weft table [OPTIONS] --level LEVEL -o FILE.csv RUN\n"
+	printf("usage: weft table [OPTIONS] --level LEVEL [-o FILE.csv] RUN\n"
 	       "\n"
 	       "Writes the records of one level of a ROSS run as CSV: one row per\n"
 	       "record, a header of column names, quoting per RFC 4180, numbers that\n"
@@ -51,8 +51,8 @@ static void print_table_help(void)
 	       "\n"
 	       "options:\n"
 	       "  -l, --level LEVEL    pe, kp, lp, model (MODEL and ANALYSIS_MODEL) or event\n"
-	       "  -o, --output FILE    the CSV file ('-' for standard output); written to\n"
-	       "                       a temporary file next to it, then renamed\n"
+	       "  -o, --output FILE    the CSV file (default and '-': standard output);\n"
+	       "                       written to a temporary file next to it, then renamed\n"
 	       "  -f, --force          replace FILE when it exists\n"
 	       "  --sort ORDER         file (default: each file's order, files merged by\n"
 	       "                       real time), virtual or real (stable sorts)\n"
@@ -205,7 +205,7 @@ int cli_cmd_table(int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	if (s.table.level == NULL)
 		return cli_usage_error("table", "missing --level (%s)", level_list());
-	if (s.output == NULL)
-		return cli_usage_error("table", "missing -o FILE.csv ('-' for standard output)");
+	if (s.output == NULL) /* as the other commands that print: standard output */
+		s.output = "-";
 	return run_table(&s);
 }

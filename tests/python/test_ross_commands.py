@@ -220,7 +220,9 @@ def test_table_quoting(tmp_path):
 
 def test_table_usage_errors():
     assert "missing --level" in run_weft("table", "-o", "-", IM, expect=2).stderr
-    assert "missing -o" in run_weft("table", "--level", "pe", IM, expect=2).stderr
+    # Without -o the table goes to standard output (issue 15), as with -o -.
+    assert run_weft("table", "--level", "pe", IM, expect=0).stdout == \
+        run_weft("table", "--level", "pe", "-o", "-", IM, expect=0).stdout
     assert "unknown level" in run_weft("table", "--level", "x", "-o", "-", IM,
                                        expect=2).stderr
     assert "unknown order" in run_weft("table", "--level", "pe", "--sort", "x", "-o", "-",
