@@ -133,6 +133,19 @@ int cli_print_diags_from(const weft_trace *trace, const char *command, size_t fr
 const char *cli_severity_name(int severity);
 /* "auto<auto_note>, ovni, heph, ross, pallas" (from the library's formats). */
 const char *cli_format_list(const char *auto_note);
+/*
+ * A --stream glob that matches no stream of the trace: says so on stderr
+ * with the streams there are; 1 then (the command exits with 1), else 0.
+ */
+int cli_stream_pattern_unmatched(const weft_trace *trace, const char *command,
+				 const char *pattern);
+/*
+ * After a read with `filter` that delivered `delivered` events: when none
+ * and a --stream or --event glob was given, says which matched nothing,
+ * with what there is (streams, or the most frequent event codes); 1 then.
+ */
+int cli_report_unmatched(weft_trace *trace, const char *command, const weft_filter *filter,
+			 uint64_t delivered);
 /* "1.234567890 s", "12.345 ms", ... for a duration in ns. */
 void cli_format_duration(char *buf, size_t size, uint64_t ns);
 

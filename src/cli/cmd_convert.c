@@ -274,6 +274,8 @@ static int run_convert(const convert_settings *s)
 		fprintf(stderr, "weft convert: %s\n", report.messages[i]);
 	exit_code = rc < 0 ? CLI_EXIT_FAILURE
 		    : report.data_lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
+	if (rc >= 0 && cli_stream_pattern_unmatched(trace, "convert", s->filter.stream_pattern))
+		exit_code = CLI_EXIT_PROBLEMS;
 	weft_convert_report_free(&report);
 	weft_trace_free(trace);
 	return exit_code;

@@ -210,6 +210,8 @@ static int run_dump(const dump_settings *s)
 	int rc = weft_dump(trace, &s->options, STDOUT_FILENO, &status);
 	if (rc < 0)
 		exit_code = cli_library_error("dump", failure_phrase(status.stage), rc);
+	else if (cli_report_unmatched(trace, "dump", &s->options.filter, status.events))
+		exit_code = CLI_EXIT_PROBLEMS;
 	/* Problems the library found while reading, after the dump (none
 	 * when the cursor or the output could not start). */
 	if (status.stage != WEFT_DUMP_CURSOR && status.stage != WEFT_DUMP_START &&

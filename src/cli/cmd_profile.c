@@ -307,6 +307,10 @@ static int run_profile(profile_settings *s)
 	else
 		print_profile_table(trace, p, instants, by_stream);
 	int lost = report_losses(p);
+	weft_span_stats read;
+	weft_profile_span_stats(p, &read);
+	if (weft_profile_source_used(p) == WEFT_PROFILE_SPANS)
+		lost |= cli_report_unmatched(trace, "profile", &s->options.filter, read.events);
 	weft_profile_free(p);
 	/* A stream that failed on the way ends early: said, and exit 1. */
 	lost |= cli_print_diags_from(trace, "profile", 0);

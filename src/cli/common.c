@@ -5,6 +5,7 @@
  * diagnostics in the "<file>:<offset>: <severity>: <message>" form.
  */
 #include <inttypes.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,4 +114,67 @@ const char *cli_format_list(const char *auto_note)
 		n += (size_t)snprintf(text + n, sizeof text - n, ", %s",
 				      weft_format_name(weft_format_at(i)));
 	return text;
+}
+
+/* How many streams of `trace` the glob matches. */
+static size_t streams_matching(const weft_trace *trace, const char *pattern)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < weft_trace_stream_count(trace); i++)
+		n += fnmatch(pattern, weft_trace_stream(trace, i)->path, 0) == 0;
+	return n;
+}
+
+/* "a, b, c and 12 more": the first streams' paths, on stderr. */
+static void print_some_streams(const weft_trace *trace)
+{
+	size_t n = weft_trace_stream_count(trace), shown = n < 5 ? n : 5;
+	for (size_t i = 0; i < shown; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "", weft_trace_stream(trace, i)->path);
+	if (n > shown)
+		fprintf(stderr, " and %zu more", n - shown);
+}
+
+/* "OHx (1964), OB. (2000), ...": the most frequent codes, on stderr. */
+static void print_some_codes(weft_trace *trace)
+{
+	weft_counts *counts;
+	weft_count_row rows[8];
+	if (weft_counts_compute(trace, NULL, &counts) < 0)
+		return;
+	size_t n = weft_counts_rows(counts, WEFT_COUNTS_ALL, rows, 8);
+	for (size_t i = 0; i < n && i < 8; i++)
+		fprintf(stderr, "%s%s (%" PRIu64 ")", i ? ", " : "", rows[i].code, rows[i].count);
+	if (n > 8)
+		fprintf(stderr, " and %zu more", n - 8);
+	weft_counts_free(counts);
+}
+
+int cli_stream_pattern_unmatched(const weft_trace *trace, const char *command,
+				 const char *pattern)
+{
+	if (pattern == NULL || streams_matching(trace, pattern) > 0)
+		return 0;
+	fprintf(stderr, "weft %s: warning: no stream matches --stream '%s'; the streams are: ",
+		command, pattern);
+	print_some_streams(trace);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int cli_report_unmatched(weft_trace *trace, const char *command, const weft_filter *filter,
+			 uint64_t delivered)
+{
+	if (filter == NULL || delivered > 0)
+		return 0;
+	if (cli_stream_pattern_unmatched(trace, command, filter->stream_pattern))
+		return 1;
+	if (filter->code_pattern == NULL)
+		return 0;
+	fprintf(stderr, "weft %s: warning: no event matches --event '%s'%s; the codes are: ",
+		command, filter->code_pattern,
+		filter->stream_pattern ? " in the streams chosen" : "");
+	print_some_codes(trace);
+	fputc('\n', stderr);
+	return 1;
 }

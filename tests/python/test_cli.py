@@ -187,3 +187,20 @@ def test_sort_says_it_sorts_ovni_only(trace):
     err = run_weft("sort", DATA_DIR / trace, expect=2).stderr
     fmt = trace.split("/")[0]
     assert f"is a {fmt} trace; weft sort sorts ovni traces only" in err
+
+
+def test_a_filter_that_matches_nothing_says_so_and_exits_1():
+    """--stream nomatch and --mcv 'OH[' printed nothing and exited 0
+    (issue 15): now a warning names the pattern and what there is."""
+    trace = v3_dir("mpi-func-4procs") / "ovni"
+    proc = run_weft("dump", "--stream", "nomatch", trace, expect=1)
+    assert proc.stdout == ""
+    assert "no stream matches --stream 'nomatch'; the streams are: " \
+        "loom.vm.0/proc.2192/thread.2192, " in proc.stderr
+    proc = run_weft("dump", "--mcv", "OH[", trace, expect=1)
+    assert "no event matches --event 'OH['; the codes are: MTS (400), " in proc.stderr
+    proc = run_weft("profile", "--event", "zzz", DATA_DIR / "heph" / "heph_sample.bin.log",
+                    expect=1)
+    assert "no event matches --event 'zzz'; the codes are: receiving message (4)" \
+        in proc.stderr
+    run_weft("dump", "--stream", "*thread.2192", "--mcv", "M*", trace, expect=0)
