@@ -101,7 +101,8 @@ int weft_ross_table_write(weft_trace *trace, const weft_ross_table_options *opti
 
 typedef struct weft_ross_plot_options {
 	/* The file to plot: "gvt", "rt", "vt" or a file node's name; NULL:
-	 * the first of gvt, rt, vt in the run that has lines. */
+	 * the first of gvt, rt, vt in the run that has lines (rt, gvt, vt
+	 * with real_x). */
 	const char *mode;
 	int kp;      /* one line per KP instead of per PE */
 	int real_x;  /* x: real time since the first sample (seconds,

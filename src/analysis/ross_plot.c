@@ -77,10 +77,16 @@ static int is_line_node(const weft_trace *trace, const weft_node *node,
 	       weft__ross_root(trace, node->id) == root;
 }
 
-/* The file to plot: --mode, else the first gvt, rt or vt file with lines. */
+/*
+ * The file to plot: --mode, else the first gvt, rt or vt file with lines;
+ * on a real-time axis the real-time file first (its samples are taken in
+ * real time; the others' are not evenly spaced there).
+ */
 static const weft_node *pick_root(const weft_trace *trace, const weft_ross_plot_options *s)
 {
-	static const char *const order[] = { "gvt", "rt", "vt" };
+	static const char *const virtual_order[] = { "gvt", "rt", "vt" };
+	static const char *const real_order[] = { "rt", "gvt", "vt" };
+	const char *const *order = s->real_x ? real_order : virtual_order;
 	size_t n = weft_trace_node_count(trace);
 	for (size_t k = 0; k < (s->mode != NULL ? 1 : 3); k++)
 		for (size_t i = 0; i < n; i++) {

@@ -598,6 +598,15 @@ def test_plot_real_time_and_kp(tmp_path):
     assert all(len(points(l)) == 75 for l in lines)  # the end samples too
 
 
+def test_plot_on_real_time_picks_the_real_time_file(tmp_path):
+    """A run with gvt, rt and vt files: --x real plots the rt samples
+    (taken in real time), the virtual axis the gvt ones (issue 15)."""
+    root, _, _ = plot(tmp_path, "--x", "real", IM)
+    assert "rt samples (ross-stats-rt.bin)" in texts(root, "title")[0]
+    root, _, _ = plot(tmp_path, IM, name="virtual.svg")
+    assert "(ross-stats-gvt.bin)" in texts(root, "title")[0]
+
+
 def test_plot_single_point_and_modes(tmp_path):
     root, _, _ = plot(tmp_path, "--mode", "gvt", IM)
     _, lines = panel_lines(root, "events")
