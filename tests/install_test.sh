@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Installs the build into a scratch prefix, then builds programs (one of
-# them examples/profile.c) against
+# Installs the build into a scratch prefix, then builds programs (among
+# them examples/profile.c and read_trace.c) against
 # the installed headers and libraries through pkg-config (weft.pc) and a
 # libovni program against the installed ovni.h, and runs both. The
 # installed libweft.so must export the public API only: weft_ names, no
@@ -44,6 +44,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 cc -std=c11 -Wall -Wextra -Werror ${CFLAGS:-} -o "$prefix/profile" "$here/../examples/profile.c" \
 	$(pkg-config --cflags --libs weft) -Wl,-rpath,"$prefix/lib"
 "$prefix/profile" "$here/data/heph/heph_sample.bin.log" | grep -q "^Scheduling processes "
+# So does examples/read_trace.c: the kinds and the events with their fields.
+cc -std=c11 -Wall -Wextra -Werror ${CFLAGS:-} -o "$prefix/read_trace" "$here/../examples/read_trace.c" \
+	$(pkg-config --cflags --libs weft) -Wl,-rpath,"$prefix/lib"
+"$prefix/read_trace" "$here/data/heph/heph_sample.bin.log" 5 > "$prefix/read.txt"
+grep -q "^event kinds: 17$" "$prefix/read.txt"
+grep -q "Scheduling processes  stream.1/substream.0 local amount=2 shared amount=1 total amount=3$" \
+	"$prefix/read.txt"
 test -x "$prefix/bin/weft"
 others=$(nm -D --defined-only "$prefix"/lib/libweft.so | awk '{print $3}' | grep -v '^weft_[a-z]' || true)
 if [ -n "$others" ]; then
