@@ -42,12 +42,6 @@ int weft_format_from_name(const char *name);
  * that list them ("auto" is not one of them).
  */
 size_t weft_format_count(void);
-/*
- * The format of the trace at `path`, as weft_trace_open() would detect it
- * (each format's probe looks at a few bytes; nothing is opened further),
- * or WEFT_ENOTFOUND when no format recognises it.
- */
-int weft_format_detect(const char *path);
 weft_format weft_format_at(size_t i);
 /*
  * 1 when traces of `format` may store events out of time order that weft
@@ -120,6 +114,13 @@ typedef struct weft_format_option {
 size_t weft_format_option_count(weft_format format);
 const weft_format_option *weft_format_option_get(weft_format format, size_t i);
 
+/*
+ * The format weft_trace_open(path, options) would read the trace as: the
+ * one `options` force or imply (options may be NULL), else the one the
+ * formats' probes detect (each looks at a few bytes; nothing is opened
+ * further), or WEFT_ENOTFOUND when no format recognises it.
+ */
+int weft_format_detect(const char *path, const weft_open_options *options);
 /*
  * Opens the trace at `path` (a directory or a file). On success *out owns
  * the trace; release it with weft_trace_free(). Problems that leave the

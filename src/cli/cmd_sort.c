@@ -116,8 +116,7 @@ int cli_cmd_sort(int argc, char **argv)
 	if (!weft_format_sortable(common.open.format))
 		return cli_usage_error("sort", "only %s traces have unordered regions",
 				       sortable_formats());
-	int detected = common.open.format == WEFT_FORMAT_AUTO
-		       ? weft_format_detect(common.trace_path) : (int)common.open.format;
+	int detected = weft_format_detect(common.trace_path, &common.open);
 	if (detected > 0 && !weft_format_sortable((weft_format)detected))
 		return cli_usage_error("sort", "'%s' is a %s trace; weft sort sorts %s traces "
 				       "only (their unordered regions)", common.trace_path,

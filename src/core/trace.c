@@ -125,10 +125,16 @@ static const weft_backend *pick_backend(const char *path, weft_format format)
 	return best;
 }
 
-int weft_format_detect(const char *path)
+int weft_format_detect(const char *path, const weft_open_options *options)
 {
 	if (path == NULL)
 		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "no path");
+	/* As weft_trace_open: the format forced, or implied by an option. */
+	weft_format format = options != NULL ? options->format : WEFT_FORMAT_AUTO;
+	if (format == WEFT_FORMAT_AUTO && options != NULL)
+		format = weft__options_implied_format(options);
+	if (format != WEFT_FORMAT_AUTO)
+		return (int)format;
 	const weft_backend *b = pick_backend(path, WEFT_FORMAT_AUTO);
 	if (b == NULL)
 		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,

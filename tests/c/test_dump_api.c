@@ -63,7 +63,7 @@ int main(void)
 		/* weft_format_detect() names the format opening finds. */
 		weft_trace *opened;
 		REQUIRE(weft_trace_open(tu_data_path(traces[i]), NULL, &opened) == 0);
-		CHECK_EQ_I64(weft_format_detect(tu_data_path(traces[i])),
+		CHECK_EQ_I64(weft_format_detect(tu_data_path(traces[i]), NULL),
 			     (int)weft_trace_format(opened));
 		weft_trace_free(opened);
 		weft_dump_options_init(&o);
@@ -94,7 +94,15 @@ int main(void)
 	CHECK(st.stage == WEFT_DUMP_CURSOR);
 	CHECK(weft_dump(t, &o, STDOUT_FILENO, NULL) == WEFT_EINVAL);
 	weft_trace_free(t);
-	CHECK(weft_format_detect(tu_data_path("heph/heph_sample.json")) == WEFT_ENOTFOUND);
-	CHECK(weft_format_detect(NULL) == WEFT_EINVAL);
+	CHECK(weft_format_detect(tu_data_path("heph/heph_sample.json"), NULL) == WEFT_ENOTFOUND);
+	CHECK(weft_format_detect(NULL, NULL) == WEFT_EINVAL);
+	/* A forced format, or one an option implies, is the answer. */
+	weft_open_options forced;
+	weft_open_options_init(&forced);
+	forced.format = WEFT_FORMAT_HEPH;
+	CHECK_EQ_I64(weft_format_detect(tu_data_path(traces[0]), &forced), WEFT_FORMAT_HEPH);
+	weft_open_options_init(&forced);
+	REQUIRE(weft_open_options_set(&forced, "ross.kind", "gvt") == 0);
+	CHECK_EQ_I64(weft_format_detect(tu_data_path(traces[0]), &forced), WEFT_FORMAT_ROSS);
 	return tu_finish_dir(dir);
 }
