@@ -99,18 +99,7 @@ typedef struct stream_counts {
 /* Makes room for `slots` counters (new ones zeroed). */
 static int counts_reserve(stream_counts *c, size_t slots)
 {
-	if (slots <= c->cap)
-		return 0;
-	size_t cap = c->cap ? c->cap : 64;
-	while (cap < slots)
-		cap *= 2;
-	uint64_t *bigger = realloc(c->count, cap * sizeof *bigger);
-	if (bigger == NULL)
-		return -1;
-	memset(bigger + c->cap, 0, (cap - c->cap) * sizeof *bigger);
-	c->count = bigger;
-	c->cap = cap;
-	return 0;
+	return weft__array_grow_zeroed((void **)&c->count, &c->cap, slots, sizeof *c->count);
 }
 
 /* Counts an event whose code is not yet in the flat table or is unusual. */

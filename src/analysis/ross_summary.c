@@ -643,6 +643,18 @@ static void print_section(const summary *s, const section *sec)
 	print_text_table(s->out, &t);
 }
 
+/*
+ * 1 when `node` is a file of the run that holds no engine samples (model,
+ * evtrace); its kind in kind[16].
+ */
+static int other_file(const weft_node *node, char kind[16])
+{
+	if (node->parent != WEFT_NO_PARENT)
+		return 0;
+	weft__ross_file_kind(node, kind, 16);
+	return strcmp(kind, "gvt") != 0 && strcmp(kind, "rt") != 0 && strcmp(kind, "vt") != 0;
+}
+
 /* Files that are not engine samples (model, evtrace): named with their records. */
 static void print_other_files(const summary *s)
 {
@@ -650,10 +662,7 @@ static void print_other_files(const summary *s)
 	for (size_t i = 0; i < n; i++) {
 		const weft_node *node = weft_trace_node(s->trace, i);
 		char kind[16], file[256];
-		if (node->parent != WEFT_NO_PARENT)
-			continue;
-		weft__ross_file_kind(node, kind, sizeof kind);
-		if (strcmp(kind, "gvt") == 0 || strcmp(kind, "rt") == 0 || strcmp(kind, "vt") == 0)
+		if (!other_file(node, kind))
 			continue;
 		json_t *meta = json_loads(node->metadata_json, 0, NULL);
 		json_t *records = json_object_get(meta, "records");
@@ -759,10 +768,7 @@ static json_t *json_other_files(const summary *s)
 	for (size_t i = 0; i < n; i++) {
 		const weft_node *node = weft_trace_node(s->trace, i);
 		char kind[16], file[256];
-		if (node->parent != WEFT_NO_PARENT)
-			continue;
-		weft__ross_file_kind(node, kind, sizeof kind);
-		if (strcmp(kind, "gvt") == 0 || strcmp(kind, "rt") == 0 || strcmp(kind, "vt") == 0)
+		if (!other_file(node, kind))
 			continue;
 		json_t *meta = json_loads(node->metadata_json, 0, NULL);
 		json_t *o = json_object();

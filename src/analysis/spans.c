@@ -148,13 +148,11 @@ static void close_nest(weft_span_iter *it, track_state *t, uint64_t start, uint6
 static void on_track(void *ctx, const weft__view_track *track)
 {
 	weft_span_iter *it = ctx;
-	size_t old_cap = it->track_cap;
-	if (weft__array_grow((void **)&it->tracks, &it->track_cap, track->id,
-			     sizeof *it->tracks) < 0) {
+	if (weft__array_grow_zeroed((void **)&it->tracks, &it->track_cap, track->id,
+				    sizeof *it->tracks) < 0) {
 		it->out_of_memory = 1;
 		return;
 	}
-	memset(it->tracks + old_cap, 0, (it->track_cap - old_cap) * sizeof *it->tracks);
 	track_state *t = &it->tracks[track->id - 1];
 	t->stream = track->stream < 0 ? 0 : (uint32_t)track->stream;
 	t->timeline = track->kind == WEFT__TRACK_THREAD ? NULL : track->channel;

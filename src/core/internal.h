@@ -352,6 +352,8 @@ int64_t weft__read_full(int fd, void *buf, size_t len, uint64_t offset);
  * doubling. 0, or WEFT_ENOMEM (message set) with the array unchanged.
  */
 int weft__array_grow(void **array, size_t *cap, size_t need, size_t size);
+/* The same, the new elements zeroed (tables indexed by an id or a slot). */
+int weft__array_grow_zeroed(void **array, size_t *cap, size_t need, size_t size);
 
 static inline uint16_t weft__bswap16(uint16_t x) { return __builtin_bswap16(x); }
 static inline uint32_t weft__bswap32(uint32_t x) { return __builtin_bswap32(x); }

@@ -93,6 +93,15 @@ int weft__array_grow(void **array, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+int weft__array_grow_zeroed(void **array, size_t *cap, size_t need, size_t size)
+{
+	size_t old = *cap;
+	int rc = weft__array_grow(array, cap, need, size);
+	if (rc == 0 && *cap > old)
+		memset((char *)*array + old * size, 0, (*cap - old) * size);
+	return rc;
+}
+
 const char *weft__trace_strdup(weft_trace *trace, const char *s)
 {
 	if (weft__array_grow((void **)&trace->strings, &trace->string_cap,

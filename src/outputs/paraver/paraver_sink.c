@@ -17,18 +17,7 @@
 /* Makes room for track `id`. 0 or -1. */
 static int tracks_reserve(weft__paraver_writer *w, uint32_t id)
 {
-	if (id <= w->track_cap)
-		return 0;
-	size_t cap = w->track_cap ? w->track_cap : 16;
-	while (cap < id)
-		cap *= 2;
-	pv_track *t = realloc(w->tracks, cap * sizeof *t);
-	if (t == NULL)
-		return -1;
-	memset(t + w->track_cap, 0, (cap - w->track_cap) * sizeof *t);
-	w->tracks = t;
-	w->track_cap = cap;
-	return 0;
+	return weft__array_grow_zeroed((void **)&w->tracks, &w->track_cap, id, sizeof *w->tracks);
 }
 
 /* A new task named `name`; its number (1, 2, ...), or 0 on ENOMEM. */
