@@ -13,6 +13,7 @@
 
 #include "weft/error.h"
 #include "weft/api.h"
+#include "weft/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +55,14 @@ typedef struct weft_ovni_sort_report {
  */
 int weft_ovni_sort(const char *path, int check_only,
 		   weft_ovni_sort_report *report);
+/*
+ * The same, with the trace opened with `options` (NULL: the defaults;
+ * the format is ovni whatever they say): its progress callback sees the
+ * phases "opening" and "sorting" (weft/progress.h), its format options
+ * (ovni.unordered_lookback_bytes...) bound the reading.
+ */
+int weft_ovni_sort_with(const char *path, const weft_open_options *options, int check_only,
+			weft_ovni_sort_report *report);
 
 WEFT_API_END
 

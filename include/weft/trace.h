@@ -16,6 +16,7 @@
 
 #include "weft/error.h"
 #include "weft/api.h"
+#include "weft/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,6 +82,14 @@ typedef struct weft_open_options {
 	size_t format_option_count;
 	const char *format_option_keys[WEFT_FORMAT_OPTIONS_MAX];
 	const char *format_option_values[WEFT_FORMAT_OPTIONS_MAX];
+	/* Optional feedback on long work (weft/progress.h): called on the
+	 * caller's thread while the trace is opened and read, at most once
+	 * per progress_interval_ns (0: 100 ms, or the environment variable
+	 * WEFT_PROGRESS_INTERVAL_NS when set, for tests; < 0: at every look
+	 * at the clock, which is then at every batch of events, for tests). */
+	weft_progress_fn progress;
+	void *progress_data;
+	int64_t progress_interval_ns;
 } weft_open_options;
 
 void weft_open_options_init(weft_open_options *options);

@@ -15,6 +15,7 @@
 
 #include "weft/error.h"
 #include "weft/trace.h"
+#include "weft/progress.h"
 #include "weft/event.h"
 #include "weft/ovni.h"
 #include "weft/heph.h"

@@ -449,7 +449,7 @@ static uint64_t check_merged(weft_check_report *r, weft__view *nesting)
  * Every stream (one merged pass for the formats that read whole files),
  * then the format's own checks of the whole trace.
  */
-int weft_trace_check(weft_trace *trace, const weft_check_options *options,
+static int check_run(weft_trace *trace, const weft_check_options *options,
 		     weft_check_report **out)
 {
 	weft_check_options defaults;
@@ -484,4 +484,12 @@ int weft_trace_check(weft_trace *trace, const weft_check_options *options,
 	free(starts);
 	*out = r;
 	return 0;
+}
+
+/* The operation above, as a phase of the progress ("checking"). */
+int weft_trace_check(weft_trace *trace, const weft_check_options *options,
+		     weft_check_report **out)
+{
+	weft__progress_begin(trace, "checking");
+	return weft__progress_end_with(trace, check_run(trace, options, out));
 }

@@ -350,6 +350,7 @@ static int count_in_threads(weft_trace *trace, weft_counts *st, size_t workers)
 			break;
 		}
 	}
+	weft__trace_threads_note(trace, (int)started);
 	for (size_t i = 0; i < started; i++) {
 		pthread_join(w[i].thread, NULL);
 		if (rc == 0)
@@ -368,8 +369,8 @@ void weft_count_options_init(weft_count_options *options)
 	memset(options, 0, sizeof *options);
 }
 
-int weft_counts_compute(weft_trace *trace, const weft_count_options *options,
-			weft_counts **out)
+static int counts_run(weft_trace *trace, const weft_count_options *options,
+		      weft_counts **out)
 {
 	weft_count_options defaults;
 
@@ -396,6 +397,14 @@ int weft_counts_compute(weft_trace *trace, const weft_count_options *options,
 	sum_totals(st);
 	*out = st;
 	return 0;
+}
+
+/* The operation above, as a phase of the progress ("counting"). */
+int weft_counts_compute(weft_trace *trace, const weft_count_options *options,
+			weft_counts **out)
+{
+	weft__progress_begin(trace, "counting");
+	return weft__progress_end_with(trace, counts_run(trace, options, out));
 }
 
 /* ---- Rows ---------------------------------------------------------------------- */

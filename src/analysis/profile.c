@@ -234,8 +234,8 @@ static void finish_rows(weft_profile *p)
 		qsort(p->rows, p->count, sizeof *p->rows, row_order);
 }
 
-int weft_profile_compute(weft_trace *trace, const weft_profile_options *options,
-			 weft_profile **out)
+static int profile_run(weft_trace *trace, const weft_profile_options *options,
+		       weft_profile **out)
 {
 	*out = NULL;
 	if (trace == NULL || options == NULL)
@@ -268,6 +268,14 @@ int weft_profile_compute(weft_trace *trace, const weft_profile_options *options,
 	finish_rows(p);
 	*out = p;
 	return 0;
+}
+
+/* The operation above, as a phase of the progress ("profiling"). */
+int weft_profile_compute(weft_trace *trace, const weft_profile_options *options,
+			 weft_profile **out)
+{
+	weft__progress_begin(trace, "profiling");
+	return weft__progress_end_with(trace, profile_run(trace, options, out));
 }
 
 size_t weft_profile_row_count(const weft_profile *p)

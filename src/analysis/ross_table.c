@@ -493,8 +493,8 @@ void weft_ross_table_options_init(weft_ross_table_options *options)
 }
 
 /* The level's table into fd; the counts go to *report. */
-int weft_ross_table_write(weft_trace *trace, const weft_ross_table_options *options, int fd,
-			  weft_ross_table_report *report)
+static int table_run(weft_trace *trace, const weft_ross_table_options *options, int fd,
+		     weft_ross_table_report *report)
 {
 	table_state t;
 	int rc = weft_ross_analysable(trace);
@@ -515,4 +515,12 @@ int weft_ross_table_write(weft_trace *trace, const weft_ross_table_options *opti
 	report->short_data = t.short_data;
 	table_state_free(&t);
 	return rc;
+}
+
+/* The operation above, as a phase of the progress ("tabulating"). */
+int weft_ross_table_write(weft_trace *trace, const weft_ross_table_options *options, int fd,
+			  weft_ross_table_report *report)
+{
+	weft__progress_begin(trace, "tabulating");
+	return weft__progress_end_with(trace, table_run(trace, options, fd, report));
 }

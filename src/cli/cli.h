@@ -41,7 +41,9 @@ enum cli_common_option_id {
 	CLI_OPT_ROSS_MODEL_SCHEMA,
 	CLI_OPT_RESYNC,
 	CLI_OPT_THREADS,
-	CLI_OPT_OPTION
+	CLI_OPT_OPTION,
+	CLI_OPT_QUIET,
+	CLI_OPT_VERBOSE
 };
 
 /* The option entries of the common options, to put in a command's table. */
@@ -54,7 +56,9 @@ enum cli_common_option_id {
 	{ "ross-model-schema", 0, 1, CLI_OPT_ROSS_MODEL_SCHEMA }, \
 	{ "resync", 0, 0, CLI_OPT_RESYNC }, \
 	{ "threads", 0, 1, CLI_OPT_THREADS }, \
-	{ "option", 'O', 1, CLI_OPT_OPTION }
+	{ "option", 'O', 1, CLI_OPT_OPTION }, \
+	{ "quiet", 'q', 0, CLI_OPT_QUIET }, \
+	{ "verbose", 'v', 0, CLI_OPT_VERBOSE }
 
 /* Walks the arguments of one command; positional arguments are kept. */
 typedef struct cli_parser {
@@ -80,6 +84,10 @@ int cli_next_option(cli_parser *p, const char **value);
 typedef struct cli_common {
 	weft_open_options open;
 	const char *trace_path;
+	int quiet;           /* --quiet: no progress line */
+	int verbose;         /* --verbose: what was opened, phases, threads, times */
+	int stdout_streamed; /* the command writes stdout while it works (dump): no
+			      * progress line when stdout is a terminal too */
 } cli_common;
 
 void cli_common_init(cli_common *c);
@@ -148,6 +156,23 @@ int cli_report_unmatched(weft_trace *trace, const char *command, const weft_filt
 			 uint64_t delivered);
 /* "1.234567890 s", "12.345 ms", ... for a duration in ns. */
 void cli_format_duration(char *buf, size_t size, uint64_t ns);
+
+/* ---- Feedback on long work (cli/feedback.c) ---------------------------------- */
+
+/*
+ * Installs the progress callback in `o` (a copy of c->open) for `command`
+ * when there is something to show: the progress line (stderr is a
+ * terminal, no --quiet, and stdout is not the same terminal for a command
+ * that streams to it), or the --verbose lines. Without either, `o` is left
+ * as it is.
+ */
+void cli_feedback_options(const cli_common *c, const char *command, weft_open_options *o);
+/* --verbose: "weft CMD: opened 'PATH': format F, layout version N, ...". */
+void cli_feedback_opened(const weft_trace *trace);
+/* Clears the progress line when one is shown (before printing on stderr). */
+void cli_feedback_clear(void);
+/* Clears the line, prints the --verbose end (threads used, total time), frees the trace. */
+void cli_close_trace(weft_trace *trace);
 
 /* ---- Subcommands (cli/cmd_*.c) -------------------------------------------- */
 

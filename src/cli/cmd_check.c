@@ -130,14 +130,19 @@ static int run_check(cli_common *common, const check_settings *set)
 	weft_trace *trace;
 
 	common->open.stored_order = 1; /* clocks are checked as stored */
-	int rc = weft_trace_open(common->trace_path, &common->open, &trace);
-	if (rc < 0)
+	weft_open_options open = common->open;
+	cli_feedback_options(common, "check", &open);
+	int rc = weft_trace_open(common->trace_path, &open, &trace);
+	if (rc < 0) {
+		cli_feedback_clear();
 		return report_open_failure(common->trace_path, rc);
+	}
+	cli_feedback_opened(trace);
 	weft_check_options_init(&options);
 	options.sorted = set->want_sorted;
 	rc = weft_trace_check(trace, &options, &report);
 	if (rc < 0) {
-		weft_trace_free(trace);
+		cli_close_trace(trace);
 		return cli_library_error("check", common->trace_path, rc);
 	}
 	size_t streams = weft_trace_stream_count(trace);
@@ -158,7 +163,7 @@ static int run_check(cli_common *common, const check_settings *set)
 		printf("%zu problem%s in %zu stream%s, %" PRIu64 " event%s\n", found,
 		       found == 1 ? "" : "s", streams, stream_s, events, event_s);
 	weft_check_report_free(report);
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return found == 0 ? CLI_EXIT_OK : CLI_EXIT_PROBLEMS;
 }
 

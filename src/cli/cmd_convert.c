@@ -277,7 +277,7 @@ static int run_convert(const convert_settings *s)
 	if (rc >= 0 && cli_stream_pattern_unmatched(trace, "convert", s->filter.stream_pattern))
 		exit_code = CLI_EXIT_PROBLEMS;
 	weft_convert_report_free(&report);
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return exit_code;
 }
 
@@ -289,5 +289,6 @@ int cli_cmd_convert(int argc, char **argv)
 
 	if (done >= 0)
 		return done;
+	settings.common.stdout_streamed = strcmp(settings.output, "-") == 0;
 	return run_convert(&settings);
 }

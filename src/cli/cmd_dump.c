@@ -204,7 +204,7 @@ static int run_dump(const dump_settings *s)
 		return exit_code;
 	if (s->structure) {
 		exit_code = print_structure(trace);
-		weft_trace_free(trace);
+		cli_close_trace(trace);
 		return exit_code;
 	}
 	int rc = weft_dump(trace, &s->options, STDOUT_FILENO, &status);
@@ -217,7 +217,7 @@ static int run_dump(const dump_settings *s)
 	if (status.stage != WEFT_DUMP_CURSOR && status.stage != WEFT_DUMP_START &&
 	    cli_print_diags_from(trace, "dump", 0) && exit_code == CLI_EXIT_OK)
 		exit_code = CLI_EXIT_PROBLEMS;
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return exit_code;
 }
 
@@ -229,5 +229,6 @@ int cli_cmd_dump(int argc, char **argv)
 
 	if (done >= 0)
 		return done;
+	settings.common.stdout_streamed = 1; /* the lines go out while it reads */
 	return run_dump(&settings);
 }

@@ -289,6 +289,7 @@ static int print_streams(weft_trace *trace, weft_stream_stats *total)
 			cli_library_error("info", weft_trace_stream(trace, i)->path, rc);
 		if (rc < 0 && first_error == 0)
 			first_error = rc;
+		cli_feedback_clear(); /* stdout may be the progress line's terminal */
 		print_stream(weft_trace_stream(trace, i), &st);
 		if (st.detail[0] != '\0')
 			printf("      %s\n", st.detail);
@@ -302,6 +303,7 @@ static int print_streams(weft_trace *trace, weft_stream_stats *total)
 		if (!timed || st.last > total->last)
 			total->last = st.last;
 	}
+	cli_feedback_clear();
 	free(all);
 	return first_error;
 }
@@ -398,7 +400,7 @@ static int run_info(const cli_common *common)
 		exit_code = cli_library_error("info", "reading the events failed", rc);
 	else if (lost)
 		exit_code = CLI_EXIT_PROBLEMS;
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return exit_code;
 }
 

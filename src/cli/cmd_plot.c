@@ -146,7 +146,7 @@ static int run_plot(plot_settings *s)
 		if (cli_print_diags_from(trace, "plot", 0) && exit_code == CLI_EXIT_OK)
 			exit_code = CLI_EXIT_PROBLEMS; /* samples that could not be read */
 	}
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return exit_code;
 }
 
@@ -175,5 +175,6 @@ int cli_cmd_plot(int argc, char **argv)
 		return CLI_EXIT_FAILURE;
 	if (s.output == NULL)
 		return cli_usage_error("plot", "missing -o FILE.svg ('-' for standard output)");
+	s.common.stdout_streamed = strcmp(s.output, "-") == 0;
 	return run_plot(&s);
 }

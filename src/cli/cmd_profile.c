@@ -295,7 +295,7 @@ static int run_profile(profile_settings *s)
 	if (rc < 0) {
 		cli_library_error("profile", "cannot compute the profile", rc);
 		cli_print_diags_from(trace, "profile", 0);
-		weft_trace_free(trace);
+		cli_close_trace(trace);
 		return CLI_EXIT_FAILURE;
 	}
 	int instants = s->instants || only_instants(p, &s->options);
@@ -314,7 +314,7 @@ static int run_profile(profile_settings *s)
 	weft_profile_free(p);
 	/* A stream that failed on the way ends early: said, and exit 1. */
 	lost |= cli_print_diags_from(trace, "profile", 0);
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return rc != 0 ? CLI_EXIT_FAILURE : lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
 }
 

@@ -67,13 +67,17 @@ static const char *sortable_formats(void)
 }
 
 /* Runs the sort (or the check) and maps the outcome to an exit code. */
-static int run_sort(const char *path, int check_only)
+static int run_sort(const cli_common *common, int check_only)
 {
+	const char *path = common->trace_path;
 	weft_ovni_sort_report report;
+	weft_open_options open = common->open;
 	int rc;
 
 	memset(&report, 0, sizeof report);
-	rc = weft_ovni_sort(path, check_only, &report);
+	cli_feedback_options(common, "sort", &open);
+	rc = weft_ovni_sort_with(path, &open, check_only, &report);
+	cli_close_trace(NULL); /* (the library's, closed already) */
 	if (rc < 0) {
 		fprintf(stderr, "weft sort: cannot sort '%s': %s\n", path,
 			cli_message_about(path, rc));
@@ -121,5 +125,5 @@ int cli_cmd_sort(int argc, char **argv)
 		return cli_usage_error("sort", "'%s' is a %s trace; weft sort sorts %s traces "
 				       "only (their unordered regions)", common.trace_path,
 				       weft_format_name((weft_format)detected), sortable_formats());
-	return run_sort(common.trace_path, check_only);
+	return run_sort(&common, check_only);
 }

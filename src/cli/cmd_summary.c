@@ -71,7 +71,7 @@ static int run_summary(const cli_common *common, int json, int dedup)
 		if (cli_print_diags_from(trace, "summary", 0) && exit_code == CLI_EXIT_OK)
 			exit_code = CLI_EXIT_PROBLEMS; /* samples that could not be read */
 	}
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return exit_code;
 }
 
@@ -102,5 +102,6 @@ int cli_cmd_summary(int argc, char **argv)
 	}
 	if (cli_take_trace_path(&common, &parser) < 0)
 		return CLI_EXIT_FAILURE;
+	common.stdout_streamed = 1; /* the report is printed as the samples are read */
 	return run_summary(&common, json, dedup);
 }

@@ -175,7 +175,7 @@ static int run_table(table_settings *s)
 	if (trace != NULL && cli_print_diags_from(trace, "table", 0) &&
 	    exit_code == CLI_EXIT_OK)
 		exit_code = CLI_EXIT_PROBLEMS; /* the table lacks what could not be read */
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return exit_code;
 }
 
@@ -207,5 +207,6 @@ int cli_cmd_table(int argc, char **argv)
 		return cli_usage_error("table", "missing --level (%s)", level_list());
 	if (s.output == NULL) /* as the other commands that print: standard output */
 		s.output = "-";
+	s.common.stdout_streamed = strcmp(s.output, "-") == 0;
 	return run_table(&s);
 }

@@ -86,7 +86,7 @@ static int run_top(cli_common *common, int by_stream)
 		exit_code = cli_library_error("top", "out of memory", WEFT_ENOMEM);
 	int lost = cli_print_diags_from(trace, "top", 0);
 	weft_counts_free(counts);
-	weft_trace_free(trace);
+	cli_close_trace(trace);
 	return exit_code == CLI_EXIT_OK && lost ? CLI_EXIT_PROBLEMS : exit_code;
 }
 

@@ -39,20 +39,25 @@ const char *cli_message_about(const char *path, int status)
 /* Opens c->trace_path; on failure explains why and returns exit code 2. */
 int cli_open_trace(const cli_common *c, const char *command, weft_trace **out)
 {
-	int rc = weft_trace_open(c->trace_path, &c->open, out);
+	weft_open_options o = c->open;
+	cli_feedback_options(c, command, &o);
+	int rc = weft_trace_open(c->trace_path, &o, out);
 
 	if (rc < 0) {
+		cli_feedback_clear();
 		fprintf(stderr, "weft %s: cannot open '%s': %s\n", command,
 			c->trace_path, cli_message_about(c->trace_path, rc));
 		*out = NULL;
 		return CLI_EXIT_FAILURE;
 	}
+	cli_feedback_opened(*out);
 	return CLI_EXIT_OK;
 }
 
 /* "weft CMD: WHAT: <library message>" for a failed call after opening. */
 int cli_library_error(const char *command, const char *what, int status)
 {
+	cli_feedback_clear();
 	fprintf(stderr, "weft %s: %s: %s\n", command, what, error_text(status));
 	return CLI_EXIT_FAILURE;
 }
@@ -79,6 +84,8 @@ int cli_print_diags_from(const weft_trace *trace, const char *command, size_t fr
 {
 	size_t n = weft_trace_diag_count(trace);
 	int lost = 0;
+	if (from < n)
+		cli_feedback_clear();
 	for (size_t i = from; i < n; i++) {
 		const weft_diag *d = weft_trace_diag(trace, i);
 		fprintf(stderr, "weft %s: ", command);

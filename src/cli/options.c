@@ -241,6 +241,12 @@ int cli_common_option(cli_common *c, const char *command, int id, const char *va
 	}
 	case CLI_OPT_THREADS:
 		return parse_threads(command, value, &c->open.threads);
+	case CLI_OPT_QUIET:
+		c->quiet = 1;
+		return 1;
+	case CLI_OPT_VERBOSE:
+		c->verbose = 1;
+		return 1;
 	default:
 		return format_option(c, command, id, value);
 	}

@@ -171,6 +171,7 @@ static int slot_refill(weft_cursor *c, cursor_slot *slot)
 		rc = b->stream_next(slot->state, &slot->batch[0]);
 	slot->next = 0;
 	slot->count = rc > 0 ? (uint32_t)rc : 0;
+	weft__progress_count(c->trace, slot->count);
 	return rc;
 }
 

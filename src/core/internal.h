@@ -158,6 +158,9 @@ typedef struct weft_backend {
 	 * and returns their count.
 	 */
 	size_t (*event_schemas)(const weft_trace *trace, const weft_event_schema **out);
+	/* 1 when the readers count the bytes they read (weft__mapfile_count):
+	 * the progress then has a total and a percentage. */
+	int counts_bytes;
 } weft_backend;
 
 /* Backend i of the table (src/core/trace.c), NULL past the end. */
@@ -186,6 +189,51 @@ extern const weft_backend weft__heph_backend;
 extern const weft_backend weft__ross_backend;
 extern const weft_backend weft__pallas_backend;
 
+/* ---- Progress (core/progress.c) -------------------------------------------- */
+
+/*
+ * The progress state of a trace (weft/progress.h). The counters run from
+ * the open on; a phase remembers where they were when it began.
+ */
+typedef struct weft__progress {
+	weft_progress_fn fn;
+	void *data;
+	uint64_t interval_ns;  /* between two calls; 0: at every look */
+	uint64_t stride;       /* events between two looks at the clock */
+	uint64_t events;       /* events read (cursors, the Heph open scan) */
+	uint64_t next_look;    /* `events` at the next look; UINT64_MAX without fn */
+	uint64_t bytes;        /* input bytes read: added atomically (helper threads) */
+	uint64_t bytes_total;  /* the data files' bytes, 0 when unknown */
+	uint64_t events_total; /* the events of the trace, when opening counted them */
+	const char *phase;     /* "reading" between operations */
+	int depth;             /* operations in progress (nested: the outermost counts) */
+	uint64_t phase_start;  /* monotonic ns */
+	uint64_t phase_events, phase_bytes;
+	uint64_t last_call;    /* coarse monotonic ns of the last call */
+	int threads_used;      /* most threads at once, 1 or more */
+	size_t data_files;     /* the streams' data files, each once */
+	uint64_t data_bytes;   /* and their bytes */
+} weft__progress;
+
+struct weft_trace;
+/* The slow path of weft__progress_count(): the clock, maybe a call. */
+void weft__progress_look(struct weft_trace *trace);
+/*
+ * An operation of the library begins (`phase`: a static string) or ends
+ * (the callback's final call, `finished` set); nested ones count in the
+ * outermost's phase. The phase is "reading" between operations.
+ */
+void weft__progress_begin(struct weft_trace *trace, const char *phase);
+void weft__progress_end(struct weft_trace *trace);
+/* weft__progress_end(), then `rc`: `return weft__progress_end_with(t, run(...));`. */
+int weft__progress_end_with(struct weft_trace *trace, int rc);
+/* The state of a trace being opened, from its open options. */
+void weft__progress_init(struct weft_trace *trace, const weft_open_options *options);
+/* Once opened: bytes_total from the streams' files (each file once). */
+void weft__progress_opened(struct weft_trace *trace);
+/* Notes that `n` threads work at once for the trace (the most is kept). */
+void weft__trace_threads_note(struct weft_trace *trace, int n);
+
 /* ---- The trace object --------------------------------------------------- */
 
 struct weft_trace {
@@ -208,7 +256,23 @@ struct weft_trace {
 	/* Strings owned by the trace (names, paths, messages). */
 	char **strings;
 	size_t string_count, string_cap;
+
+	weft__progress progress;
 };
+
+/*
+ * Adds n events read to the trace's count, and looks at the clock (and
+ * maybe calls the progress callback) once the count passes next_look:
+ * every `stride` events with a callback, never without. One add and one
+ * compare per batch of events.
+ */
+static inline void weft__progress_count(weft_trace *trace, uint64_t n)
+{
+	weft__progress *p = &trace->progress;
+	p->events += n;
+	if (WEFT_UNLIKELY(p->events >= p->next_look))
+		weft__progress_look(trace);
+}
 
 /*
  * The same trace opened again, with the options it was opened with (its
@@ -283,6 +347,7 @@ typedef struct weft_mapfile {
 	int went_back;        /* a read before the window was asked once */
 	unsigned char *buffer;
 	uint64_t buffer_cap;
+	uint64_t *bytes_read; /* NULL, or where the bytes read are added (atomically) */
 } weft_mapfile;
 
 int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
@@ -297,6 +362,12 @@ int weft__mapfile_open(weft_mapfile *mf, const char *path, const char *name,
 const unsigned char *weft__mapfile_get(weft_mapfile *mf, uint64_t offset,
 				       uint64_t len);
 void weft__mapfile_close(weft_mapfile *mf);
+/*
+ * Counts what `mf` reads as input bytes of `trace` (its progress), from
+ * this call on. The readers of trace data call it; other files (indexes,
+ * temporary files) are not counted.
+ */
+void weft__mapfile_count(weft_mapfile *mf, struct weft_trace *trace);
 
 /*
  * Whether records start at `at`, whose first `head` bytes are at p (a

@@ -147,6 +147,8 @@ static int remap(weft_mapfile *mf, uint64_t offset, uint64_t len)
 		errno = (int)-got;
 		return weft__error_errno(mf->name, "cannot read");
 	}
+	if (mf->bytes_read != NULL)
+		__atomic_fetch_add(mf->bytes_read, (uint64_t)got, __ATOMIC_RELAXED);
 	mf->map = mf->buffer;
 	mf->map_start = start;
 	mf->map_len = have + (uint64_t)got;

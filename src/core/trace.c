@@ -275,6 +275,7 @@ int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
 {
 	weft_open_options o = trace->options;
 	o.format = trace->backend->format;
+	o.progress = NULL; /* the copy is read on another thread: no callback there */
 	return weft_trace_open(trace->path, &o, out);
 }
 
@@ -319,12 +320,16 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	}
 	trace->backend = backend;
+	weft__progress_init(trace, options);
+	weft__progress_begin(trace, "opening");
 	rc = backend->open(trace, path, options);
 	if (rc < 0) {
 		with_first_problem(trace);
 		weft_trace_free(trace);
 		return rc;
 	}
+	weft__progress_opened(trace);
+	weft__progress_end(trace);
 	*out = trace;
 	return 0;
 }

@@ -210,14 +210,21 @@ int weft_convert(weft_trace *trace, const weft_convert_options *options,
 	int rc = weft__output_writer_create(trace, options, report, &w);
 	if (rc < 0)
 		return rc;
+	weft__progress_begin(trace, "converting");
 	if (!weft__writer_by_stream(w))
 		rc = read_merged(w);
 	else if (weft_trace_file_order_default(trace))
 		rc = read_batches(w);
 	else
 		rc = read_streams(w);
-	if (rc == 0)
+	weft__progress_end(trace);
+	if (rc == 0) {
+		/* the writer's finish (Paraver's merge of its parts, the
+		 * Pallas grammar, sync and rename): a phase of its own */
+		weft__progress_begin(trace, "writing");
 		rc = weft_output_writer_finish(w, report);
+		weft__progress_end(trace);
+	}
 	weft_output_writer_free(w);
 	return rc;
 }

@@ -540,6 +540,7 @@ static int conv_start(conv *c, const uint8_t *selected)
 	int rc = weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &c->global);
 	if (rc < 0)
 		return weft__pconv_writer_error(c, "cannot start the trace", rc);
+	weft__trace_threads_note(c->job->trace, 1 + o.compress_threads);
 	c->defs = weft_pallas_global_defs(c->global);
 	return weft__pconv_define_structure(c);
 }

@@ -391,6 +391,7 @@ static int view_start(const weft__convert_job *job, weft_filter *filter, view_wr
 
 	if (rc < 0)
 		return weft__convert_fail(job->report, "cannot start the output", rc);
+	weft__trace_threads_note(job->trace, 2); /* the viewers write behind on a thread */
 	filter->from = 0;
 	filter->to = 0;
 	vo.time_ordered = filter->order == WEFT_ORDER_TIME && opt->virtual_unit_ns == 0;

@@ -51,8 +51,9 @@ static weft_dump_stage dump_cursor(weft_trace *trace, const weft_dump_options *o
 	*rc = weft__dump_writer_init(&writer, trace, fd, (weft__dump_mode)o->mode, o->flags);
 	if (*rc < 0)
 		return WEFT_DUMP_START;
-	int read_rc = weft__pipeline_run(cursor, write_events, &writer,
-					 weft__pipeline_wanted(trace));
+	int threaded = weft__pipeline_wanted(trace);
+	weft__trace_threads_note(trace, threaded ? 2 : 1);
+	int read_rc = weft__pipeline_run(cursor, write_events, &writer, threaded);
 	int write_rc = weft__dump_writer_finish(&writer);
 	*events = writer.events;
 	weft__dump_writer_destroy(&writer);
@@ -60,8 +61,8 @@ static weft_dump_stage dump_cursor(weft_trace *trace, const weft_dump_options *o
 	return read_rc < 0 ? WEFT_DUMP_READ : write_rc < 0 ? WEFT_DUMP_WRITE : WEFT_DUMP_DONE;
 }
 
-int weft_dump(weft_trace *trace, const weft_dump_options *options, int fd,
-	      weft_dump_status *status)
+static int dump_run(weft_trace *trace, const weft_dump_options *options, int fd,
+		    weft_dump_status *status)
 {
 	weft_dump_status ignored;
 	weft_cursor *cursor;
@@ -82,4 +83,12 @@ int weft_dump(weft_trace *trace, const weft_dump_options *options, int fd,
 	status->stage = dump_cursor(trace, options, fd, cursor, &status->events, &rc);
 	weft_cursor_free(cursor);
 	return rc;
+}
+
+/* The operation above, as a phase of the progress ("dumping"). */
+int weft_dump(weft_trace *trace, const weft_dump_options *options, int fd,
+	      weft_dump_status *status)
+{
+	weft__progress_begin(trace, "dumping");
+	return weft__progress_end_with(trace, dump_run(trace, options, fd, status));
 }

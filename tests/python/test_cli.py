@@ -50,7 +50,7 @@ def test_sort_nonexistent_path(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["dump", "--bogus", TRACE], "unknown option '--bogus'"),
-    (["dump", "-q", TRACE], "unknown option '-q'"),
+    (["dump", "-k", TRACE], "unknown option '-k'"),
     (["dump", TRACE, "--from"], "option --from needs a value"),
     (["dump", "--from", "10parsecs", TRACE], "invalid time '10parsecs'"),
     (["dump", "--from", "2s", "--to", "1s", TRACE], "--to is before --from"),

@@ -189,14 +189,17 @@ static int heph_open(weft_trace *trace, const char *path, const weft_open_option
 	rc = weft__heph_scan_init(&s, trace, d);
 	if (rc == 0)
 		rc = weft__mapfile_open(&s.mf, path, d->name, HEPH_COPY_WINDOW);
+	weft__mapfile_count(&s.mf, trace);
 	if (rc == 0) {
 		d->file_size = s.mf.size;
+		trace->progress.bytes_total = d->file_size; /* the scan reads it all */
 		rc = weft__heph_scan_run(&s, path, o->threads);
 		weft__mapfile_close(&s.mf);
 	}
 	if (rc == 0) {
 		weft__heph_scan_finish(&s);
 		d->event_count = s.events;
+		trace->progress.events_total = s.events;
 		rc = build_hierarchy(&s);
 	}
 	if (rc == 0)
@@ -230,6 +233,7 @@ const weft_backend weft__heph_backend = {
 	.stream_close = weft__heph_stream_close,
 	.event_fields = weft__heph_event_fields,
 	.event_schemas = weft__heph_event_schemas,
+	.counts_bytes = 1,
 	.options = heph_options,
 	.option_count = sizeof heph_options / sizeof heph_options[0],
 };

@@ -359,6 +359,8 @@ static int scan_event(scan_ctx *s, const uint8_t *p, uint32_t size, uint64_t off
 	counter_record(s, c, ev.counter, offset);
 	s->pairs[pair].events++;
 	s->events++;
+	if (s->trace != NULL) /* the main pass (the helper's has none) */
+		weft__progress_count(s->trace, 1);
 	return weft__heph_kind_note(&s->d->kinds, s->trace, &ev, offset);
 }
 
@@ -569,12 +571,14 @@ static scan_helper *helper_start(scan_ctx *main_pass, const char *path, int thre
 		helper_free(h);
 		return NULL;
 	}
+	h->s.mf.bytes_read = main_pass->mf.bytes_read; /* its bytes count as the trace's */
 	h->s.quiet = 1;
 	h->s.epoch_unknown = 1;
 	if (pthread_create(&h->thread, NULL, helper_main, h) != 0) {
 		helper_free(h);
 		return NULL;
 	}
+	weft__trace_threads_note(main_pass->trace, 2);
 	return h;
 }
 

@@ -202,6 +202,7 @@ static int reader_create(weft_trace *trace, uint64_t window, heph_reader **out)
 	r->seq = calloc(d->stream_count ? d->stream_count : 1, sizeof *r->seq);
 	int rc = r->seq == NULL ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") :
 		 weft__mapfile_open(&r->mf, d->file, d->name, window);
+	weft__mapfile_count(&r->mf, trace);
 	if (rc < 0) {
 		free(r->seq);
 		free(r);

@@ -833,6 +833,7 @@ const weft_backend weft__ovni_backend = {
 	.event_fields = weft__ovni_event_fields,
 	.event_classify = weft__ovni_event_classify,
 	.event_schemas = weft__ovni_event_schemas,
+	.counts_bytes = 1,
 	.options = ovni_options,
 	.option_count = sizeof ovni_options / sizeof ovni_options[0],
 	.check = &weft__ovni_check_hooks,

@@ -124,14 +124,24 @@ static const weft_diag *stream_problem(const weft_trace *t, size_t diags_before)
 
 int weft_ovni_sort(const char *path, int check_only, weft_ovni_sort_report *report)
 {
+	return weft_ovni_sort_with(path, NULL, check_only, report);
+}
+
+int weft_ovni_sort_with(const char *path, const weft_open_options *options, int check_only,
+			weft_ovni_sort_report *report)
+{
 	weft_open_options o;
-	weft_open_options_init(&o);
+	if (options != NULL)
+		o = *options;
+	else
+		weft_open_options_init(&o);
 	o.format = WEFT_FORMAT_OVNI;
 	weft_trace *t;
 	memset(report, 0, sizeof *report);
 	int rc = weft_trace_open(path, &o, &t);
 	if (rc < 0)
 		return rc;
+	weft__progress_begin(t, "sorting");
 	for (uint32_t s = 0; rc == 0 && s < t->stream_count; s++) {
 		uint64_t regions, moved;
 		size_t diags_before = t->diag_count;
@@ -157,6 +167,7 @@ int weft_ovni_sort(const char *path, int check_only, weft_ovni_sort_report *repo
 		if (rc == 0)
 			report->rewritten_streams++;
 	}
+	weft__progress_end(t);
 	weft_trace_free(t);
 	return rc;
 }

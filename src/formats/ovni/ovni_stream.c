@@ -108,6 +108,7 @@ int weft__ovni_stream_open(weft_trace *trace, uint32_t stream, int stored,
 	r->max_region_events = data->max_region_events;
 	int rc = weft__mapfile_open(&r->mf, data->streams[stream].abs_file,
 				    info->file, data->window);
+	weft__mapfile_count(&r->mf, trace);
 	if (rc == 0)
 		rc = weft__ovni_read_header(&r->mf, &r->big_endian);
 	if (rc < 0) {

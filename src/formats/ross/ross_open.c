@@ -428,6 +428,7 @@ static int file_record(file_scan *s, const ross_record *rec, uint64_t offset)
 	st->last_offset = offset;
 	s->f->records++;
 	s->c->records++;
+	weft__progress_count(s->c->trace, 1);
 	return 0;
 }
 
@@ -676,6 +677,7 @@ static int open_file(open_ctx *c, uint32_t index, json_t **meta)
 	*meta = NULL;
 	size_t streams_before = c->d->stream_count;
 	int rc = weft__mapfile_open(&s.mf, s.f->path, s.f->name, ROSS_WINDOW);
+	weft__mapfile_count(&s.mf, c->trace);
 	if (rc == 0) {
 		s.f->size = s.mf.size;
 		rc = choose_kind(&s);
@@ -1013,6 +1015,7 @@ static int open_files(open_ctx *c, const weft_open_options *o)
 		rc = build_hierarchy(c, metas);
 	if (rc == 0)
 		rc = set_trace_metadata(c);
+	c->trace->progress.events_total = c->records;
 	for (size_t i = 0; metas != NULL && i < d->file_count; i++)
 		json_decref(metas[i]);
 	free(metas);
@@ -1138,6 +1141,7 @@ const weft_backend weft__ross_backend = {
 	.event_fields = weft__ross_event_fields,
 	.event_classify = ross_event_classify,
 	.event_schemas = weft__ross_event_schemas,
+	.counts_bytes = 1,
 	.options = ross_options,
 	.option_count = sizeof ross_options / sizeof ross_options[0],
 };

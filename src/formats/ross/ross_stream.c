@@ -212,6 +212,7 @@ static int reader_create(weft_trace *trace, size_t file, uint64_t window, size_t
 		 weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") :
 		 !r->f->readable ? 0 : /* left out at open: nothing to read */
 		 weft__mapfile_open(&r->mf, r->f->path, r->f->name, window);
+	weft__mapfile_count(&r->mf, trace);
 	if (rc < 0) {
 		free(r->seq);
 		free(r->successor);
