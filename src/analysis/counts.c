@@ -355,8 +355,10 @@ static int count_in_threads(weft_trace *trace, weft_counts *st, size_t workers)
 		pthread_join(w[i].thread, NULL);
 		if (rc == 0)
 			rc = w[i].rc < 0 ? w[i].rc : merge_worker(st, &w[i]);
-		if (w[i].trace != NULL)
+		if (w[i].trace != NULL) {
 			take_diagnostics(trace, &w[i]);
+			weft__progress_add(trace, &w[i].trace->progress);
+		}
 		weft_trace_free(w[i].trace);
 		counts_release(&w[i].st);
 	}

@@ -231,6 +231,8 @@ int weft__progress_end_with(struct weft_trace *trace, int rc);
 void weft__progress_init(struct weft_trace *trace, const weft_open_options *options);
 /* Once opened: bytes_total from the streams' files (each file once). */
 void weft__progress_opened(struct weft_trace *trace);
+/* Adds what another handle of the trace read (a helper thread's) to its progress. */
+void weft__progress_add(struct weft_trace *trace, const weft__progress *other);
 /* Notes that `n` threads work at once for the trace (the most is kept). */
 void weft__trace_threads_note(struct weft_trace *trace, int n);
 

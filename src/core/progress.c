@@ -194,6 +194,12 @@ void weft_trace_set_progress(weft_trace *trace, weft_progress_fn fn, void *user_
 	schedule_look(p);
 }
 
+void weft__progress_add(weft_trace *trace, const weft__progress *other)
+{
+	trace->progress.events += other->events;
+	__atomic_fetch_add(&trace->progress.bytes, bytes_now(other), __ATOMIC_RELAXED);
+}
+
 void weft__trace_threads_note(weft_trace *trace, int n)
 {
 	if (trace != NULL && n > trace->progress.threads_used)

@@ -84,7 +84,20 @@ static void check_monotone(void)
 	}
 }
 
-/* The sum of the sizes of the files under dir whose name ends with `suffix`. */
+/* Reads every event of the trace through one merged cursor; their count. */
+static uint64_t read_all(weft_trace *t)
+{
+	weft_cursor *c;
+	const weft_event *ev;
+	uint64_t events = 0;
+	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
+	while (weft_cursor_next(c, &ev) == 1)
+		events++;
+	weft_cursor_free(c);
+	return events;
+}
+
+/* The sizes of the streams' data files, as stat() sees them (one file per ovni stream). */
 static uint64_t stream_bytes(const weft_trace *t)
 {
 	uint64_t total = 0;
@@ -117,13 +130,7 @@ static void test_cursor_reading(void)
 	CHECK_EQ_U64(weft_trace_data_files(t), weft_trace_stream_count(t));
 	size_t opened = rec.count;
 
-	weft_cursor *c;
-	const weft_event *ev;
-	uint64_t events = 0;
-	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
-	while (weft_cursor_next(c, &ev) == 1)
-		events++;
-	weft_cursor_free(c);
+	uint64_t events = read_all(t);
 	CHECK(phase_calls("reading", opened, &final) > 1);
 	CHECK(final == SIZE_MAX); /* a plain cursor has no final call */
 	const weft_progress *last = &rec.calls[rec.count - 1];
@@ -146,14 +153,8 @@ static void test_operations(const char *dir)
 	weft_open_options o = recording_options(-1);
 	weft_trace *t;
 	REQUIRE(weft_trace_open(tu_data_path("ovni/v3/nosv-parallel-tasks"), &o, &t) == 0);
-	size_t opened = rec.count, final;
-	uint64_t events = 0;
-	weft_cursor *c;
-	const weft_event *ev;
-	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
-	while (weft_cursor_next(c, &ev) == 1)
-		events++;
-	weft_cursor_free(c);
+	size_t final;
+	uint64_t events = read_all(t);
 
 	char out[4096];
 	snprintf(out, sizeof out, "%s/out.json", dir);
@@ -185,7 +186,6 @@ static void test_operations(const char *dir)
 	weft_check_report_free(cr);
 	check_monotone();
 	CHECK(!rec.other_thread);
-	(void)opened;
 	weft_trace_free(t);
 }
 
@@ -231,14 +231,8 @@ static void test_interval(void)
 	REQUIRE(weft_trace_open(tu_data_path("ovni/v3/bench-mix-small"), &o, &t) == 0);
 	size_t opened = rec.count;
 	uint64_t start = now_ns();
-	while (now_ns() - start < 300000000ull) {
-		weft_cursor *c;
-		const weft_event *ev;
-		REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
-		while (weft_cursor_next(c, &ev) == 1)
-			;
-		weft_cursor_free(c);
-	}
+	while (now_ns() - start < 300000000ull)
+		read_all(t);
 	size_t calls = rec.count - opened;
 	CHECK(calls >= 2 && calls <= 7);
 	for (size_t i = opened + 1; i < rec.count; i++)
@@ -246,12 +240,7 @@ static void test_interval(void)
 	/* removed: no call any more */
 	weft_trace_set_progress(t, NULL, NULL, 0);
 	size_t before = rec.count;
-	weft_cursor *c;
-	const weft_event *ev;
-	REQUIRE(weft_cursor_create(t, NULL, &c) == 0);
-	while (weft_cursor_next(c, &ev) == 1)
-		;
-	weft_cursor_free(c);
+	read_all(t);
 	CHECK_EQ_U64(rec.count, before);
 	weft_trace_free(t);
 }
@@ -275,6 +264,35 @@ static void test_threads_used(void)
 		CHECK_EQ_I64(weft_trace_threads_used(t), threads);
 		weft_trace_free(t);
 	}
+}
+
+/*
+ * weft_counts_compute on two threads: the helpers' trace handles have no
+ * callback (they read on other threads), and what they read is added at
+ * the end: the final call has every event and byte.
+ */
+static void test_counts_in_threads(void)
+{
+	record_reset();
+	weft_open_options o = recording_options(-1);
+	weft_trace *t;
+	REQUIRE(weft_trace_open(tu_data_path("ovni/v3/ovni-mark-4procs"), &o, &t) == 0);
+	REQUIRE(weft_trace_stream_count(t) >= 2);
+	weft_count_options co;
+	weft_count_options_init(&co);
+	co.threads = 2;
+	weft_counts *counts;
+	size_t before = rec.count, final;
+	REQUIRE(weft_counts_compute(t, &co, &counts) == 0);
+	weft_counts_free(counts);
+	CHECK(phase_calls("counting", before, &final) == 1); /* the helpers do not call */
+	REQUIRE(final != SIZE_MAX);
+	uint64_t events = rec.calls[final].events_done;
+	CHECK_EQ_U64(events, read_all(t));
+	CHECK_EQ_U64(rec.calls[final].bytes_done, weft_trace_data_bytes(t));
+	CHECK_EQ_I64(weft_trace_threads_used(t), 2);
+	CHECK(!rec.other_thread);
+	weft_trace_free(t);
 }
 
 /* weft_ovni_sort_with: the opening, then the sort, on the caller's thread. */
@@ -302,6 +320,7 @@ int main(void)
 	test_heph_open();
 	test_interval();
 	test_threads_used();
+	test_counts_in_threads();
 	test_sort();
 	return tu_finish_dir(dir);
 }
