@@ -86,8 +86,8 @@ typedef struct cli_common {
 	const char *trace_path;
 	int quiet;           /* --quiet: no progress line */
 	int verbose;         /* --verbose: what was opened, phases, threads, times */
-	int stdout_streamed; /* the command writes stdout while it works (dump): no
-			      * progress line when stdout is a terminal too */
+	int stdout_streamed; /* the command writes stdout while it works (dump): a
+			      * progress line only when stdout is a file */
 } cli_common;
 
 void cli_common_init(cli_common *c);
@@ -162,8 +162,8 @@ void cli_format_duration(char *buf, size_t size, uint64_t ns);
 /*
  * Installs the progress callback in `o` (a copy of c->open) for `command`
  * when there is something to show: the progress line (stderr is a
- * terminal, no --quiet, and stdout is not the same terminal for a command
- * that streams to it), or the --verbose lines. Without either, `o` is left
+ * terminal, no --quiet, and stdout is a file for a command that streams
+ * to it), or the --verbose lines. Without either, `o` is left
  * as it is.
  */
 void cli_feedback_options(const cli_common *c, const char *command, weft_open_options *o);

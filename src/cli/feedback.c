@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -202,12 +203,24 @@ static void on_progress(const weft_progress *p, void *user_data)
 		draw_line(p);
 }
 
+/*
+ * 1 when standard output is a file (or /dev/null): a command that streams
+ * its output there may draw the line. A terminal would mix both; a pipe
+ * is often a pager (`| less`), whose screen the line would scribble on.
+ */
+static int stdout_is_file(void)
+{
+	struct stat st;
+	if (fstat(STDOUT_FILENO, &st) != 0)
+		return 0;
+	return S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && !isatty(STDOUT_FILENO));
+}
+
 void cli_feedback_options(const cli_common *c, const char *command, weft_open_options *o)
 {
 	fb.command = command;
 	fb.verbose = c->verbose;
-	fb.line = !c->quiet && isatty(STDERR_FILENO) &&
-		  !(c->stdout_streamed && isatty(STDOUT_FILENO));
+	fb.line = !c->quiet && isatty(STDERR_FILENO) && (!c->stdout_streamed || stdout_is_file());
 	if (fb.start_ns == 0)
 		fb.start_ns = now_ns();
 	if (!fb.line && !fb.verbose)

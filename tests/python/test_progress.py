@@ -27,18 +27,18 @@ HEPH = DATA_DIR / "heph" / "heph_sample.bin.log"
 CLEAR = b"\r\x1b[K"
 
 
-def run_on_tty(args, env=None, stdout_tty=False):
-    """Runs weft with stderr on a pseudo-terminal (and stdout too when
-    `stdout_tty`, else a file: a pipe would fill up while the terminal is
-    read). Returns (exit status, stdout, stderr)."""
+def run_on_tty(args, env=None, stdout="file"):
+    """Runs weft with stderr on a pseudo-terminal and stdout on a file,
+    the same terminal ("tty") or a pipe ("pipe": small outputs only, it is
+    read at the end). Returns (exit status, stdout, stderr)."""
     master, slave = pty.openpty()
     # 200 columns: the line is cut to the terminal's width (80 by default)
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
     full_env = dict(os.environ, **(env or {}))
-    stdout = tempfile.TemporaryFile()
+    out_file = tempfile.TemporaryFile()
+    target = {"tty": slave, "pipe": subprocess.PIPE, "file": out_file}[stdout]
     proc = subprocess.Popen([WEFT, *map(str, args)], stdin=subprocess.DEVNULL,
-                            stdout=slave if stdout_tty else stdout,
-                            stderr=slave, env=full_env)
+                            stdout=target, stderr=slave, env=full_env)
     os.close(slave)
     err = b""
     while True:
@@ -50,10 +50,11 @@ def run_on_tty(args, env=None, stdout_tty=False):
             break
         err += chunk
     os.close(master)
+    out = proc.stdout.read() if stdout == "pipe" else b""
     proc.wait(timeout=120)
-    stdout.seek(0)
-    out = stdout.read()
-    stdout.close()
+    out_file.seek(0)
+    out = out or out_file.read()
+    out_file.close()
     return proc.returncode, out, err
 
 
@@ -128,11 +129,18 @@ def test_quiet_and_pipes_show_no_line(tmp_path, name):
         assert err.replace(b"\r\n", b"\n") == plain.stderr, err
 
 
-def test_dump_to_the_terminal_shows_no_line():
+def test_dump_to_the_terminal_or_a_pipe_shows_no_line():
     # stdout on the same terminal: the line would cut through the events
-    status, out, err = run_on_tty(["dump", OVNI], FAST, stdout_tty=True)
+    status, out, err = run_on_tty(["dump", OVNI], FAST, stdout="tty")
     assert status == 0
     assert CLEAR not in err and b"weft dump:" not in err
+    # a pipe is often a pager (| less), whose screen the line would spoil
+    status, out, err = run_on_tty(["dump", HEPH], FAST, stdout="pipe")
+    assert status == 0 and out.count(b"\n") == 21
+    assert err == b"", err
+    # the same small dump into a file does show it
+    status, out, err = run_on_tty(["dump", HEPH], FAST)
+    assert status == 0 and progress_lines(err), err
 
 
 def test_verbose_lines_on_a_pipe_and_a_terminal(tmp_path):
