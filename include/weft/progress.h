@@ -39,7 +39,10 @@ typedef struct weft_progress {
 	 * What runs: "opening", "reading" (plain cursors, weft_trace_stream_stats),
 	 * "converting" then "writing" (weft_convert: the events, then the
 	 * writer's finish), "checking", "dumping", "sorting", "counting",
-	 * "profiling", "tabulating" (weft_ross_table_write). A static string.
+	 * "profiling", "tabulating" (weft_ross_table_write); "indexing": the
+	 * Heph time-order index, built when the first cursor in time order
+	 * needs it, a stage inside whatever phase runs (its own final call,
+	 * then that phase starts again). A static string.
 	 */
 	const char *phase;
 	/*

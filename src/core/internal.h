@@ -225,6 +225,14 @@ void weft__progress_look(struct weft_trace *trace);
  */
 void weft__progress_begin(struct weft_trace *trace, const char *phase);
 void weft__progress_end(struct weft_trace *trace);
+/*
+ * A stage inside whatever phase runs (the Heph time-order index, built
+ * when the first cursor needs it): its own figures and final call, then
+ * the phase it returns (`outer`) starts again, its time and counts from
+ * there.
+ */
+const char *weft__progress_stage_begin(struct weft_trace *trace, const char *stage);
+void weft__progress_stage_end(struct weft_trace *trace, const char *outer);
 /* weft__progress_end(), then `rc`: `return weft__progress_end_with(t, run(...));`. */
 int weft__progress_end_with(struct weft_trace *trace, int rc);
 /* The state of a trace being opened, from its open options. */

@@ -127,6 +127,21 @@ void weft__progress_end(weft_trace *trace)
 	phase_start(p, "reading");
 }
 
+const char *weft__progress_stage_begin(weft_trace *trace, const char *stage)
+{
+	const char *outer = trace->progress.phase;
+	phase_start(&trace->progress, stage);
+	return outer;
+}
+
+void weft__progress_stage_end(weft_trace *trace, const char *outer)
+{
+	weft__progress *p = &trace->progress;
+	if (p->fn != NULL)
+		call(p, 1);
+	phase_start(p, outer);
+}
+
 int weft__progress_end_with(weft_trace *trace, int rc)
 {
 	weft__progress_end(trace);

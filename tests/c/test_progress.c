@@ -207,6 +207,23 @@ static void test_heph_open(void)
 	CHECK_EQ_U64(rec.calls[final].bytes_done, (uint64_t)st.st_size);
 	CHECK_EQ_U64(rec.calls[final].events_done, 21);
 	CHECK_EQ_U64(weft_trace_data_bytes(t), (uint64_t)st.st_size);
+	CHECK_EQ_U64(rec.calls[final].events_total, 0); /* counted by the scan itself */
+
+	/* in time order: the index is a stage of its own, then the events */
+	size_t before = rec.count;
+	CHECK_EQ_U64(read_all(t), 21);
+	size_t indexed;
+	CHECK(phase_calls("indexing", before, &indexed) >= 2);
+	REQUIRE(indexed != SIZE_MAX);
+	CHECK_EQ_U64(rec.calls[indexed].events_done, 21);
+	CHECK_EQ_U64(rec.calls[indexed].events_total, 21);
+	CHECK_EQ_U64(rec.calls[indexed].bytes_done, (uint64_t)st.st_size);
+	CHECK(phase_calls("reading", indexed, &final) >= 1);
+	const weft_progress *last = &rec.calls[rec.count - 1];
+	CHECK_EQ_STR(last->phase, "reading");
+	CHECK_EQ_U64(last->events_done, 21); /* from the end of the index on */
+	CHECK_EQ_U64(last->bytes_done, (uint64_t)st.st_size);
+	check_monotone();
 	weft_trace_free(t);
 }
 

@@ -117,6 +117,7 @@ static int spill_run(heph_index *ix, heph_entry *buf, size_t n)
 /* State of the pass that collects the entries. */
 typedef struct build_ctx {
 	heph_data *d;
+	weft_trace *trace;      /* whose progress counts the packets read */
 	heph_index *ix;
 	weft_mapfile mf;
 	heph_entry *buf;
@@ -179,6 +180,7 @@ static int collect_all(build_ctx *b)
 			int rc = collect_event(b, p, size, offset);
 			if (rc < 0)
 				return rc;
+			weft__progress_count(b->trace, 1);
 		}
 		offset += size;
 	}
@@ -204,11 +206,12 @@ static int finish_build(build_ctx *b)
 	return 0;
 }
 
-int weft__heph_index_build(heph_data *d, heph_index **out)
+int weft__heph_index_build(heph_data *d, weft_trace *trace, heph_index **out)
 {
 	build_ctx b;
 	heph_index *ix = calloc(1, sizeof *ix);
 	memset(&b, 0, sizeof b);
+	b.trace = trace;
 	if (ix == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	ix->fd = -1;
@@ -228,6 +231,7 @@ int weft__heph_index_build(heph_data *d, heph_index **out)
 	if (rc == 0)
 		rc = weft__mapfile_open(&b.mf, d->file, d->name, HEPH_COPY_WINDOW);
 	if (rc == 0) {
+		weft__mapfile_count(&b.mf, trace);
 		rc = collect_all(&b);
 		weft__mapfile_close(&b.mf);
 	}

@@ -386,7 +386,7 @@ typedef struct heph_entry {
 } heph_entry;
 
 /* Builds the index of every valid event of the trace (one pass). */
-int weft__heph_index_build(heph_data *d, heph_index **out);
+int weft__heph_index_build(heph_data *d, weft_trace *trace, heph_index **out);
 void weft__heph_index_free(heph_index *index);
 
 /* Reads one stream's entries in (start, end desc, seq desc) order. */

@@ -213,14 +213,17 @@ static int reader_create(weft_trace *trace, uint64_t window, heph_reader **out)
 }
 
 /* The index, built on the first time-ordered read of the trace. */
-static int ensure_index(heph_data *d)
+static int ensure_index(weft_trace *trace, heph_data *d)
 {
 	if (d->index != NULL)
 		return 0;
 	if (d->index_failed)
 		return weft__error(WEFT_EIO, d->name, WEFT_NO_OFFSET,
 				   "the time-order index could not be built");
-	int rc = weft__heph_index_build(d, &d->index);
+	/* a stage of its own: a pass over the whole file before the first event */
+	const char *outer = weft__progress_stage_begin(trace, "indexing");
+	int rc = weft__heph_index_build(d, trace, &d->index);
+	weft__progress_stage_end(trace, outer);
 	if (rc < 0)
 		d->index_failed = 1;
 	return rc;
@@ -236,7 +239,7 @@ int weft__heph_stream_open(weft_trace *trace, uint32_t stream, int stored,
 		window = MIN_STREAM_WINDOW;
 	if (window > HEPH_WINDOW)
 		window = HEPH_WINDOW;
-	int rc = stored ? 0 : ensure_index(d);
+	int rc = stored ? 0 : ensure_index(trace, d);
 	if (rc == 0)
 		rc = reader_create(trace, window, &r);
 	if (rc < 0)
