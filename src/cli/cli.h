@@ -100,6 +100,31 @@ int cli_take_trace_path(cli_common *c, const cli_parser *p);
  */
 int cli_parse_time(const char *text, uint64_t *ns);
 
+/*
+ * The time window of --from and --to. A time is a clock value of the
+ * trace (what dump prints), or, written "+T", T after the trace's start
+ * (weft_trace_start_time()), resolved once the trace is open.
+ */
+typedef struct cli_window {
+	uint64_t from, to;          /* ns; to 0 = no end */
+	int from_relative, to_relative;
+	int given;                  /* --from or --to seen */
+} cli_window;
+
+/*
+ * The value of --from (is_to 0) or --to (is_to 1) into the window; 0, or
+ * -1 after a usage error naming `option`.
+ */
+int cli_window_option(cli_window *w, const char *command, const char *option,
+		      const char *value, int is_to);
+/*
+ * Sets the window of `filter`, relative times added to the trace's start.
+ * CLI_EXIT_OK, or CLI_EXIT_FAILURE after a message (the end is before the
+ * start, or the start could not be read).
+ */
+int cli_window_apply(const cli_window *w, weft_trace *trace, const char *command,
+		     weft_filter *filter);
+
 /* Prints "weft CMD: <message>" on stderr and returns CLI_EXIT_FAILURE. */
 int cli_usage_error(const char *command, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -78,8 +78,9 @@ static void print_dump_help(void)
 	       "  -x, --hex            payload bytes in hex instead of fields (as ovnidump -x;\n"
 	       "                       for jumbo events the 4-byte size, then the data)\n"
 	       "  --json               one JSON object per event (see docs/dump-json.md)\n"
-	       "  --from T, --to T     only events with from <= time <= to; T in ns or\n"
-	       "                       with a unit: 5us, 10ms, 2s, 1.5min, 1h\n"
+	       "  --from T, --to T     only events with from <= time <= to; T is a clock\n"
+	       "                       value (as printed) or +T from the trace's start;\n"
+	       "                       in ns or with a unit: 5us, 10ms, 2s, 1.5min, 1h\n"
 	       "  --stream GLOB        only streams whose path matches the glob\n"
 	       "  --mcv GLOB           only events whose code matches (alias: --event);\n"
 	       "                       write \\[ for a literal [\n"
@@ -99,7 +100,7 @@ static void print_dump_help(void)
 	       "forces one thread, 2 two.\n"
 	       "\n"
 	       "example:\n"
-	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n",
+	       "  weft dump -x --from +10ms --to +20ms --mcv 'OH?' ovni/\n",
 	       cli_format_list(" (default)"));
 }
 
@@ -107,6 +108,7 @@ static void print_dump_help(void)
 typedef struct dump_settings {
 	cli_common common;
 	weft_dump_options options; /* mode, flags, filter */
+	cli_window window;       /* --from, --to */
 	int structure;           /* --structure: the grammar, not the events */
 } dump_settings;
 
@@ -121,13 +123,9 @@ static int apply_dump_option(dump_settings *s, int id, const char *value)
 		s->options.mode = WEFT_DUMP_JSON;
 		return 0;
 	case OPT_FROM:
-	case OPT_TO: {
-		uint64_t *dest = id == OPT_FROM ? &s->options.filter.from : &s->options.filter.to;
-		if (cli_parse_time(value, dest) == 0)
-			return 0;
-		cli_usage_error("dump", "invalid time '%s' (e.g. 1500, 10ms, 2s)", value);
-		return -1;
-	}
+	case OPT_TO:
+		return cli_window_option(&s->window, "dump", id == OPT_FROM ? "--from" : "--to",
+					 value, id == OPT_TO);
 	case OPT_STREAM:
 		s->options.filter.stream_pattern = value;
 		return 0;
@@ -172,8 +170,6 @@ static int parse_dump_arguments(dump_settings *s, int argc, char **argv)
 		if (apply_dump_option(s, id, value) < 0)
 			return CLI_EXIT_FAILURE;
 	}
-	if (s->options.filter.to != 0 && s->options.filter.to < s->options.filter.from)
-		return cli_usage_error("dump", "--to is before --from");
 	if ((s->options.flags & WEFT_DUMP_TREE) && s->options.mode == WEFT_DUMP_JSON)
 		return cli_usage_error("dump", "--tree indents the text dump; --json has "
 				       "\"depth\" and \"parent\" instead");
@@ -194,14 +190,18 @@ static const char *failure_phrase(weft_dump_stage stage)
 }
 
 /* Opens, dumps (weft_dump()), reports. */
-static int run_dump(const dump_settings *s)
+static int run_dump(dump_settings *s)
 {
 	weft_trace *trace;
 	weft_dump_status status;
 	int exit_code = cli_open_trace(&s->common, "dump", &trace);
 
-	if (exit_code != CLI_EXIT_OK)
+	if (exit_code == CLI_EXIT_OK)
+		exit_code = cli_window_apply(&s->window, trace, "dump", &s->options.filter);
+	if (exit_code != CLI_EXIT_OK) {
+		weft_trace_free(trace);
 		return exit_code;
+	}
 	if (s->structure) {
 		exit_code = print_structure(trace);
 		weft_trace_free(trace);

@@ -21,7 +21,7 @@ static const struct cli_command {
 	{ "top", cli_cmd_top, "number of events per event code (and per stream)" },
 	{ "check", cli_cmd_check, "validate a trace; exit 1 when problems are found" },
 	{ "sort", cli_cmd_sort, "sort the unordered regions of an ovni trace (ovnisort)" },
-	{ "convert", cli_cmd_convert, "write the events for a viewer (Chrome JSON: --to chrome -o OUT)" },
+	{ "convert", cli_cmd_convert, "write the events for a viewer (Chrome JSON: -t chrome -o OUT)" },
 	{ "table", cli_cmd_table, "ROSS: the records of one level as a CSV table (-o FILE.csv)" },
 	{ "summary", cli_cmd_summary, "ROSS: events, rollbacks, efficiency, GVTs and phase times per PE" },
 	{ "plot", cli_cmd_plot, "ROSS: efficiency and events per PE over time as an SVG (-o FILE.svg)" },
