@@ -18,7 +18,8 @@ enum plot_option_id {
 	OPT_FORCE,
 	OPT_LEVEL,
 	OPT_X,
-	OPT_MODE
+	OPT_MODE,
+	OPT_DEDUP
 };
 
 static const cli_option plot_options[] = {
@@ -28,6 +29,7 @@ static const cli_option plot_options[] = {
 	{ "level", 'l', 1, OPT_LEVEL },
 	{ "x", 0, 1, OPT_X },
 	{ "mode", 0, 1, OPT_MODE },
+	{ "dedup", 0, 0, OPT_DEDUP },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -55,6 +57,8 @@ static void print_plot_help(void)
 	       "  --mode NAME          the file to plot: gvt, rt, vt, or a file node's name\n"
 	       "                       (default: the first of gvt, rt, vt in the run; with\n"
 	       "                       --x real, of rt, gvt, vt)\n"
+	       "  --dedup              vt files: of the samples of a line with the same\n"
+	       "                       virtual time, plot only the last (as summary)\n"
 	       "  --format, --ross-kind, --ross-clock-rate, --resync   as for every command\n"
 	       "  -h, --help           this text\n"
 	       "\n"
@@ -69,6 +73,7 @@ typedef struct plot_settings {
 	int force;
 	int kp;       /* --level kp */
 	int real_x;   /* --x real */
+	int dedup;    /* --dedup */
 } plot_settings;
 
 /* One option of `weft plot`; -1 after a message. */
@@ -92,6 +97,9 @@ static int plot_option(plot_settings *s, int id, const char *value)
 	case OPT_MODE:
 		s->mode = value;
 		return 0;
+	case OPT_DEDUP:
+		s->dedup = 1;
+		return 0;
 	default:
 		return cli_common_option(&s->common, "plot", id, value) == 1 ? 0 : -1;
 	}
@@ -110,6 +118,7 @@ static int plot_run(weft_trace *trace, const plot_settings *s)
 	options.mode = s->mode;
 	options.kp = s->kp;
 	options.real_x = s->real_x;
+	options.dedup = s->dedup;
 	int rc = weft_ross_plot_create(trace, &options, &plot);
 	if (rc == WEFT_ENOTFOUND) {
 		fprintf(stderr, "weft plot: %s\n", weft_last_error());

@@ -607,6 +607,39 @@ def test_plot_on_real_time_picks_the_real_time_file(tmp_path):
     assert "(ross-stats-gvt.bin)" in texts(root, "title")[0]
 
 
+def dedup_counts(records):
+    """Samples per PE of a vt file plotted on the virtual axis (the end
+    samples left out), and kept by --dedup: the last of consecutive
+    samples of a PE at one virtual time."""
+    total, kept, last = defaultdict(int), defaultdict(int), {}
+    for r in records:
+        if r["kind"] != "PE" or r["virtual_time"] == DBL_MAX:
+            continue
+        pe = r["pe_id"]
+        total[pe] += 1
+        if last.get(pe) != r["virtual_time"]:
+            kept[pe] += 1
+        last[pe] = r["virtual_time"]
+    return total, kept
+
+
+def test_plot_dedup(tmp_path):
+    """--dedup as summary's: one point per run of samples of a PE at one
+    virtual time, and a note that counts the others (issue 15)."""
+    total, kept = dedup_counts(golden_records(VT_RUN)["ross-stats-analysis-lps.bin"])
+    dropped = sum(total.values()) - sum(kept.values())
+    assert dropped > 0
+    for args, want in (([], total), (["--dedup"], kept)):
+        root, _, _ = plot(tmp_path, "--mode", "vt", *args, VT_RUN, name=f"vt{len(args)}.svg")
+        for panel in ("efficiency", "events"):
+            _, lines = panel_lines(root, panel)
+            assert [len(points(l)) for l in lines] == [want[pe] for pe in sorted(want)]
+        notes = " ".join(texts(root, "note"))
+        assert (f"--dedup: {dropped} duplicate samples" in notes) == bool(args)
+    root, _, _ = plot(tmp_path, "--dedup", GVT_RUN, name="gvt.svg")
+    assert "--dedup merges the samples of vt files only" in " ".join(texts(root, "note"))
+
+
 def test_plot_single_point_and_modes(tmp_path):
     root, _, _ = plot(tmp_path, "--mode", "gvt", IM)
     _, lines = panel_lines(root, "events")
