@@ -75,7 +75,8 @@ def test_info_and_top():
     assert "stream.1/substream.94355107131408" in out
     assert "lost_packets=0" in out
     top = run_weft("top", SAMPLE, expect=0).stdout.splitlines()
-    assert top[0].split() == ["receiving", "message", "4"]
+    assert top[0].split() == ["name", "events", "total", "mean"]
+    assert top[1].split()[:3] == ["receiving", "message", "4"]
 
 
 def event_packet(stream, counter, start, end, desc, attrs=b""):
