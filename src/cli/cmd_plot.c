@@ -21,7 +21,7 @@ enum plot_option_id {
 	OPT_MODE
 };
 
-static const cli_option plot_options[] = {
+const cli_option cli_plot_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "output", 'o', 1, OPT_OUTPUT },
 	{ "force", 'f', 0, OPT_FORCE },
@@ -54,10 +54,9 @@ static void print_plot_help(void)
 	       "                       sample, rescaled by --ross-clock-rate)\n"
 	       "  --mode NAME          the file to plot: gvt, rt, vt, or a file node's name\n"
 	       "                       (default: the first of gvt, rt, vt in the run; with\n"
-	       "                       --x real, of rt, gvt, vt)\n"
-	       "  --format, --ross-kind, --ross-clock-rate, --resync   as for every command\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "                       --x real, of rt, gvt, vt)\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
 	       "  weft plot --x real -o run.svg run/\n");
 }
@@ -160,7 +159,7 @@ int cli_cmd_plot(int argc, char **argv)
 
 	memset(&s, 0, sizeof s);
 	cli_common_init(&s.common);
-	cli_parser_init(&parser, "plot", argc, argv, plot_options);
+	cli_parser_init(&parser, "plot", argc, argv, cli_plot_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;
