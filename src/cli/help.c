@@ -61,7 +61,7 @@ static const struct common_help {
 	{ "threads", "--threads N",
 	  "1: no helper thread; by default (or WEFT_THREADS in the environment): "
 	  "one where it pays, e.g. to scan a Heph trace of 16 MiB or more on two "
-	  "CPUs; the output is the same whatever N" },
+	  "CPUs; the output is the same whatever N." },
 	{ "ross-kind", "--ross-kind KIND",
 	  "ROSS: the record kind of the files (gvt, rt, vt, evtrace or model) "
 	  "instead of detecting it; implies --format ross" },

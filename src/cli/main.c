@@ -46,15 +46,15 @@ static void print_usage(FILE *out)
 		"commands:\n");
 	for (const cli_command *c = commands; c->name != NULL; c++)
 		fprintf(out, "  %-9s%s\n", c->name, c->summary);
-	fprintf(out, "\noptions:\n");
+	fprintf(out, "'weft COMMAND --help' (or 'man weft-COMMAND') describes each command.\n"
+		"\n"
+		"options:\n");
 	cli_print_option_help(out, "-V, --version", "the version of weft (without a command)");
 	cli_print_common_help(out, NULL);
 	fprintf(out,
 		"\n"
 		"exit status: 0 ok; 1 problems found (check), or some data could not be\n"
-		"read (listed on stderr; the output has the rest); 2 usage or open error.\n"
-		"\n"
-		"'weft COMMAND --help' describes each command.\n");
+		"read (listed on stderr; the output has the rest); 2 usage or open error.\n");
 }
 
 /* Picks the subcommand named by argv[1] and hands it the rest. */
