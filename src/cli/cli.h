@@ -56,6 +56,28 @@ enum cli_common_option_id {
 	{ "threads", 0, 1, CLI_OPT_THREADS }, \
 	{ "option", 'O', 1, CLI_OPT_OPTION }
 
+/*
+ * A line of help to add under one common option in a command's --help
+ * (what that option does specially there); lists end with option NULL.
+ */
+typedef struct cli_help_note {
+	const char *option; /* long name, without "--" */
+	const char *text;   /* one sentence, wrapped by the printer */
+} cli_help_note;
+
+/*
+ * The options every command accepts (CLI_COMMON_OPTIONS), with their
+ * help: the one text of `weft --help` and of every `weft CMD --help`,
+ * under the heading "options of every command:". `notes` (or NULL) adds
+ * what a command says specially about one of them.
+ */
+void cli_print_common_help(FILE *out, const cli_help_note *notes);
+/*
+ * One entry of an options list: "  TAG  TEXT", TEXT wrapped at 79
+ * columns and starting at column 28 (under TAG when TAG is longer).
+ */
+void cli_print_option_help(FILE *out, const char *tag, const char *text);
+
 /* Walks the arguments of one command; positional arguments are kept. */
 typedef struct cli_parser {
 	const char *command;        /* "dump", for messages */
@@ -176,6 +198,21 @@ void cli_format_duration(char *buf, size_t size, uint64_t ns);
 
 /* ---- Subcommands (cli/cmd_*.c) -------------------------------------------- */
 
+/* One subcommand: its name, what runs it, its one-line help, its options. */
+typedef struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const cli_option *options;
+} cli_command;
+
+/*
+ * `weft __complete ...`: what the shell completion scripts ask the
+ * command (commands, a command's options, an option's values), from
+ * `commands` (ends with name NULL) and their option tables (cli/complete.c).
+ */
+int cli_complete(const cli_command *commands, int argc, char **argv);
+
 /* Each gets argv[0] = command name; returns an exit code. */
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_dump(int argc, char **argv);
@@ -187,5 +224,10 @@ int cli_cmd_table(int argc, char **argv);
 int cli_cmd_summary(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
 int cli_cmd_plot(int argc, char **argv);
+
+/* Their option tables, for the completion. */
+extern const cli_option cli_info_options[], cli_dump_options[], cli_top_options[],
+	cli_check_options[], cli_sort_options[], cli_convert_options[], cli_table_options[],
+	cli_summary_options[], cli_profile_options[], cli_plot_options[];
 
 #endif /* WEFT_CLI_H */

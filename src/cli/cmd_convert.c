@@ -28,7 +28,7 @@ enum convert_option_id {
 	OPT_ALLOW_LOSS
 };
 
-static const cli_option convert_options[] = {
+const cli_option cli_convert_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "output", 'o', 1, OPT_OUTPUT },
 	{ "to", 0, 1, OPT_TO },
@@ -62,17 +62,18 @@ static void print_convert_help(void)
 	       "\n", weft_output_names(WEFT_OUTPUT_STDOUT, names, sizeof names));
 	printf("options:\n"
 	       "  -o, --output OUT     the output file, base name or directory\n"
-	       "  -t, --format-out FORMAT\n"
-	       "                       the output format (alias: --output-format); by\n"
-	       "                       default from OUT's extension, else perfetto\n"
+	       "  -t, --format-out, --output-format FORMAT\n"
+	       "                       the output format; by default from OUT's\n"
+	       "                       extension, else perfetto\n"
 	       "  --from T, --to T     the time window; T is a clock value of the trace\n"
 	       "                       (as dump prints it) or +T from its start; in ns or\n"
 	       "                       with a unit: 5us, 10ms, 2s, 1.5min, 1h. Viewer\n"
 	       "                       formats cut spans at its edges (chrome: events\n"
-	       "                       that start in it). Deprecated: --until T, and\n"
-	       "                       --to FORMAT for -t FORMAT (a note says so)\n"
+	       "                       that start in it)\n"
+	       "  --until T            deprecated: --to T (and --to FORMAT: -t FORMAT);\n"
+	       "                       they work, with a note\n"
 	       "  --stream GLOB        only streams whose path matches the glob\n"
-	       "  --event GLOB         only events whose code (name) matches (alias: --mcv)\n"
+	       "  --event, --mcv GLOB  only events whose code (name) matches\n"
 	       "  -f, --force          replace OUT when it exists\n"
 	       "  --heph-compat        chrome: the bytes Heph's converter (convert_trace)\n"
 	       "                       writes (see docs/convert.md)\n"
@@ -82,13 +83,8 @@ static void print_convert_help(void)
 	       "  --allow-loss         viewer formats: drop spans nested deeper than the\n"
 	       "                       viewers keep (512 levels) with a warning, instead of\n"
 	       "                       an error (exit 1)\n");
-	printf("  --format NAME        trace format: %s\n", cli_format_list(" (default)"));
-	printf("  --clock-offsets FILE ovnisync clock offsets (ovni)\n"
-	       "  --threads N          1: everything on one thread; by default, on two\n"
-	       "                       CPUs or more, Heph traces of 16 MiB or more are\n"
-	       "                       scanned in two halves at once (same output)\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "exit status: 0 done (warnings on stderr); 1 done, but some data could not\n"
 	       "be read (listed on stderr; OUT is complete without it); 2 bad usage, or\n"
 	       "the trace or OUT failed (no OUT).\n"
@@ -249,7 +245,7 @@ static int parse_convert_arguments(convert_settings *s, int argc, char **argv)
 	memset(s, 0, sizeof *s);
 	cli_common_init(&s->common);
 	s->vt_unit = 1000;
-	cli_parser_init(&parser, "convert", argc, argv, convert_options);
+	cli_parser_init(&parser, "convert", argc, argv, cli_convert_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

@@ -24,7 +24,7 @@ enum dump_option_id {
 	OPT_STRUCTURE
 };
 
-static const cli_option dump_options[] = {
+const cli_option cli_dump_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "hex", 'x', 0, OPT_HEX },
 	{ "json", 0, 0, OPT_JSON },
@@ -63,6 +63,13 @@ static int print_structure(weft_trace *trace)
 	return status;
 }
 
+/* What dump does with --threads, under that option in its help. */
+static const cli_help_note dump_notes[] = {
+	{ "threads", "dump: with two CPUs or more, traces of 4 MiB or more are dumped "
+		     "by two threads (reading, formatting); 1 forces one thread, 2 two." },
+	{ NULL, NULL }
+};
+
 /* Usage text of `weft dump --help`. */
 static void print_dump_help(void)
 {
@@ -82,26 +89,18 @@ static void print_dump_help(void)
 	       "                       value (as printed) or +T from the trace's start;\n"
 	       "                       in ns or with a unit: 5us, 10ms, 2s, 1.5min, 1h\n"
 	       "  --stream GLOB        only streams whose path matches the glob\n"
-	       "  --mcv GLOB           only events whose code matches (alias: --event);\n"
-	       "                       write \\[ for a literal [\n"
+	       "  --mcv, --event GLOB  only events whose code matches; write \\[ for a\n"
+	       "                       literal [\n"
 	       "  --stored-order       events of unordered regions as stored (not sorted)\n"
 	       "  --tree               text: the code indented by two spaces per call-tree\n"
 	       "                       level (Heph, Pallas; time order); not with --json\n"
 	       "  -S, --structure      Pallas: the grammar of each thread (sequences,\n"
 	       "                       loops, events with counts and durations), not\n"
-	       "                       unrolled, instead of the events\n"
-	       "  --format NAME        %s\n"
-	       "  --clock-offsets FILE ovnisync clock offsets (default: clock-offsets.txt\n"
-	       "                       in the trace directory when present)\n"
-	       "  -h, --help           this text\n"
-	       "\n"
-	       "With two CPUs or more, traces of 4 MiB or more are dumped by two threads\n"
-	       "(reading, formatting); --threads 1 (or WEFT_THREADS=1 in the environment)\n"
-	       "forces one thread, 2 two.\n"
-	       "\n"
+	       "                       unrolled, instead of the events\n");
+	cli_print_common_help(stdout, dump_notes);
+	printf("\n"
 	       "example:\n"
-	       "  weft dump -x --from +10ms --to +20ms --mcv 'OH?' ovni/\n",
-	       cli_format_list(" (default)"));
+	       "  weft dump -x --from +10ms --to +20ms --mcv 'OH?' ovni/\n");
 }
 
 /* Everything the options of `weft dump` set. */
@@ -159,7 +158,7 @@ static int parse_dump_arguments(dump_settings *s, int argc, char **argv)
 	memset(s, 0, sizeof *s);
 	cli_common_init(&s->common);
 	weft_dump_options_init(&s->options);
-	cli_parser_init(&parser, "dump", argc, argv, dump_options);
+	cli_parser_init(&parser, "dump", argc, argv, cli_dump_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

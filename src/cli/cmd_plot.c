@@ -22,7 +22,7 @@ enum plot_option_id {
 	OPT_DEDUP
 };
 
-static const cli_option plot_options[] = {
+const cli_option cli_plot_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "output", 'o', 1, OPT_OUTPUT },
 	{ "force", 'f', 0, OPT_FORCE },
@@ -58,10 +58,9 @@ static void print_plot_help(void)
 	       "                       (default: the first of gvt, rt, vt in the run; with\n"
 	       "                       --x real, of rt, gvt, vt)\n"
 	       "  --dedup              vt files: of the samples of a line with the same\n"
-	       "                       virtual time, plot only the last (as summary)\n"
-	       "  --format, --ross-kind, --ross-clock-rate, --resync   as for every command\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "                       virtual time, plot only the last (as summary)\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
 	       "  weft plot --x real -o run.svg run/\n");
 }
@@ -169,7 +168,7 @@ int cli_cmd_plot(int argc, char **argv)
 
 	memset(&s, 0, sizeof s);
 	cli_common_init(&s.common);
-	cli_parser_init(&parser, "plot", argc, argv, plot_options);
+	cli_parser_init(&parser, "plot", argc, argv, cli_plot_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

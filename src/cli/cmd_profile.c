@@ -29,7 +29,7 @@ enum profile_option_id {
 	OPT_EVENT
 };
 
-static const cli_option profile_options[] = {
+const cli_option cli_profile_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "json", 0, 0, OPT_JSON },
 	{ "csv", 0, 0, OPT_CSV },
@@ -68,13 +68,12 @@ static void print_profile_help(void)
 	       "                       T is a clock value of the trace, or +T from its\n"
 	       "                       start; in ns or with a unit: 5us, 10ms, 2s\n"
 	       "  --stream GLOB        only streams whose path matches the glob\n"
-	       "  --event GLOB         only events whose code matches (alias: --mcv)\n"
+	       "  --event, --mcv GLOB  only events whose code matches\n"
 	       "  --replay             Pallas: replay every Enter/Leave instead\n"
 	       "  --headers-only       Pallas: from the sequence headers alone (instant;\n"
 	       "                       totals from the stored, rounded means)\n");
-	printf("  --format NAME        trace format: %s\n", cli_format_list(" (default)"));
-	printf("  -h, --help           this text\n"
-	       "\n"
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "examples:\n"
 	       "  weft profile trace/main.pallas\n"
 	       "  weft profile --by stream --csv ovni/ > per-thread.csv\n");
@@ -330,7 +329,7 @@ int cli_cmd_profile(int argc, char **argv)
 
 	cli_common_init(&s.common);
 	weft_profile_options_init(&s.options);
-	cli_parser_init(&parser, "profile", argc, argv, profile_options);
+	cli_parser_init(&parser, "profile", argc, argv, cli_profile_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

@@ -16,7 +16,7 @@ enum top_option_id {
 	OPT_STREAMS = 100
 };
 
-static const cli_option top_options[] = {
+const cli_option cli_top_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "streams", 0, 0, OPT_STREAMS },
 	{ NULL, 0, 0, 0 }
@@ -34,14 +34,11 @@ static void print_top_help(void)
 	       "Pallas): weft profile.\n"
 	       "\n"
 	       "options:\n"
-	       "  --streams            also the counts of every stream\n"
-	       "  --format NAME        %s\n"
-	       "  --clock-offsets FILE ovnisync clock offsets\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "  --streams            also the counts of every stream\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
-	       "  weft top --streams ovni/\n",
-	       cli_format_list(" (default)"));
+	       "  weft top --streams ovni/\n");
 }
 
 /* The widths of the columns, over every table printed. */
@@ -170,7 +167,7 @@ int cli_cmd_top(int argc, char **argv)
 	int id;
 
 	cli_common_init(&common);
-	cli_parser_init(&parser, "top", argc, argv, top_options);
+	cli_parser_init(&parser, "top", argc, argv, cli_top_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;
