@@ -348,14 +348,17 @@ int cli_window_option(cli_window *w, const char *command, const char *option,
 /*
  * Adds the trace's start to the relative times, then checks the order of
  * the two ends. The start is read (the first events of every stream) only
- * for a relative time or an absolute --from, which gets a note when it
+ * for a relative time, or for an absolute --from on a format read in time
+ * order (not Heph, whose start needs a scan), which gets a note when it
  * lies before the start: the usual slip is "10ms" meant from the start.
  */
 int cli_window_apply(const cli_window *w, weft_trace *trace, const char *command,
 		     weft_filter *filter)
 {
 	uint64_t start = 0;
-	int absolute_from = !w->from_relative && w->from != 0;
+	/* the note costs a look at the first events: only where that is cheap */
+	int absolute_from = !w->from_relative && w->from != 0 &&
+			    weft_trace_natural_order(trace) == WEFT_ORDER_TIME;
 
 	if (w->from_relative || w->to_relative || absolute_from) {
 		int rc = weft_trace_start_time(trace, &start);

@@ -211,7 +211,9 @@ static void check_start_time(const char *rel, int stored)
 	}
 	weft_cursor_free(c);
 	REQUIRE(first != UINT64_MAX);
+	size_t diags = weft_trace_diag_count(t);
 	CHECK_EQ_I64(weft_trace_start_time(t, &start), 1);
+	CHECK_EQ_U64(weft_trace_diag_count(t), diags); /* read on a handle of its own */
 	CHECK_EQ_U64(start, first);
 	start = 0;
 	CHECK_EQ_I64(weft_trace_start_time(t, &start), 1);
