@@ -8,7 +8,7 @@
 #    nanosecond timestamps) and reports events/s and bytes/event, into
 #    /dev/null, then into a file: inline writes, inline + fsync, writer
 #    thread with write-behind + fsync;
-# 2. `weft convert TRACE --to perfetto` end to end on an ovni trace of
+# 2. `weft convert TRACE -t perfetto` end to end on an ovni trace of
 #    nOS-V spans (written by bench_emit --write-trace --spans when
 #    missing), to `-o -` (/dev/null) and to a file (temporary file, fsync,
 #    rename), with GNU time's wall, user, system time and maximum RSS.
@@ -138,7 +138,7 @@ fi
 cat $(find "$trace" -name stream.obs) > /dev/null
 count=$("$weft" check "$trace" | sed -n 's/.*streams, \([0-9]*\) events.*/\1/p')
 echo
-echo "## weft convert --to perfetto ($count events, $(du -sh "$trace" | cut -f1))"
+echo "## weft convert -t perfetto ($count events, $(du -sh "$trace" | cut -f1))"
 echo
 echo "| output | wall s, user s, system s, max RSS KB | M events/s |"
 echo "|---|---|---|"
@@ -150,10 +150,10 @@ for target in null file; do
 			rm -f "$tmp/conv.pftrace"
 			sync
 			/usr/bin/time -f "%e %U %S %M" -o "$tmp/one" "$weft" convert "$trace" \
-				--to perfetto -o "$tmp/conv.pftrace"
+				-t perfetto -o "$tmp/conv.pftrace"
 		else
 			/usr/bin/time -f "%e %U %S %M" -o "$tmp/one" "$weft" convert "$trace" \
-				--to perfetto -o - > /dev/null
+				-t perfetto -o - > /dev/null
 		fi
 		tail -n 1 "$tmp/one" >> "$tmp/times"
 		i=$((i + 1))

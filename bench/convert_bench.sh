@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Benchmark of `weft convert --to chrome` (or TO) on a Heph trace: events
+# Benchmark of `weft convert -t chrome` (or TO) on a Heph trace: events
 # per second and peak resident memory (GNU time's maximum RSS), for the
 # default mode, one thread (--threads 1) and, for chrome, --heph-compat,
 # written to a file (temporary file, fsync and rename included) and to
@@ -54,10 +54,10 @@ run() {
 		sync
 		if [ "$target" = file ]; then
 			/usr/bin/time -f "%e %M %U %S" -o "$tmp/one" "$weft" convert "$trace" \
-				--to "$to" -o "$out" "$@" 2> "$tmp/err" || true
+				-t "$to" -o "$out" "$@" 2> "$tmp/err" || true
 		else
 			/usr/bin/time -f "%e %M %U %S" -o "$tmp/one" "$weft" convert "$trace" \
-				--to "$to" -o - "$@" > /dev/null 2> "$tmp/err" || true
+				-t "$to" -o - "$@" > /dev/null 2> "$tmp/err" || true
 		fi
 		tail -n 1 "$tmp/one" >> "$tmp/times"
 		i=$((i + 1))
@@ -77,8 +77,8 @@ run() {
 echo "trace: $trace, $bytes bytes, $events events; median of $runs runs"
 echo "| command                            | time     | events/s          | user    | sys     | max RSS  |"
 echo "|---|---|---|---|---|---|"
-run "convert --to $to -o OUT" file
-run "convert --to $to -o - >/dev/null" null
+run "convert -t $to -o OUT" file
+run "convert -t $to -o - >/dev/null" null
 run "same, --threads 1 -o OUT" file --threads 1
 run "same, --threads 1 -o - >/dev/null" null --threads 1
 if [ "$to" = chrome ]; then

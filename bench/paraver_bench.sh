@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Benchmark of `weft convert --to paraver` (docs/paraver.md): events per
+# Benchmark of `weft convert -t paraver` (docs/paraver.md): events per
 # second and peak resident memory (GNU time's maximum RSS), with the
 # median wall, user and system times, on
 #   - an ovni trace of nOS-V spans (time ordered: the direct path, the
@@ -58,7 +58,7 @@ one() {
 	rm -f "$out.prv" "$out.pcf" "$out.row"
 	sync
 	/usr/bin/time -f "%e %M %U %S" -o "$tmp/one" "$1" convert "$2" \
-		--to paraver -o "$out" -f 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
+		-t paraver -o "$out" -f 2> "$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
 	tail -n 1 "$tmp/one" >> "$3"
 	stat -c %s "$out.prv" > "$3.size"
 	rm -f "$out.prv" "$out.pcf" "$out.row"

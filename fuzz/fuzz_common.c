@@ -285,7 +285,7 @@ void fz_convert(const uint8_t *data, size_t size, const char *to)
 	argv[n++] = (char *)fz_path(inputs[which].trace);
 	argv[n++] = "--format";
 	argv[n++] = (char *)inputs[which].format;
-	argv[n++] = "--to";
+	argv[n++] = "-t";
 	argv[n++] = (char *)to;
 	argv[n++] = "--threads";
 	argv[n++] = "1";

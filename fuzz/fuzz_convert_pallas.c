@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_convert_pallas - `weft convert --to pallas` of a trace of each format
+ * fuzz_convert_pallas - `weft convert -t pallas` of a trace of each format
  * that weft reads, one file of which is the fuzzer's bytes (the first
  * byte chooses which: see fz_convert in fuzz_common.h).
  */

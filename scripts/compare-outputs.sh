@@ -36,9 +36,9 @@ run() {
 convert_all() {
 	trace=$2
 	for to in perfetto chrome paraver pallas; do
-		run "$name.convert-$to" convert --to "$to" -f -o "$out/$name.$to" "$trace"
+		run "$name.convert-$to" convert -t "$to" -f -o "$out/$name.$to" "$trace"
 	done
-	run "$name.convert-chrome-compat" convert --to chrome --heph-compat -f \
+	run "$name.convert-chrome-compat" convert -t chrome --heph-compat -f \
 		-o "$out/$name.compat.json" "$trace"
 }
 

@@ -7,7 +7,9 @@
 # and sanitizer runtimes: scripts/fuzz-campaign.sh, docs/fuzzing.md).
 set -eu
 
-PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest protobuf-compiler"
+# man-db (and groff): the tests render the generated man pages; zsh: the
+# test of the zsh completion.
+PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest protobuf-compiler man-db zsh"
 if [ "${1:-}" = --fuzz ]; then
 	PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 fi

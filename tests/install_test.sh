@@ -3,7 +3,10 @@
 # Installs the build into a scratch prefix, then builds programs (among
 # them examples/profile.c and read_trace.c) against
 # the installed headers and libraries through pkg-config (weft.pc) and a
-# libovni program against the installed ovni.h, and runs both. The
+# libovni program through ovni.pc, and runs them; then the same two
+# programs through the CMake package (find_package(weft): weft::weft,
+# weft::ovni). Checks that the man pages and the completion scripts are
+# installed and that `man -l` renders every page without a warning. The
 # installed libweft.so must export the public API only: weft_ names, no
 # weft__ internal (include/weft/api.h).
 set -eu
@@ -34,8 +37,10 @@ int main(void)
 C
 cc -std=c11 ${CFLAGS:-} -o "$prefix/use_weft" "$prefix/use_weft.c" $(pkg-config --cflags --libs weft) \
 	-Wl,-rpath,"$prefix/lib"
-cc -std=c11 ${CFLAGS:-} -o "$prefix/use_ovni" "$prefix/use_ovni.c" -I"$prefix/include" -L"$prefix/lib" \
-	-lovni -Wl,-rpath,"$prefix/lib"
+# ovni.pc, as upstream libovni installs it, finds the drop-in libovni.
+test "$(pkg-config --modversion ovni)" = 1.14.0
+cc -std=c11 ${CFLAGS:-} -o "$prefix/use_ovni" "$prefix/use_ovni.c" $(pkg-config --cflags --libs ovni) \
+	-Wl,-rpath,"$prefix/lib"
 "$prefix/use_weft"
 "$prefix/use_ovni"
 # examples/profile.c uses the public API only: it builds against the
@@ -52,6 +57,41 @@ grep -q "^event kinds: 17$" "$prefix/read.txt"
 grep -q "Scheduling processes  stream.1/substream.0 local amount=2 shared amount=1 total amount=3$" \
 	"$prefix/read.txt"
 test -x "$prefix/bin/weft"
+# The CMake package: find_package(weft) with the targets weft::weft and
+# weft::ovni, in a project of its own built against the install.
+mkdir "$prefix/cmake-user"
+cat > "$prefix/cmake-user/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.20)
+project(weft_user LANGUAGES C)
+find_package(weft 0.1 REQUIRED)
+add_executable(use_weft ../use_weft.c)
+target_link_libraries(use_weft PRIVATE weft::weft)
+add_executable(use_ovni ../use_ovni.c)
+target_link_libraries(use_ovni PRIVATE weft::ovni)
+CMAKE
+cmake -S "$prefix/cmake-user" -B "$prefix/cmake-user/build" -DCMAKE_PREFIX_PATH="$prefix" \
+	-DCMAKE_C_FLAGS="${CFLAGS:-}" >/dev/null
+cmake --build "$prefix/cmake-user/build" >/dev/null
+"$prefix/cmake-user/build/use_weft" | grep -q "^weft "
+"$prefix/cmake-user/build/use_ovni"
+# The man pages (weft(1), one per command) and the completion scripts;
+# every page renders without a warning.
+man_dir="$prefix/share/man/man1"
+for page in weft $("$prefix/bin/weft" __complete commands | cut -f1 | sed 's/^/weft-/'); do
+	if [ ! -f "$man_dir/$page.1" ]; then
+		echo "install: no man page $man_dir/$page.1" >&2
+		exit 1
+	fi
+done
+for page in "$man_dir"/*.1; do
+	warnings=$(LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings -E UTF-8 -l "$page" 2>&1 >/dev/null)
+	if [ -n "$warnings" ]; then
+		echo "install: man -l $page: $warnings" >&2
+		exit 1
+	fi
+done
+test -f "$prefix/share/bash-completion/completions/weft"
+test -f "$prefix/share/zsh/site-functions/_weft"
 others=$(nm -D --defined-only "$prefix"/lib/libweft.so | awk '{print $3}' | grep -v '^weft_[a-z]' || true)
 if [ -n "$others" ]; then
 	echo "libweft.so exports names that are not the public API:" $others >&2

@@ -14,7 +14,7 @@ status=0
 for trace in "$data/ovni/v3/mpi-func-4procs/ovni" "$data/heph/heph_sample.bin.log" \
 	"$data/ross/phold-evtrace-full/np1" "$data/pallas/weft_order/trace"; do
 	for command in "info" "top --streams" "check" "dump --json" "profile --by stream" \
-		"convert --to chrome -o -"; do
+		"convert -t chrome -o -"; do
 		# shellcheck disable=SC2086
 		"$build/weft" $command "$trace" > "$out/static" 2>&1 || true
 		# shellcheck disable=SC2086

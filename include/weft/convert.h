@@ -70,6 +70,9 @@ void weft_convert_options_init(weft_convert_options *options);
 /* What a conversion met and said. Free with weft_convert_report_free(). */
 typedef struct weft_convert_report {
 	const char *output;          /* the output that ran (registry name) */
+	/* Every output: the events that the filter selected (pattern and
+	 * time window); 0 when it selected none. */
+	uint64_t selected;
 	/* Viewer outputs: what the view layer met. */
 	uint64_t events;             /* events read */
 	uint64_t unmatched_leaves;   /* leaves that closed no open span (skipped) */

@@ -47,6 +47,11 @@ typedef struct weft_count_row {
 	const char *code;   /* NUL-terminated, valid as long as the counts */
 	uint32_t code_len;
 	uint64_t count;
+	/* The events of the code that are intervals (WEFT_EVENT_INTERVAL:
+	 * Heph's), and the sum of their durations (ns): time per name
+	 * without pairing enters and leaves (for spans: weft/profile.h). */
+	uint64_t intervals;
+	uint64_t interval_time;
 } weft_count_row;
 
 typedef struct weft_counts weft_counts;

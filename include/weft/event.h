@@ -260,6 +260,19 @@ weft_order weft_cursor_order(const weft_cursor *cursor);
 int weft_cursor_next(weft_cursor *cursor, const weft_event **event);
 void weft_cursor_free(weft_cursor *cursor);
 
+/*
+ * The time of the trace's earliest event (ns, clock offsets applied), to
+ * which times relative to the start of the trace ("+10ms" in the weft
+ * command) are added: 1 and *start, 0 when the trace has no event with a
+ * time (*start = 0), or a negative WEFT_E* code. It opens the trace again
+ * and reads the first events of a time-ordered cursor (the first block of
+ * every stream; a Heph trace is scanned and builds its time-order index),
+ * once: later calls return the kept value. What that read meets is not
+ * recorded on `trace` (its own reads report it). Events the format records
+ * no time for (WEFT_EVENT_NO_TIME) are skipped.
+ */
+int weft_trace_start_time(weft_trace *trace, uint64_t *start);
+
 WEFT_API_END
 
 #ifdef __cplusplus

@@ -107,6 +107,9 @@ typedef struct weft_ross_plot_options {
 	int kp;      /* one line per KP instead of per PE */
 	int real_x;  /* x: real time since the first sample (seconds,
 		      * rescaled by ross.clock_rate) instead of virtual time */
+	int dedup;   /* vt files: of the consecutive samples of a line with the
+		      * same virtual time, plot only the last (as the summary's
+		      * dedup); a note on the chart counts the others */
 } weft_ross_plot_options;
 
 void weft_ross_plot_options_init(weft_ross_plot_options *options);

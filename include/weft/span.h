@@ -97,6 +97,9 @@ typedef struct weft_span_options {
 /* What the iterator met so far. */
 typedef struct weft_span_stats {
 	uint64_t events;           /* events read */
+	/* events read inside the window (the events before it are read too,
+	 * for the spans open at its start): 0 when the filter selected none */
+	uint64_t selected;
 	uint64_t spans;            /* spans delivered */
 	uint64_t instants;         /* instants delivered */
 	uint64_t unmatched_leaves; /* LEAVEs that closed nothing (skipped) */

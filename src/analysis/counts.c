@@ -24,10 +24,17 @@
 /* 7 bits per character, three characters: the flat table's size. */
 #define FAST_TABLE_SIZE (1u << 21)
 
+/* What is counted of one code: events, and those that are intervals with their time. */
+typedef struct code_cell {
+	uint64_t count;
+	uint64_t intervals;  /* events with WEFT_EVENT_INTERVAL */
+	uint64_t time;       /* sum of their durations (end - time), ns */
+} code_cell;
+
 typedef struct code_slot {
 	const char *code;   /* the table's copy */
 	uint32_t len;
-	uint64_t total; /* over all streams */
+	code_cell total;    /* over all streams */
 } code_slot;
 
 typedef struct code_table {
@@ -78,7 +85,7 @@ static int64_t code_table_slot(code_table *t, const char *code, uint32_t len)
 	int added = weft__strtab_intern(&t->codes, code, len, &slot);
 	if (added == 1 && weft__array_grow((void **)&t->slots, &t->slot_cap, slot + 1,
 					   sizeof *t->slots) == 0) {
-		t->slots[slot] = (code_slot){ weft__strtab_text(&t->codes, slot), len, 0 };
+		t->slots[slot] = (code_slot){ weft__strtab_text(&t->codes, slot), len, { 0, 0, 0 } };
 		t->slot_count = slot + 1;
 	}
 	if (added < 0 || slot >= t->slot_count)
@@ -92,14 +99,35 @@ static int64_t code_table_slot(code_table *t, const char *code, uint32_t len)
 
 /* Counts of one stream, indexed by slot. */
 typedef struct stream_counts {
-	uint64_t *count;
+	code_cell *cell;
 	size_t cap;
 } stream_counts;
 
 /* Makes room for `slots` counters (new ones zeroed). */
 static int counts_reserve(stream_counts *c, size_t slots)
 {
-	return weft__array_grow_zeroed((void **)&c->count, &c->cap, slots, sizeof *c->count);
+	return weft__array_grow_zeroed((void **)&c->cell, &c->cap, slots, sizeof *c->cell);
+}
+
+/*
+ * Counts one event in its code's cell; an interval (Heph) adds its
+ * duration: events that carry their time cost nothing to time.
+ */
+static inline void count_event(code_cell *cell, const weft_event *ev)
+{
+	cell->count++;
+	if (ev->flags & WEFT_EVENT_INTERVAL) {
+		cell->intervals++;
+		cell->time += ev->end > ev->time ? ev->end - ev->time : 0;
+	}
+}
+
+/* Adds the cell `from` into `to`. */
+static void cell_add(code_cell *to, const code_cell *from)
+{
+	to->count += from->count;
+	to->intervals += from->intervals;
+	to->time += from->time;
 }
 
 /* Counts an event whose code is not yet in the flat table or is unusual. */
@@ -109,7 +137,7 @@ static int count_slow(code_table *t, stream_counts *c, const weft_event *ev)
 
 	if (slot < 0 || counts_reserve(c, t->slot_count) < 0)
 		return -1;
-	c->count[slot]++;
+	count_event(&c->cell[slot], ev);
 	return 0;
 }
 
@@ -142,12 +170,12 @@ static int count_cursor(weft_cursor *cursor, code_table *t, stream_counts *per_s
 		int64_t fi = fast_index(ev->code, ev->code_len);
 		int32_t slot1 = fi >= 0 ? t->fast[fi] : 0;
 		if (slot1 > 0 && (size_t)slot1 <= c->cap) {
-			c->count[slot1 - 1]++;
+			count_event(&c->cell[slot1 - 1], ev);
 			continue;
 		}
 		if (fi < 0 && ev->code_len == last_len && (size_t)last_slot < c->cap &&
 		    memcmp(ev->code, last_code, last_len) == 0) {
-			c->count[last_slot]++;
+			count_event(&c->cell[last_slot], ev);
 			continue;
 		}
 		if (count_slow(t, c, ev) < 0)
@@ -207,11 +235,12 @@ static void sum_totals(weft_counts *st)
 	size_t n = st->by_stream ? st->stream_count : 1;
 	st->total = 0;
 	for (size_t s = 0; s < st->table.slot_count; s++) {
-		st->table.slots[s].total = 0;
+		code_cell *total = &st->table.slots[s].total;
+		*total = (code_cell){ 0, 0, 0 };
 		for (size_t i = 0; i < n; i++)
 			if (s < st->per_stream[i].cap)
-				st->table.slots[s].total += st->per_stream[i].count[s];
-		st->total += st->table.slots[s].total;
+				cell_add(total, &st->per_stream[i].cell[s]);
+		st->total += total->count;
 	}
 }
 
@@ -233,7 +262,7 @@ static void counts_release(weft_counts *st)
 	if (st->per_stream != NULL) {
 		size_t n = st->by_stream ? st->stream_count : 1;
 		for (size_t i = 0; i < n; i++)
-			free(st->per_stream[i].count);
+			free(st->per_stream[i].cell);
 	}
 	free(st->per_stream);
 	code_table_free(&st->table);
@@ -277,11 +306,11 @@ static int merge_worker(weft_counts *main_st, const count_worker *w)
 		if (m < 0)
 			return WEFT_ENOMEM;
 		for (size_t i = 0; i < n; i++) {
-			if (s >= ws->per_stream[i].cap || ws->per_stream[i].count[s] == 0)
+			if (s >= ws->per_stream[i].cap || ws->per_stream[i].cell[s].count == 0)
 				continue;
 			if (counts_reserve(&main_st->per_stream[i], main_st->table.slot_count) < 0)
 				return WEFT_ENOMEM;
-			main_st->per_stream[i].count[m] += ws->per_stream[i].count[s];
+			cell_add(&main_st->per_stream[i].cell[m], &ws->per_stream[i].cell[s]);
 		}
 	}
 	return 0;
@@ -440,11 +469,13 @@ size_t weft_counts_rows(const weft_counts *st, int64_t stream, weft_count_row *o
 	if (rows == NULL)
 		return 0;
 	for (size_t s = 0; s < n; s++) {
-		uint64_t count = c == NULL ? st->table.slots[s].total
-				 : s < c->cap ? c->count[s] : 0;
-		if (count > 0)
+		static const code_cell none;
+		const code_cell *cell = c == NULL ? &st->table.slots[s].total
+					: s < c->cap ? &c->cell[s] : &none;
+		if (cell->count > 0)
 			rows[used++] = (weft_count_row){ st->table.slots[s].code,
-							 st->table.slots[s].len, count };
+							 st->table.slots[s].len, cell->count,
+							 cell->intervals, cell->time };
 	}
 	qsort(rows, used, sizeof *rows, compare_rows);
 	if (cap > 0)

@@ -33,10 +33,17 @@
 
 /* ---- Lines ------------------------------------------------------------------------- */
 
+/* One sample's values on a line. */
+typedef struct plot_point {
+	double x, vt, eff, events;
+} plot_point;
+
 /* One PE or KP: its name and its two decimated series. */
 typedef struct plot_line {
 	char *name;
 	weft__decimator eff, events;
+	plot_point pending;  /* dedup: the sample held back */
+	int has_pending;
 } plot_line;
 
 struct weft_ross_plot {
@@ -47,10 +54,11 @@ struct weft_ross_plot {
 	size_t line_count;
 	int32_t *line_of_stream;
 	int real_x;
+	int dedup;               /* the option, on a vt file */
 	double time_scale;
 	double x_min;
 	int have_x;
-	uint64_t samples, end_skipped, bad_x, bad_eff, bad_events;
+	uint64_t samples, end_skipped, bad_x, bad_eff, bad_events, duplicates;
 	int fields_known;
 	uint32_t layout_size;    /* payload size the field indexes are for */
 	int vt_field, rt_field, eff_field, events_field;
@@ -182,6 +190,34 @@ static int sample_x(plot_state *p, double *x)
 	return 1;
 }
 
+/* A point into its line's two series; values that are no number are counted. */
+static void add_point(plot_state *p, plot_line *l, const plot_point *pt)
+{
+	if (is_finite(pt->eff))
+		weft__decimator_add(&l->eff, pt->x, pt->eff);
+	else
+		p->bad_eff++;
+	if (is_finite(pt->events))
+		weft__decimator_add(&l->events, pt->x, pt->events);
+	else
+		p->bad_events++;
+}
+
+/*
+ * dedup: ROSS's vt sampling may write several samples of one entity at
+ * the same virtual time (docs/ross.md); each replaces the one held back,
+ * and a sample at another virtual time plots the held one first.
+ */
+static void hold_point(plot_state *p, plot_line *l, const plot_point *pt)
+{
+	if (l->has_pending && pt->vt == l->pending.vt)
+		p->duplicates++;
+	else if (l->has_pending)
+		add_point(p, l, &l->pending);
+	l->pending = *pt;
+	l->has_pending = 1;
+}
+
 /* One sample of a plotted stream into its line's two series. */
 static void plot_sample(plot_state *p, const weft_event *ev)
 {
@@ -193,21 +229,17 @@ static void plot_sample(plot_state *p, const weft_event *ev)
 		return;
 	if (!p->fields_known || ev->payload_size != p->layout_size)
 		learn_fields(p, ev, n);
-	double x;
+	plot_point pt;
 	p->samples++;
-	if (!sample_x(p, &x))
+	if (!sample_x(p, &pt.x))
 		return;
-	plot_line *l = &p->lines[line];
-	double eff = p->eff_field >= 0 ? weft__field_number(&p->fields[p->eff_field]) : NAN;
-	double events = p->events_field >= 0 ? weft__field_number(&p->fields[p->events_field]) : NAN;
-	if (is_finite(eff))
-		weft__decimator_add(&l->eff, x, eff);
+	pt.vt = p->fields[p->vt_field].v.f;
+	pt.eff = p->eff_field >= 0 ? weft__field_number(&p->fields[p->eff_field]) : NAN;
+	pt.events = p->events_field >= 0 ? weft__field_number(&p->fields[p->events_field]) : NAN;
+	if (p->dedup)
+		hold_point(p, &p->lines[line], &pt);
 	else
-		p->bad_eff++;
-	if (is_finite(events))
-		weft__decimator_add(&l->events, x, events);
-	else
-		p->bad_events++;
+		add_point(p, &p->lines[line], &pt);
 }
 
 /* One pass: the PE (or KP) records of the run, the file's streams kept. */
@@ -224,6 +256,9 @@ static int read_samples(plot_state *p, int kp)
 	while ((rc = weft_cursor_next(cursor, &ev)) == 1)
 		plot_sample(p, ev);
 	weft_cursor_free(cursor);
+	for (size_t i = 0; i < p->line_count; i++)
+		if (p->lines[i].has_pending)
+			add_point(p, &p->lines[i], &p->lines[i].pending);
 	return rc;
 }
 
@@ -297,6 +332,12 @@ static size_t make_notes(const plot_state *p, char notes[][200])
 		add_note(notes, &n, "Left out: %" PRIu64 " samples with a NaN or infinite time, "
 			 "%" PRIu64 " NaN or infinite efficiencies, %" PRIu64 " event counts.",
 			 p->bad_x, p->bad_eff, p->bad_events);
+	if (p->dedup)
+		add_note(notes, &n, "--dedup: %" PRIu64 " duplicate sample%s (same virtual time "
+			 "as the next of the line) left out.", p->duplicates,
+			 p->duplicates == 1 ? "" : "s");
+	else if (p->options.dedup)
+		add_note(notes, &n, "--dedup merges the samples of vt files only: none here.");
 	if (decimated > 0)
 		add_note(notes, &n, "%" PRIu64 " line%s decimated: minimum and maximum of each "
 			 "bucket of consecutive samples (at most %zu points per line).", decimated,
@@ -322,8 +363,8 @@ static int32_t first_stream(const plot_state *p)
 static int write_chart(const plot_state *p, int fd)
 {
 	chart_points cp;
-	char notes_text[5][200];
-	const char *notes[5];
+	char notes_text[6][200];
+	const char *notes[6];
 	char title[512], kind[16];
 	memset(&cp, 0, sizeof cp);
 	int rc = collect_points(p, &cp);
@@ -409,6 +450,10 @@ int weft_ross_plot_create(weft_trace *trace, const weft_ross_plot_options *optio
 					 "file with %s samples in the run", p->options.kp ? "KP" : "PE");
 	} else if ((rc = make_lines(p, p->options.kp)) < 0) {
 		weft__error(rc, NULL, WEFT_NO_OFFSET, "out of memory for the lines of a plot");
+	} else {
+		char kind[16];
+		weft__ross_file_kind(p->root, kind, sizeof kind);
+		p->dedup = p->options.dedup && strcmp(kind, "vt") == 0;
 	}
 	if (rc < 0) {
 		weft_ross_plot_free(p);

@@ -299,6 +299,7 @@ void weft_span_iter_stats(const weft_span_iter *it, weft_span_stats *out)
 	weft__view_stats_get(it->view, &v);
 	*out = it->stats;
 	out->events = v.events;
+	out->selected = v.in_window;
 	out->unmatched_leaves = v.unmatched_leaves;
 	out->unclosed = v.unclosed_spans;
 	out->too_deep = v.too_deep;

@@ -60,6 +60,28 @@ enum cli_common_option_id {
 	{ "quiet", 'q', 0, CLI_OPT_QUIET }, \
 	{ "verbose", 'v', 0, CLI_OPT_VERBOSE }
 
+/*
+ * A line of help to add under one common option in a command's --help
+ * (what that option does specially there); lists end with option NULL.
+ */
+typedef struct cli_help_note {
+	const char *option; /* long name, without "--" */
+	const char *text;   /* one sentence, wrapped by the printer */
+} cli_help_note;
+
+/*
+ * The options every command accepts (CLI_COMMON_OPTIONS), with their
+ * help: the one text of `weft --help` and of every `weft CMD --help`,
+ * under the heading "options of every command:". `notes` (or NULL) adds
+ * what a command says specially about one of them.
+ */
+void cli_print_common_help(FILE *out, const cli_help_note *notes);
+/*
+ * One entry of an options list: "  TAG  TEXT", TEXT wrapped at 79
+ * columns and starting at column 28 (under TAG when TAG is longer).
+ */
+void cli_print_option_help(FILE *out, const char *tag, const char *text);
+
 /* Walks the arguments of one command; positional arguments are kept. */
 typedef struct cli_parser {
 	const char *command;        /* "dump", for messages */
@@ -107,6 +129,31 @@ int cli_take_trace_path(cli_common *c, const cli_parser *p);
  * (ns, us, ms, s, min, h; no unit = ns). 0 on success, -1 when invalid.
  */
 int cli_parse_time(const char *text, uint64_t *ns);
+
+/*
+ * The time window of --from and --to. A time is a clock value of the
+ * trace (what dump prints), or, written "+T", T after the trace's start
+ * (weft_trace_start_time()), resolved once the trace is open.
+ */
+typedef struct cli_window {
+	uint64_t from, to;          /* ns; to 0 = no end */
+	int from_relative, to_relative;
+	int given;                  /* --from or --to seen */
+} cli_window;
+
+/*
+ * The value of --from (is_to 0) or --to (is_to 1) into the window; 0, or
+ * -1 after a usage error naming `option`.
+ */
+int cli_window_option(cli_window *w, const char *command, const char *option,
+		      const char *value, int is_to);
+/*
+ * Sets the window of `filter`, relative times added to the trace's start.
+ * CLI_EXIT_OK, or CLI_EXIT_FAILURE after a message (the end is before the
+ * start, or the start could not be read).
+ */
+int cli_window_apply(const cli_window *w, weft_trace *trace, const char *command,
+		     weft_filter *filter);
 
 /* Prints "weft CMD: <message>" on stderr and returns CLI_EXIT_FAILURE. */
 int cli_usage_error(const char *command, const char *fmt, ...)
@@ -176,6 +223,21 @@ void cli_close_trace(weft_trace *trace);
 
 /* ---- Subcommands (cli/cmd_*.c) -------------------------------------------- */
 
+/* One subcommand: its name, what runs it, its one-line help, its options. */
+typedef struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const cli_option *options;
+} cli_command;
+
+/*
+ * `weft __complete ...`: what the shell completion scripts ask the
+ * command (commands, a command's options, an option's values), from
+ * `commands` (ends with name NULL) and their option tables (cli/complete.c).
+ */
+int cli_complete(const cli_command *commands, int argc, char **argv);
+
 /* Each gets argv[0] = command name; returns an exit code. */
 int cli_cmd_info(int argc, char **argv);
 int cli_cmd_dump(int argc, char **argv);
@@ -187,5 +249,10 @@ int cli_cmd_table(int argc, char **argv);
 int cli_cmd_summary(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
 int cli_cmd_plot(int argc, char **argv);
+
+/* Their option tables, for the completion. */
+extern const cli_option cli_info_options[], cli_dump_options[], cli_top_options[],
+	cli_check_options[], cli_sort_options[], cli_convert_options[], cli_table_options[],
+	cli_summary_options[], cli_profile_options[], cli_plot_options[];
 
 #endif /* WEFT_CLI_H */

@@ -23,7 +23,7 @@ enum check_option_id {
 	OPT_STRICT
 };
 
-static const cli_option check_options[] = {
+const cli_option cli_check_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "sorted", 0, 0, OPT_SORTED },
 	{ "strict", 0, 0, OPT_STRICT },
@@ -59,14 +59,11 @@ static void print_check_help(void)
 	       "\n"
 	       "options:\n"
 	       "  --sorted             also require sorted unordered regions (as ovniemu)\n"
-	       "  --strict             count notes as problems\n"
-	       "  --format NAME        %s\n"
-	       "  --clock-offsets FILE ovnisync clock offsets\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "  --strict             count notes as problems\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
-	       "  weft check --sorted ovni/\n",
-	       cli_format_list(" (default)"));
+	       "  weft check --sorted ovni/\n");
 }
 
 /*
@@ -177,7 +174,7 @@ int cli_cmd_check(int argc, char **argv)
 	int id;
 
 	cli_common_init(&common);
-	cli_parser_init(&parser, "check", argc, argv, check_options);
+	cli_parser_init(&parser, "check", argc, argv, cli_check_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/cmd_convert.c - `weft convert TRACE --to chrome -o OUT.json`: the
+ * cli/cmd_convert.c - `weft convert TRACE -t chrome -o OUT.json`: the
  * events of a trace of any format in a viewer's format or as a Pallas
  * trace. The command reads its options (the outputs, their help and
  * their abilities come from the registry, weft/output.h), opens the
@@ -16,6 +16,7 @@
 enum convert_option_id {
 	OPT_OUTPUT = 100,
 	OPT_TO,
+	OPT_FORMAT_OUT,
 	OPT_FROM,
 	OPT_UNTIL,
 	OPT_STREAM,
@@ -27,10 +28,12 @@ enum convert_option_id {
 	OPT_ALLOW_LOSS
 };
 
-static const cli_option convert_options[] = {
+const cli_option cli_convert_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "output", 'o', 1, OPT_OUTPUT },
 	{ "to", 0, 1, OPT_TO },
+	{ "format-out", 't', 1, OPT_FORMAT_OUT },
+	{ "output-format", 0, 1, OPT_FORMAT_OUT },
 	{ "from", 0, 1, OPT_FROM },
 	{ "until", 0, 1, OPT_UNTIL },
 	{ "stream", 0, 1, OPT_STREAM },
@@ -49,7 +52,7 @@ static void print_convert_help(void)
 {
 	char names[128];
 
-	printf("usage: weft convert [OPTIONS] TRACE [--to FORMAT] -o OUT\n"
+	printf("usage: weft convert [OPTIONS] TRACE [-t FORMAT] -o OUT\n"
 	       "\n"
 	       "Writes the events of TRACE for a viewer or as a Pallas trace. FORMAT:\n");
 	for (size_t i = 0; i < weft_output_count(); i++)
@@ -59,13 +62,18 @@ static void print_convert_help(void)
 	       "\n", weft_output_names(WEFT_OUTPUT_STDOUT, names, sizeof names));
 	printf("options:\n"
 	       "  -o, --output OUT     the output file, base name or directory\n"
-	       "  --to FORMAT|T        an output format, or, when the value starts with a\n"
-	       "                       digit, the end of the time window (like --until)\n"
-	       "  --from T, --until T  the time window; T in ns or with a unit: 5us, 10ms,\n"
-	       "                       2s, 1.5min, 1h. Viewer formats cut spans at its\n"
-	       "                       edges (chrome: events that start in it)\n"
+	       "  -t, --format-out, --output-format FORMAT\n"
+	       "                       the output format; by default from OUT's\n"
+	       "                       extension, else perfetto\n"
+	       "  --from T, --to T     the time window; T is a clock value of the trace\n"
+	       "                       (as dump prints it) or +T from its start; in ns or\n"
+	       "                       with a unit: 5us, 10ms, 2s, 1.5min, 1h. Viewer\n"
+	       "                       formats cut spans at its edges (chrome: events\n"
+	       "                       that start in it)\n"
+	       "  --until T            deprecated: --to T (and --to FORMAT: -t FORMAT);\n"
+	       "                       they work, with a note\n"
 	       "  --stream GLOB        only streams whose path matches the glob\n"
-	       "  --event GLOB         only events whose code (name) matches (alias: --mcv)\n"
+	       "  --event, --mcv GLOB  only events whose code (name) matches\n"
 	       "  -f, --force          replace OUT when it exists\n"
 	       "  --heph-compat        chrome: the bytes Heph's converter (convert_trace)\n"
 	       "                       writes (see docs/convert.md)\n"
@@ -75,27 +83,23 @@ static void print_convert_help(void)
 	       "  --allow-loss         viewer formats: drop spans nested deeper than the\n"
 	       "                       viewers keep (512 levels) with a warning, instead of\n"
 	       "                       an error (exit 1)\n");
-	printf("  --format NAME        trace format: %s\n", cli_format_list(" (default)"));
-	printf("  --clock-offsets FILE ovnisync clock offsets (ovni)\n"
-	       "  --threads N          1: everything on one thread; by default, on two\n"
-	       "                       CPUs or more, Heph traces of 16 MiB or more are\n"
-	       "                       scanned in two halves at once (same output)\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "exit status: 0 done (warnings on stderr); 1 done, but some data could not\n"
 	       "be read (listed on stderr; OUT is complete without it); 2 bad usage, or\n"
 	       "the trace or OUT failed (no OUT).\n"
 	       "\n"
 	       "examples:\n"
 	       "  weft convert ovni/ -o run.pftrace\n"
-	       "  weft convert ovni/ --to paraver --from 1s --until 2s -o run\n"
-	       "  weft convert run.bin.log --to chrome -o run.json\n");
+	       "  weft convert ovni/ -t paraver --from +1s --to +2s -o run\n"
+	       "  weft convert run.bin.log -t chrome -o run.json\n");
 }
 
 /* Everything the options of `weft convert` set. */
 typedef struct convert_settings {
 	cli_common common;
 	weft_filter filter;
+	cli_window window;        /* --from, --to (--until) */
 	const char *output;       /* path, or "-" */
 	const weft_output_info *to; /* the output, NULL until given */
 	int force;
@@ -117,15 +121,30 @@ static int parse_time_option(const char *option, const char *value, uint64_t *de
 	return -1;
 }
 
+/* -t FORMAT: the output format, by name. */
+static int apply_format_out(convert_settings *s, const char *value)
+{
+	char names[128];
+
+	s->to = weft_output_find(value);
+	if (s->to != NULL)
+		return 0;
+	cli_usage_error("convert", "unknown output format '%s' (%s)", value,
+			weft_output_names(0, names, sizeof names));
+	return -1;
+}
+
 /*
- * --to: a value that starts with a digit is a time (the end of the time
- * window, as --until); anything else names the output format.
+ * --to: the end of the time window, as in every command. Until the next
+ * release, a value that is no time ("perfetto") still names the output
+ * format, as --to did before -t existed, with a note.
  */
 static int apply_to_option(convert_settings *s, const char *value)
 {
-	if (value[0] >= '0' && value[0] <= '9')
-		return parse_time_option("--to", value, &s->filter.to);
 	char names[128];
+
+	if ((value[0] >= '0' && value[0] <= '9') || value[0] == '+')
+		return cli_window_option(&s->window, "convert", "--to", value, 1);
 	s->to = weft_output_find(value);
 	if (s->to == NULL) {
 		cli_usage_error("convert", "unknown output format '%s' (%s), and not a "
@@ -133,6 +152,8 @@ static int apply_to_option(convert_settings *s, const char *value)
 				weft_output_names(0, names, sizeof names));
 		return -1;
 	}
+	fprintf(stderr, "weft convert: note: --to %s is deprecated: write -t %s "
+		"(--format-out); --to is the end of the time window\n", value, value);
 	return 0;
 }
 
@@ -145,10 +166,14 @@ static int apply_convert_option(convert_settings *s, int id, const char *value)
 		return 0;
 	case OPT_TO:
 		return apply_to_option(s, value);
+	case OPT_FORMAT_OUT:
+		return apply_format_out(s, value);
 	case OPT_FROM:
-		return parse_time_option("--from", value, &s->filter.from);
+		return cli_window_option(&s->window, "convert", "--from", value, 0);
 	case OPT_UNTIL:
-		return parse_time_option("--until", value, &s->filter.to);
+		fprintf(stderr, "weft convert: note: --until is deprecated: write --to %s\n",
+			value);
+		return cli_window_option(&s->window, "convert", "--until", value, 1);
 	case OPT_STREAM:
 		s->filter.stream_pattern = value;
 		return 0;
@@ -193,10 +218,8 @@ static int check_convert_settings(convert_settings *s)
 		return cli_usage_error("convert", "missing the output: -o OUT ('-' for stdout)");
 	if (s->to == NULL)
 		s->to = weft_output_for_path(s->output);
-	if (s->filter.to != 0 && s->filter.to < s->filter.from)
-		return cli_usage_error("convert", "--until is before --from");
 	if (s->heph_compat && !(s->to->flags & WEFT_OUTPUT_HEPH_COMPAT))
-		return cli_usage_error("convert", "--heph-compat is for --to %s",
+		return cli_usage_error("convert", "--heph-compat is for -t %s",
 				       weft_output_names(WEFT_OUTPUT_HEPH_COMPAT, viewers,
 							 sizeof viewers));
 	weft_output_names(WEFT_OUTPUT_VIEWER, viewers, sizeof viewers);
@@ -222,7 +245,7 @@ static int parse_convert_arguments(convert_settings *s, int argc, char **argv)
 	memset(s, 0, sizeof *s);
 	cli_common_init(&s->common);
 	s->vt_unit = 1000;
-	cli_parser_init(&parser, "convert", argc, argv, convert_options);
+	cli_parser_init(&parser, "convert", argc, argv, cli_convert_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;
@@ -259,22 +282,26 @@ static void convert_options_from(const convert_settings *s, weft_convert_options
  * converts, prints what the conversion said. Exit 2 when OUT was not
  * written, 1 when it was but data was lost, else 0.
  */
-static int run_convert(const convert_settings *s)
+static int run_convert(convert_settings *s)
 {
 	weft_convert_options o;
 	weft_convert_report report;
 	weft_trace *trace;
 	int exit_code = cli_open_trace(&s->common, "convert", &trace);
 
-	if (exit_code != CLI_EXIT_OK)
+	if (exit_code == CLI_EXIT_OK)
+		exit_code = cli_window_apply(&s->window, trace, "convert", &s->filter);
+	if (exit_code != CLI_EXIT_OK) {
+		weft_trace_free(trace);
 		return exit_code;
+	}
 	convert_options_from(s, &o);
 	int rc = weft_convert(trace, &o, &report);
 	for (size_t i = 0; i < report.message_count; i++)
 		fprintf(stderr, "weft convert: %s\n", report.messages[i]);
 	exit_code = rc < 0 ? CLI_EXIT_FAILURE
 		    : report.data_lost ? CLI_EXIT_PROBLEMS : CLI_EXIT_OK;
-	if (rc >= 0 && cli_stream_pattern_unmatched(trace, "convert", s->filter.stream_pattern))
+	if (rc >= 0 && cli_report_unmatched(trace, "convert", &s->filter, report.selected))
 		exit_code = CLI_EXIT_PROBLEMS;
 	weft_convert_report_free(&report);
 	cli_close_trace(trace);

@@ -24,7 +24,7 @@ enum dump_option_id {
 	OPT_STRUCTURE
 };
 
-static const cli_option dump_options[] = {
+const cli_option cli_dump_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "hex", 'x', 0, OPT_HEX },
 	{ "json", 0, 0, OPT_JSON },
@@ -63,6 +63,13 @@ static int print_structure(weft_trace *trace)
 	return status;
 }
 
+/* What dump does with --threads, under that option in its help. */
+static const cli_help_note dump_notes[] = {
+	{ "threads", "dump: with two CPUs or more, traces of 4 MiB or more are dumped "
+		     "by two threads (reading, formatting); 1 forces one thread, 2 two." },
+	{ NULL, NULL }
+};
+
 /* Usage text of `weft dump --help`. */
 static void print_dump_help(void)
 {
@@ -78,35 +85,29 @@ static void print_dump_help(void)
 	       "  -x, --hex            payload bytes in hex instead of fields (as ovnidump -x;\n"
 	       "                       for jumbo events the 4-byte size, then the data)\n"
 	       "  --json               one JSON object per event (see docs/dump-json.md)\n"
-	       "  --from T, --to T     only events with from <= time <= to; T in ns or\n"
-	       "                       with a unit: 5us, 10ms, 2s, 1.5min, 1h\n"
+	       "  --from T, --to T     only events with from <= time <= to; T is a clock\n"
+	       "                       value (as printed) or +T from the trace's start;\n"
+	       "                       in ns or with a unit: 5us, 10ms, 2s, 1.5min, 1h\n"
 	       "  --stream GLOB        only streams whose path matches the glob\n"
-	       "  --mcv GLOB           only events whose code matches (alias: --event);\n"
-	       "                       write \\[ for a literal [\n"
+	       "  --mcv, --event GLOB  only events whose code matches; write \\[ for a\n"
+	       "                       literal [\n"
 	       "  --stored-order       events of unordered regions as stored (not sorted)\n"
 	       "  --tree               text: the code indented by two spaces per call-tree\n"
 	       "                       level (Heph, Pallas; time order); not with --json\n"
 	       "  -S, --structure      Pallas: the grammar of each thread (sequences,\n"
 	       "                       loops, events with counts and durations), not\n"
-	       "                       unrolled, instead of the events\n"
-	       "  --format NAME        %s\n"
-	       "  --clock-offsets FILE ovnisync clock offsets (default: clock-offsets.txt\n"
-	       "                       in the trace directory when present)\n"
-	       "  -h, --help           this text\n"
-	       "\n"
-	       "With two CPUs or more, traces of 4 MiB or more are dumped by two threads\n"
-	       "(reading, formatting); --threads 1 (or WEFT_THREADS=1 in the environment)\n"
-	       "forces one thread, 2 two.\n"
-	       "\n"
+	       "                       unrolled, instead of the events\n");
+	cli_print_common_help(stdout, dump_notes);
+	printf("\n"
 	       "example:\n"
-	       "  weft dump -x --from 10ms --to 20ms --mcv 'OH?' ovni/\n",
-	       cli_format_list(" (default)"));
+	       "  weft dump -x --from +10ms --to +20ms --mcv 'OH?' ovni/\n");
 }
 
 /* Everything the options of `weft dump` set. */
 typedef struct dump_settings {
 	cli_common common;
 	weft_dump_options options; /* mode, flags, filter */
+	cli_window window;       /* --from, --to */
 	int structure;           /* --structure: the grammar, not the events */
 } dump_settings;
 
@@ -121,13 +122,9 @@ static int apply_dump_option(dump_settings *s, int id, const char *value)
 		s->options.mode = WEFT_DUMP_JSON;
 		return 0;
 	case OPT_FROM:
-	case OPT_TO: {
-		uint64_t *dest = id == OPT_FROM ? &s->options.filter.from : &s->options.filter.to;
-		if (cli_parse_time(value, dest) == 0)
-			return 0;
-		cli_usage_error("dump", "invalid time '%s' (e.g. 1500, 10ms, 2s)", value);
-		return -1;
-	}
+	case OPT_TO:
+		return cli_window_option(&s->window, "dump", id == OPT_FROM ? "--from" : "--to",
+					 value, id == OPT_TO);
 	case OPT_STREAM:
 		s->options.filter.stream_pattern = value;
 		return 0;
@@ -161,7 +158,7 @@ static int parse_dump_arguments(dump_settings *s, int argc, char **argv)
 	memset(s, 0, sizeof *s);
 	cli_common_init(&s->common);
 	weft_dump_options_init(&s->options);
-	cli_parser_init(&parser, "dump", argc, argv, dump_options);
+	cli_parser_init(&parser, "dump", argc, argv, cli_dump_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;
@@ -172,8 +169,6 @@ static int parse_dump_arguments(dump_settings *s, int argc, char **argv)
 		if (apply_dump_option(s, id, value) < 0)
 			return CLI_EXIT_FAILURE;
 	}
-	if (s->options.filter.to != 0 && s->options.filter.to < s->options.filter.from)
-		return cli_usage_error("dump", "--to is before --from");
 	if ((s->options.flags & WEFT_DUMP_TREE) && s->options.mode == WEFT_DUMP_JSON)
 		return cli_usage_error("dump", "--tree indents the text dump; --json has "
 				       "\"depth\" and \"parent\" instead");
@@ -194,14 +189,18 @@ static const char *failure_phrase(weft_dump_stage stage)
 }
 
 /* Opens, dumps (weft_dump()), reports. */
-static int run_dump(const dump_settings *s)
+static int run_dump(dump_settings *s)
 {
 	weft_trace *trace;
 	weft_dump_status status;
 	int exit_code = cli_open_trace(&s->common, "dump", &trace);
 
-	if (exit_code != CLI_EXIT_OK)
+	if (exit_code == CLI_EXIT_OK)
+		exit_code = cli_window_apply(&s->window, trace, "dump", &s->options.filter);
+	if (exit_code != CLI_EXIT_OK) {
+		weft_trace_free(trace);
 		return exit_code;
+	}
 	if (s->structure) {
 		exit_code = print_structure(trace);
 		cli_close_trace(trace);

@@ -15,7 +15,7 @@
 
 #include "cli/cli.h"
 
-static const cli_option info_options[] = {
+const cli_option cli_info_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ NULL, 0, 0, 0 }
 };
@@ -29,16 +29,11 @@ static void print_info_help(void)
 	       "(loom > process > thread for ovni) with their metadata, every stream\n"
 	       "(file, size, events, first and last time), the time span and the\n"
 	       "warnings found. Every stream is read once to count its events (ROSS:\n"
-	       "every file is read once, all its streams together).\n"
-	       "\n"
-	       "options:\n"
-	       "  --format NAME        %s\n"
-	       "  --clock-offsets FILE ovnisync clock offsets\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "every file is read once, all its streams together).\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
-	       "  weft info ovni/\n",
-	       cli_format_list(" (default)"));
+	       "  weft info ovni/\n");
 }
 
 /* ---- Metadata summaries --------------------------------------------------- */
@@ -413,7 +408,7 @@ int cli_cmd_info(int argc, char **argv)
 	int id;
 
 	cli_common_init(&common);
-	cli_parser_init(&parser, "info", argc, argv, info_options);
+	cli_parser_init(&parser, "info", argc, argv, cli_info_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

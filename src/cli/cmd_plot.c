@@ -18,16 +18,18 @@ enum plot_option_id {
 	OPT_FORCE,
 	OPT_LEVEL,
 	OPT_X,
-	OPT_MODE
+	OPT_MODE,
+	OPT_DEDUP
 };
 
-static const cli_option plot_options[] = {
+const cli_option cli_plot_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "output", 'o', 1, OPT_OUTPUT },
 	{ "force", 'f', 0, OPT_FORCE },
 	{ "level", 'l', 1, OPT_LEVEL },
 	{ "x", 0, 1, OPT_X },
 	{ "mode", 0, 1, OPT_MODE },
+	{ "dedup", 0, 0, OPT_DEDUP },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -55,9 +57,10 @@ static void print_plot_help(void)
 	       "  --mode NAME          the file to plot: gvt, rt, vt, or a file node's name\n"
 	       "                       (default: the first of gvt, rt, vt in the run; with\n"
 	       "                       --x real, of rt, gvt, vt)\n"
-	       "  --format, --ross-kind, --ross-clock-rate, --resync   as for every command\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "  --dedup              vt files: of the samples of a line with the same\n"
+	       "                       virtual time, plot only the last (as summary)\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
 	       "  weft plot --x real -o run.svg run/\n");
 }
@@ -69,6 +72,7 @@ typedef struct plot_settings {
 	int force;
 	int kp;       /* --level kp */
 	int real_x;   /* --x real */
+	int dedup;    /* --dedup */
 } plot_settings;
 
 /* One option of `weft plot`; -1 after a message. */
@@ -92,6 +96,9 @@ static int plot_option(plot_settings *s, int id, const char *value)
 	case OPT_MODE:
 		s->mode = value;
 		return 0;
+	case OPT_DEDUP:
+		s->dedup = 1;
+		return 0;
 	default:
 		return cli_common_option(&s->common, "plot", id, value) == 1 ? 0 : -1;
 	}
@@ -110,6 +117,7 @@ static int plot_run(weft_trace *trace, const plot_settings *s)
 	options.mode = s->mode;
 	options.kp = s->kp;
 	options.real_x = s->real_x;
+	options.dedup = s->dedup;
 	int rc = weft_ross_plot_create(trace, &options, &plot);
 	if (rc == WEFT_ENOTFOUND) {
 		fprintf(stderr, "weft plot: %s\n", weft_last_error());
@@ -160,7 +168,7 @@ int cli_cmd_plot(int argc, char **argv)
 
 	memset(&s, 0, sizeof s);
 	cli_common_init(&s.common);
-	cli_parser_init(&parser, "plot", argc, argv, plot_options);
+	cli_parser_init(&parser, "plot", argc, argv, cli_plot_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

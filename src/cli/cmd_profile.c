@@ -29,7 +29,7 @@ enum profile_option_id {
 	OPT_EVENT
 };
 
-static const cli_option profile_options[] = {
+const cli_option cli_profile_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "json", 0, 0, OPT_JSON },
 	{ "csv", 0, 0, OPT_CSV },
@@ -65,15 +65,15 @@ static void print_profile_help(void)
 	       "  --instants           also count the instants (point events) per name;\n"
 	       "                       shown anyway when the trace has no spans (ROSS)\n"
 	       "  --from T, --to T     only the time in [from, to] (calls are cut to it);\n"
-	       "                       T in ns or with a unit: 5us, 10ms, 2s\n"
+	       "                       T is a clock value of the trace, or +T from its\n"
+	       "                       start; in ns or with a unit: 5us, 10ms, 2s\n"
 	       "  --stream GLOB        only streams whose path matches the glob\n"
-	       "  --event GLOB         only events whose code matches (alias: --mcv)\n"
+	       "  --event, --mcv GLOB  only events whose code matches\n"
 	       "  --replay             Pallas: replay every Enter/Leave instead\n"
 	       "  --headers-only       Pallas: from the sequence headers alone (instant;\n"
 	       "                       totals from the stored, rounded means)\n");
-	printf("  --format NAME        trace format: %s\n", cli_format_list(" (default)"));
-	printf("  -h, --help           this text\n"
-	       "\n"
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "examples:\n"
 	       "  weft profile trace/main.pallas\n"
 	       "  weft profile --by stream --csv ovni/ > per-thread.csv\n");
@@ -82,6 +82,7 @@ static void print_profile_help(void)
 typedef struct profile_settings {
 	cli_common common;
 	weft_profile_options options;
+	cli_window window; /* --from, --to */
 	int json, csv, instants, headers_only, replay;
 } profile_settings;
 
@@ -107,11 +108,8 @@ static int profile_option(profile_settings *s, int id, const char *value)
 		return 0;
 	case OPT_FROM:
 	case OPT_TO:
-		if (cli_parse_time(value, id == OPT_FROM ? &s->options.filter.from
-						       : &s->options.filter.to) == 0)
-			return 0;
-		cli_usage_error("profile", "invalid time '%s' (e.g. 1500, 10ms, 2s)", value);
-		return -1;
+		return cli_window_option(&s->window, "profile", id == OPT_FROM ? "--from" : "--to",
+					 value, id == OPT_TO);
 	default:
 		return cli_common_option(&s->common, "profile", id, value) == 1 ? 0 : -1;
 	}
@@ -291,6 +289,10 @@ static int run_profile(profile_settings *s)
 
 	if (cli_open_trace(&s->common, "profile", &trace) != CLI_EXIT_OK)
 		return CLI_EXIT_FAILURE;
+	if (cli_window_apply(&s->window, trace, "profile", &s->options.filter) != CLI_EXIT_OK) {
+		weft_trace_free(trace);
+		return CLI_EXIT_FAILURE;
+	}
 	int rc = weft_profile_compute(trace, &s->options, &p);
 	if (rc < 0) {
 		cli_library_error("profile", "cannot compute the profile", rc);
@@ -310,7 +312,7 @@ static int run_profile(profile_settings *s)
 	weft_span_stats read;
 	weft_profile_span_stats(p, &read);
 	if (weft_profile_source_used(p) == WEFT_PROFILE_SPANS)
-		lost |= cli_report_unmatched(trace, "profile", &s->options.filter, read.events);
+		lost |= cli_report_unmatched(trace, "profile", &s->options.filter, read.selected);
 	weft_profile_free(p);
 	/* A stream that failed on the way ends early: said, and exit 1. */
 	lost |= cli_print_diags_from(trace, "profile", 0);
@@ -327,7 +329,7 @@ int cli_cmd_profile(int argc, char **argv)
 
 	cli_common_init(&s.common);
 	weft_profile_options_init(&s.options);
-	cli_parser_init(&parser, "profile", argc, argv, profile_options);
+	cli_parser_init(&parser, "profile", argc, argv, cli_profile_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;
@@ -342,8 +344,6 @@ int cli_cmd_profile(int argc, char **argv)
 		return cli_usage_error("profile", "--headers-only and --replay exclude each other");
 	if (s.json && s.csv)
 		return cli_usage_error("profile", "--json and --csv exclude each other");
-	if (s.options.filter.to != 0 && s.options.filter.to < s.options.filter.from)
-		return cli_usage_error("profile", "--to is before --from");
 	s.options.source = s.replay ? WEFT_PROFILE_SPANS
 			   : s.headers_only ? WEFT_PROFILE_HEADERS : WEFT_PROFILE_AUTO;
 	if (cli_take_trace_path(&s.common, &parser) < 0)

@@ -15,7 +15,7 @@ enum sort_option_id {
 	OPT_CHECK = 100
 };
 
-static const cli_option sort_options[] = {
+const cli_option cli_sort_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "check", 'c', 0, OPT_CHECK },
 	{ NULL, 0, 0, 0 }
@@ -34,9 +34,9 @@ static void print_sort_help(void)
 	       "\n"
 	       "options:\n"
 	       "  -c, --check   only tell what would change; exit 1 when a stream\n"
-	       "                is not sorted\n"
-	       "  -h, --help    this text\n"
-	       "\n"
+	       "                is not sorted\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
 	       "  weft sort --check ovni/ && echo sorted\n");
 }
@@ -99,7 +99,7 @@ int cli_cmd_sort(int argc, char **argv)
 	int id;
 
 	cli_common_init(&common);
-	cli_parser_init(&parser, "sort", argc, argv, sort_options);
+	cli_parser_init(&parser, "sort", argc, argv, cli_sort_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

@@ -15,7 +15,7 @@ enum summary_option_id {
 	OPT_DEDUP
 };
 
-static const cli_option summary_options[] = {
+const cli_option cli_summary_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "json", 0, 0, OPT_JSON },
 	{ "dedup", 0, 0, OPT_DEDUP },
@@ -42,11 +42,9 @@ static void print_summary_help(void)
 	       "\n"
 	       "options:\n"
 	       "  --json               one JSON object (schema in docs/ross.md)\n"
-	       "  --dedup              vt files: keep only the last of each duplicate group\n"
-	       "  --ross-clock-rate HZ the true rate of ROSS's cycle counter\n"
-	       "  --format, --ross-kind, --resync   as for every command\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "  --dedup              vt files: keep only the last of each duplicate group\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
 	       "  weft summary run/\n");
 }
@@ -85,7 +83,7 @@ int cli_cmd_summary(int argc, char **argv)
 	int id;
 
 	cli_common_init(&common);
-	cli_parser_init(&parser, "summary", argc, argv, summary_options);
+	cli_parser_init(&parser, "summary", argc, argv, cli_summary_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

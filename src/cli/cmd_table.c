@@ -22,7 +22,7 @@ enum table_option_id {
 	OPT_SORT_BUDGET
 };
 
-static const cli_option table_options[] = {
+const cli_option cli_table_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "level", 'l', 1, OPT_LEVEL },
 	{ "output", 'o', 1, OPT_OUTPUT },
@@ -58,11 +58,9 @@ static void print_table_help(void)
 	       "                       real time), virtual or real (stable sorts)\n"
 	       "  --sort-budget SIZE   memory of the sort before it spills sorted runs to\n"
 	       "                       a temporary file in $TMPDIR (default 32M)\n"
-	       "  --stream GLOB        only the streams whose path matches ('gvt/*')\n"
-	       "  --ross-model-schema SPEC, --ross-clock-rate HZ, --ross-kind KIND,\n"
-	       "  --resync, --format NAME   as for every command (docs/ross.md)\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "  --stream GLOB        only the streams whose path matches ('gvt/*')\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
 	       "  weft table --level pe --sort virtual -o pe.csv run/\n");
 }
@@ -190,7 +188,7 @@ int cli_cmd_table(int argc, char **argv)
 	memset(&s, 0, sizeof s);
 	cli_common_init(&s.common);
 	weft_ross_table_options_init(&s.table);
-	cli_parser_init(&parser, "table", argc, argv, table_options);
+	cli_parser_init(&parser, "table", argc, argv, cli_table_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

@@ -16,7 +16,7 @@ enum top_option_id {
 	OPT_STREAMS = 100
 };
 
-static const cli_option top_options[] = {
+const cli_option cli_top_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "streams", 0, 0, OPT_STREAMS },
 	{ NULL, 0, 0, 0 }
@@ -28,30 +28,93 @@ static void print_top_help(void)
 	printf("usage: weft top [OPTIONS] TRACE\n"
 	       "\n"
 	       "Counts the events of each code (ovni MCV), most frequent first\n"
-	       "(same output as ovnitop: '<code> <count>').\n"
+	       "(same output as ovnitop: '<code> <count>'), in aligned columns. When\n"
+	       "events are intervals (Heph), also the total and mean time per name,\n"
+	       "under a header line. Time per region of enters and leaves (ovni,\n"
+	       "Pallas): weft profile.\n"
 	       "\n"
 	       "options:\n"
-	       "  --streams            also the counts of every stream\n"
-	       "  --format NAME        %s\n"
-	       "  --clock-offsets FILE ovnisync clock offsets\n"
-	       "  -h, --help           this text\n"
-	       "\n"
+	       "  --streams            also the counts of every stream\n");
+	cli_print_common_help(stdout, NULL);
+	printf("\n"
 	       "example:\n"
-	       "  weft top --streams ovni/\n",
-	       cli_format_list(" (default)"));
+	       "  weft top --streams ovni/\n");
 }
 
-/* Prints the rows of one scope, each line "<code> <count, 10 wide>". */
-static int print_counts(const weft_counts *counts, int64_t stream, const char *indent)
+/* The widths of the columns, over every table printed. */
+typedef struct top_layout {
+	int code_width;   /* at least 3: ovnitop's "%-3s" */
+	int count_width;  /* at least 10: ovnitop's "%10" */
+	int timed;        /* some events are intervals: time columns */
+} top_layout;
+
+/* The rows of one scope (WEFT_COUNTS_ALL or a stream); NULL when out of memory. */
+static weft_count_row *scope_rows(const weft_counts *counts, int64_t stream, size_t *n)
 {
-	size_t n = weft_counts_rows(counts, stream, NULL, 0);
-	weft_count_row *rows = malloc((n ? n : 1) * sizeof *rows);
+	*n = weft_counts_rows(counts, stream, NULL, 0);
+	weft_count_row *rows = malloc((*n ? *n : 1) * sizeof *rows);
+	if (rows != NULL)
+		*n = weft_counts_rows(counts, stream, rows, *n);
+	return rows;
+}
+
+/*
+ * Sizes the columns for the widest code and count of the whole trace
+ * (the per-stream tables hold no wider ones): ovni's three-letter codes
+ * and counts under ten digits keep ovnitop's exact layout.
+ */
+static int measure(const weft_counts *counts, top_layout *l)
+{
+	size_t n;
+	weft_count_row *rows = scope_rows(counts, WEFT_COUNTS_ALL, &n);
+	char digits[32];
 
 	if (rows == NULL)
 		return -1;
-	n = weft_counts_rows(counts, stream, rows, n);
-	for (size_t i = 0; i < n; i++)
-		printf("%s%-3s %10" PRIu64 "\n", indent, rows[i].code, rows[i].count);
+	*l = (top_layout){ 3, 10, 0 };
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].code_len > (uint32_t)l->code_width)
+			l->code_width = rows[i].code_len > 60 ? 60 : (int)rows[i].code_len;
+		int w = snprintf(digits, sizeof digits, "%" PRIu64, rows[i].count);
+		if (w > l->count_width)
+			l->count_width = w;
+		l->timed |= rows[i].intervals > 0;
+	}
+	free(rows);
+	return 0;
+}
+
+/* "total  mean" of a row's intervals, or "-" when it has none. */
+static void print_times(const weft_count_row *r)
+{
+	char total[32] = "-", mean[32] = "-";
+
+	if (r->intervals > 0) {
+		cli_format_duration(total, sizeof total, r->interval_time);
+		cli_format_duration(mean, sizeof mean, r->interval_time / r->intervals);
+	}
+	printf("  %14s  %14s", total, mean);
+}
+
+/* Prints the rows of one scope: "<code> <count>" (and the times), aligned. */
+static int print_counts(const weft_counts *counts, int64_t stream, const char *indent,
+			const top_layout *l)
+{
+	size_t n;
+	weft_count_row *rows = scope_rows(counts, stream, &n);
+
+	if (rows == NULL)
+		return -1;
+	if (l->timed)
+		printf("%s%-*s %*s  %14s  %14s\n", indent, l->code_width, "name", l->count_width,
+		       "events", "total", "mean");
+	for (size_t i = 0; i < n; i++) {
+		printf("%s%-*s %*" PRIu64, indent, l->code_width, rows[i].code, l->count_width,
+		       rows[i].count);
+		if (l->timed)
+			print_times(&rows[i]);
+		putchar('\n');
+	}
 	free(rows);
 	return 0;
 }
@@ -59,10 +122,14 @@ static int print_counts(const weft_counts *counts, int64_t stream, const char *i
 /* The overall table, then (with --streams) one table per stream. */
 static int print_top(const weft_trace *trace, const weft_counts *counts, int by_stream)
 {
-	int rc = print_counts(counts, WEFT_COUNTS_ALL, "");
+	top_layout layout;
+	int rc = measure(counts, &layout);
+
+	if (rc == 0)
+		rc = print_counts(counts, WEFT_COUNTS_ALL, "", &layout);
 	for (size_t i = 0; by_stream && rc == 0 && i < weft_trace_stream_count(trace); i++) {
 		printf("\n%s:\n", weft_trace_stream(trace, i)->path);
-		rc = print_counts(counts, (int64_t)i, "  ");
+		rc = print_counts(counts, (int64_t)i, "  ", &layout);
 	}
 	return rc;
 }
@@ -100,7 +167,7 @@ int cli_cmd_top(int argc, char **argv)
 	int id;
 
 	cli_common_init(&common);
-	cli_parser_init(&parser, "top", argc, argv, top_options);
+	cli_parser_init(&parser, "top", argc, argv, cli_top_options);
 	while ((id = cli_next_option(&parser, &value)) != 0) {
 		if (id < 0)
 			return CLI_EXIT_FAILURE;

@@ -169,6 +169,30 @@ int cli_stream_pattern_unmatched(const weft_trace *trace, const char *command,
 	return 1;
 }
 
+/*
+ * A time window that selected nothing: says where the trace starts, since
+ * the usual cause is a time meant from the start ("10ms") given as a
+ * clock value. Returns 1.
+ */
+static int report_empty_window(weft_trace *trace, const char *command,
+			       const weft_filter *filter)
+{
+	uint64_t start;
+	char to[32] = "the end";
+
+	if (filter->to != 0)
+		snprintf(to, sizeof to, "%" PRIu64 " ns", filter->to);
+	fprintf(stderr, "weft %s: warning: no event%s%s%s from %" PRIu64 " ns to %s",
+		command, filter->code_pattern ? " matches --event '" : "",
+		filter->code_pattern ? filter->code_pattern : "",
+		filter->code_pattern ? "'" : "", filter->from, to);
+	if (weft_trace_start_time(trace, &start) == 1)
+		fprintf(stderr, "; the trace starts at %" PRIu64 " ns (times are the trace's "
+			"clock; +10ms is 10 ms after its start)", start);
+	fputc('\n', stderr);
+	return 1;
+}
+
 int cli_report_unmatched(weft_trace *trace, const char *command, const weft_filter *filter,
 			 uint64_t delivered)
 {
@@ -176,6 +200,8 @@ int cli_report_unmatched(weft_trace *trace, const char *command, const weft_filt
 		return 0;
 	if (cli_stream_pattern_unmatched(trace, command, filter->stream_pattern))
 		return 1;
+	if (filter->from != 0 || filter->to != 0)
+		return report_empty_window(trace, command, filter);
 	if (filter->code_pattern == NULL)
 		return 0;
 	fprintf(stderr, "weft %s: warning: no event matches --event '%s'%s; the codes are: ",

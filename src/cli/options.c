@@ -6,6 +6,7 @@
  * parsing of times with units ("10ms").
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -325,4 +326,61 @@ int cli_parse_time(const char *text, uint64_t *ns)
 		return 0;
 	}
 	return -1;
+}
+
+/* --from/--to: "+T" relative to the trace's start, "T" a clock value. */
+int cli_window_option(cli_window *w, const char *command, const char *option,
+		      const char *value, int is_to)
+{
+	int relative = value[0] == '+';
+	uint64_t ns;
+
+	if (cli_parse_time(value + relative, &ns) < 0) {
+		cli_usage_error(command, "invalid time '%s' for %s (e.g. 1500, 10ms, 2s; "
+				"+10ms: 10 ms after the start of the trace)", value, option);
+		return -1;
+	}
+	if (is_to) {
+		w->to = ns;
+		w->to_relative = relative;
+	} else {
+		w->from = ns;
+		w->from_relative = relative;
+	}
+	w->given = 1;
+	return 0;
+}
+
+/*
+ * Adds the trace's start to the relative times, then checks the order of
+ * the two ends. The start is read (the first events of every stream) only
+ * for a relative time, or for an absolute --from on a format read in time
+ * order (not Heph, whose start needs a scan), which gets a note when it
+ * lies before the start: the usual slip is "10ms" meant from the start.
+ */
+int cli_window_apply(const cli_window *w, weft_trace *trace, const char *command,
+		     weft_filter *filter)
+{
+	uint64_t start = 0;
+	/* the note costs a look at the first events: only where that is cheap */
+	int absolute_from = !w->from_relative && w->from != 0 &&
+			    weft_trace_natural_order(trace) == WEFT_ORDER_TIME;
+
+	if (w->from_relative || w->to_relative || absolute_from) {
+		int rc = weft_trace_start_time(trace, &start);
+		if (rc < 0)
+			return cli_library_error(command, "reading the start of the trace", rc);
+	}
+	if (absolute_from && w->from < start && (w->to == 0 || w->to_relative || w->to >= start))
+		fprintf(stderr, "weft %s: note: --from %" PRIu64 " ns is before the start of the "
+			"trace (%" PRIu64 " ns) and selects from its start; times are the trace's "
+			"clock: +10ms is 10 ms after its start\n", command, w->from, start);
+	filter->from = w->from + (w->from_relative ? start : 0);
+	filter->to = w->to + (w->to_relative ? start : 0);
+	if (filter->from < w->from || filter->to < w->to)
+		return cli_usage_error(command, "the time window ends past the clock's range");
+	if ((w->to != 0 || w->to_relative) && filter->to < filter->from)
+		return cli_usage_error(command, "--to is before --from (%" PRIu64 " < %" PRIu64
+				       " ns)", filter->to, filter->from);
+	return CLI_EXIT_OK;
 }

@@ -263,6 +263,11 @@ struct weft_trace {
 
 	char *metadata_json;  /* trace-wide metadata, NULL = "{}" */
 
+	/* weft_trace_start_time(): 0 not asked yet, 1 known (start_time),
+	 * 2 known to have no timed event. */
+	int start_time_state;
+	uint64_t start_time;
+
 	/* Strings owned by the trace (names, paths, messages). */
 	char **strings;
 	size_t string_count, string_cap;

@@ -422,6 +422,40 @@ int weft_trace_stream_find(const weft_trace *trace, const char *path)
 			   "no stream named %s", path);
 }
 
+/*
+ * The first timed event of a time-ordered cursor: priming the merge reads
+ * the head of every stream, which is all it costs on formats whose streams
+ * are sorted. It reads through a second handle of the trace, so that what
+ * it meets is not recorded on `trace` (the command's own read reports it
+ * once) and reports said once per trace are not used up. Kept, because
+ * `+T` options may ask several times.
+ */
+int weft_trace_start_time(weft_trace *trace, uint64_t *start)
+{
+	*start = 0;
+	if (trace->start_time_state == 0) {
+		weft_filter filter = { .order = WEFT_ORDER_TIME };
+		weft_trace *probe = NULL;
+		weft_cursor *cursor = NULL;
+		const weft_event *ev;
+		int rc = weft__trace_reopen(trace, &probe);
+		if (rc == 0)
+			rc = weft_cursor_create(probe, &filter, &cursor);
+		while (rc == 0 && (rc = weft_cursor_next(cursor, &ev)) == 1 &&
+		       (ev->flags & WEFT_EVENT_NO_TIME))
+			rc = 0;
+		if (rc == 1)
+			trace->start_time = ev->time;
+		weft_cursor_free(cursor);
+		weft_trace_free(probe);
+		if (rc < 0)
+			return rc;
+		trace->start_time_state = rc == 1 ? 1 : 2;
+	}
+	*start = trace->start_time;
+	return trace->start_time_state == 1;
+}
+
 size_t weft_trace_diag_count(const weft_trace *trace)
 {
 	return trace->diag_count;

@@ -81,16 +81,21 @@ void weft_convert_report_free(weft_convert_report *r)
  * Pushes the events of `cursor` to the writer until the end, the writer
  * needs no more, or it fails or refuses one. Returns what
  * weft_cursor_next() returned last (0 at the end), or 0 when the writer
- * stopped the reading (finish says why it failed).
+ * stopped the reading (finish says why it failed). Counts the events
+ * of the window into the report (`selected`): the viewers read from the
+ * start, to know what is open when the window begins.
  */
 static int push_events(weft_output_writer *w, weft_cursor *cursor, const uint32_t *batch)
 {
+	const weft_filter *window = &w->job.options->filter;
 	const weft_event *ev;
 	int rc;
 
 	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
 		if (batch != NULL && batch[ev->stream] == 0)
 			continue;
+		w->job.report->selected += ev->time >= window->from &&
+					   (window->to == 0 || ev->time <= window->to);
 		int taken = weft_output_writer_event(w, ev);
 		if (taken < 0 && w->state == WEFT__WRITER_OPEN) {
 			/* refused: the cursor broke the order the output needs */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * outputs/convert_pallas.c - weft_convert() to pallas (`weft convert TRACE
- * --to pallas -o DIR`): any trace weft reads becomes a Pallas 0.20 trace
+ * -t pallas -o DIR`): any trace weft reads becomes a Pallas 0.20 trace
  * written by libweft's Pallas writer (weft/pallas.h). The mapping (docs/convert-pallas.md):
  *
  *   - the parent node of each stream (an ovni process, a Heph stream, a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/convert_pallas.h - the pieces of `weft convert --to pallas`
+ * outputs/convert_pallas.h - the pieces of `weft convert -t pallas`
  * (convert_pallas.c) shared by its files: the conversion state, the
  * string and attribute tables and the definitions (convert_pallas_defs.c),
  * the attribute lists of a record (convert_pallas_attrs.c) and the output

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/convert_pallas_attrs.c - `weft convert --to pallas`: the attribute
+ * outputs/convert_pallas_attrs.c - `weft convert -t pallas`: the attribute
  * list of one record: weft.code, weft.end, the decoded fields as typed
  * attributes and the stored bytes as u64 chunks, within Pallas's limits
  * (values and bytes per list).

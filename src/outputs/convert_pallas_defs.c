@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/convert_pallas_defs.c - `weft convert --to pallas`: small helpers,
+ * outputs/convert_pallas_defs.c - `weft convert -t pallas`: small helpers,
  * the string table (every name, code and string value as a global string
  * of the output), the attribute map, the definitions (regions and
  * attributes named after what they stand for) and the location groups,

@@ -178,7 +178,7 @@ static int files_open(output_files *f, const view_output *o, const weft__convert
 	memset(f, 0, sizeof *f);
 	if (o->file_count > 1 && strcmp(out, "-") == 0)
 		return file_failed(job, weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
-						    "--to %s writes %d files: give a base name, "
+						    "-t %s writes %d files: give a base name, "
 						    "not '-'", o->name, o->file_count));
 	char *base = o->file_count > 1 ? base_name(o, out) : strdup(out);
 	if (base == NULL)

@@ -291,10 +291,11 @@ static inline char *put_tree_indent(const weft__dump_writer *w, char *p,
 
 /*
  * "end=<end> dur=<end - time>  " of an interval event, a part of its own
- * after the stream (an attribute may be named "end"). A reader never
- * delivers an end before the start; a duration of 0 is shown if it did.
+ * after the stream (an attribute may be named "end"), without the two
+ * spaces when nothing follows. A reader never delivers an end before the
+ * start; a duration of 0 is shown if it did.
  */
-static void put_interval(weft__outbuf *ob, const weft_event *ev)
+static void put_interval(weft__outbuf *ob, const weft_event *ev, int more)
 {
 	char *p = weft__outbuf_reserve(ob, INTERVAL_ROOM);
 
@@ -304,21 +305,25 @@ static void put_interval(weft__outbuf *ob, const weft_event *ev)
 	p = weft__fmt_u64(p + 5, ev->end > ev->time ? ev->end - ev->time : 0);
 	p[0] = ' ';
 	p[1] = ' ';
-	weft__outbuf_commit(ob, p + 2);
+	weft__outbuf_commit(ob, more ? p + 2 : p);
 }
 
 /*
  * "<clock>  <code>" then the stream prefix "  <path>  ", any code; the
- * code indented with --tree, and the interval part after the prefix.
+ * code indented with --tree, and the interval part after the prefix. The
+ * separator at the end is left out when nothing follows (`more` 0): the
+ * text lines have no trailing spaces (ovnidump -x lines keep them).
  */
-static void put_text_head(weft__dump_writer *w, const weft_event *ev)
+static void put_text_head(weft__dump_writer *w, const weft_event *ev, int more)
 {
 	weft__outbuf *ob = &w->out;
 	const weft__dump_stream *ds = &w->streams[ev->stream];
+	int interval = (ev->flags & WEFT_EVENT_INTERVAL) != 0;
+	size_t cut = more || interval ? 0 : 2;
 
 	if (WEFT__OUT_LIKELY(head_is_simple(w, ev))) {
 		char *p = weft__outbuf_reserve(ob, HEAD_ROOM + PREFIX_PAD + ds->prefix_len);
-		weft__outbuf_commit(ob, write_simple_head(p, &w->clock, ds, ev));
+		weft__outbuf_commit(ob, write_simple_head(p, &w->clock, ds, ev) - cut);
 		return;
 	}
 	char *p = weft__outbuf_reserve(ob, HEAD_ROOM + TREE_INDENT_STEP * TREE_DEPTH_MAX +
@@ -334,9 +339,9 @@ static void put_text_head(weft__dump_writer *w, const weft_event *ev)
 		weft__outbuf_commit(ob, p);
 		weft__put_text_bare(ob, ev->code, ev->code_len);
 	}
-	weft__outbuf_put(ob, ds->prefix, ds->prefix_len);
-	if (ev->flags & WEFT_EVENT_INTERVAL)
-		put_interval(ob, ev);
+	weft__outbuf_put(ob, ds->prefix, ds->prefix_len - cut);
+	if (interval)
+		put_interval(ob, ev, more);
 }
 
 /* The stored bytes of the event: payload, then the jumbo data. */
@@ -591,7 +596,9 @@ static int write_fields_line_fast(weft__dump_writer *w, const weft_event *ev, in
 		return 0;
 	char *p = weft__outbuf_reserve(&w->out, ds->prefix_len + FAST_LINE_ROOM);
 	p = write_simple_head(p, &w->clock, ds, ev);
-	if (n == 0)
+	if (n == 0 && ev->payload_size == 0)
+		p -= 2; /* nothing after the stream: no trailing separator */
+	else if (n == 0)
 		p = weft__fmt_hex_colon(p, ev->payload, ev->payload_size);
 	for (int i = 0; i < n && p != NULL; i++)
 		p = put_fast_field(p, &w->fields[i], i == 0);
@@ -612,7 +619,7 @@ static void write_fields_line(weft__dump_writer *w, const weft_event *ev)
 
 	if (WEFT__OUT_LIKELY(write_fields_line_fast(w, ev, n)))
 		return;
-	put_text_head(w, ev);
+	put_text_head(w, ev, n != 0 || ev->payload_size != 0 || ev->data_size != 0);
 	if (n > 0)
 		put_fields_text(&w->out, w->fields, n);
 	else
@@ -639,7 +646,7 @@ static void write_hex_line(weft__dump_writer *w, const weft_event *ev)
 		weft__outbuf_commit(&w->out, p);
 		return;
 	}
-	put_text_head(w, ev);
+	put_text_head(w, ev, 1); /* as ovnidump -x: the separator even before no bytes */
 	put_payload_colon_hex(&w->out, ev);
 	put_newline(&w->out);
 }

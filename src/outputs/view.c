@@ -785,6 +785,7 @@ void weft__view_event(weft__view *v, const weft_event *ev)
 	weft_event copy;
 
 	v->stats.events++;
+	v->stats.in_window += in_window(v, ev->time);
 	if (ev->stream >= v->stream_count)
 		return;
 	weft_event_classify(v->trace, ev, &c);

@@ -165,6 +165,7 @@ typedef struct weft__view_options {
 /* What the view did, for the command's report. */
 typedef struct weft__view_stats {
 	uint64_t events;            /* events read */
+	uint64_t in_window;         /* events read whose time is in the window */
 	uint64_t spans;             /* spans begun (complete ones included) */
 	uint64_t instants;
 	uint64_t flow_ends;         /* instants that are message ends */

@@ -106,7 +106,7 @@ static void test_pallas_hook(void)
 
 	REQUIRE(dir != NULL);
 	snprintf(out, sizeof out, "%s/empty.pallas", dir);
-	snprintf(args, sizeof args, "convert --to pallas -o '%s'", out);
+	snprintf(args, sizeof args, "convert -t pallas -o '%s'", out);
 	snprintf(heph, sizeof heph, "%s/heph/edge_epoch_only.bin.log", data_dir);
 	free(tu_run_weft(args, heph, &status));
 	REQUIRE(status == 0);

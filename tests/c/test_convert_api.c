@@ -61,7 +61,7 @@ static void convert_both(weft_trace *t, const char *trace_path, const char *name
 	CHECK(r.messages == NULL && r.message_count == 0);
 
 	int status = -1;
-	snprintf(args, sizeof args, "convert --to %s%s -o '%s'", output->name,
+	snprintf(args, sizeof args, "convert -t %s%s -o '%s'", output->name,
 		 heph_compat ? " --heph-compat" : "", cli);
 	free(tu_run_weft(args, trace_path, &status));
 	/* the command exits 1 when data was lost, as data_lost says */
@@ -172,7 +172,7 @@ static void test_refusals(void)
 	o.output = "paraver";
 	o.path = "-";
 	r = refused(t, &o, WEFT_EINVAL);
-	CHECK(said(&r, "--to paraver writes 3 files"));
+	CHECK(said(&r, "-t paraver writes 3 files"));
 	weft_convert_report_free(&r);
 
 	/* pallas replaces a Pallas trace only, even with force */

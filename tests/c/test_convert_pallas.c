@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_convert_pallas.c - `weft convert --to pallas` on Pallas sources
+ * test_convert_pallas.c - `weft convert -t pallas` on Pallas sources
  * written here with weft's writer (weft/pallas.h), read back with weft's
  * reader: what the conversion must keep, for inputs that only the writer
  * can make.
@@ -62,14 +62,14 @@ static void source_end(source *s)
 	weft_pallas_global_free(s->g);
 }
 
-/* `weft convert SRC --to pallas -o SRC.out`: the output path (static), NULL when it failed. */
+/* `weft convert SRC -t pallas -o SRC.out`: the output path (static), NULL when it failed. */
 static const char *convert(const source *s, int want_status)
 {
 	static char out[1100];
 	char args[1200];
 	int status;
 	snprintf(out, sizeof out, "%s.out", s->dir);
-	snprintf(args, sizeof args, "convert --to pallas --force -o '%s'", out);
+	snprintf(args, sizeof args, "convert -t pallas --force -o '%s'", out);
 	free(tu_run_weft(args, s->dir, &status));
 	CHECK_EQ_I64(status, want_status);
 	return status == want_status ? out : NULL;

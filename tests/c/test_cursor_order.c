@@ -5,7 +5,7 @@
  * what a cursor says it delivers and that it delivers it, the order asked
  * of a cursor on a trace opened the other way (no second opening), and the
  * single-stream cursor with the merged cursor's filter (time window, code
- * glob).
+ * glob); the start of a trace (weft_trace_start_time).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,11 +188,58 @@ static void test_stream_filter(void)
 	weft_trace_free(t);
 }
 
+/*
+ * weft_trace_start_time: the earliest time of the events that have one,
+ * found by walking every event, in each format, whatever order the trace
+ * was opened in, the same on a second call; ROSS analysis model samples
+ * (no real time, time 0) are not the start.
+ */
+static void check_start_time(const char *rel, int stored)
+{
+	weft_trace *t = open_trace(rel, stored);
+	weft_filter all = { .order = WEFT_ORDER_STORED };
+	weft_cursor *c;
+	const weft_event *ev;
+	uint64_t first = UINT64_MAX, untimed = 0, start = 1;
+
+	REQUIRE(weft_cursor_create(t, &all, &c) == 0);
+	while (weft_cursor_next(c, &ev) == 1) {
+		if (ev->flags & WEFT_EVENT_NO_TIME)
+			untimed++;
+		else if (ev->time < first)
+			first = ev->time;
+	}
+	weft_cursor_free(c);
+	REQUIRE(first != UINT64_MAX);
+	size_t diags = weft_trace_diag_count(t);
+	CHECK_EQ_I64(weft_trace_start_time(t, &start), 1);
+	CHECK_EQ_U64(weft_trace_diag_count(t), diags); /* read on a handle of its own */
+	CHECK_EQ_U64(start, first);
+	start = 0;
+	CHECK_EQ_I64(weft_trace_start_time(t, &start), 1);
+	CHECK_EQ_U64(start, first);
+	if (strstr(rel, "im-everything") != NULL)
+		CHECK(untimed > 0 && first > 0);
+	weft_trace_free(t);
+}
+
+static void test_start_time(void)
+{
+	check_start_time("heph/heph_sample.bin.log", 0);
+	check_start_time("heph/heph_sample.bin.log", 1);
+	check_start_time("ovni/v3/nosv-parallel-tasks/ovni", 0);
+	check_start_time("ovni/v3/bench-mix-small/ovni", 1);
+	check_start_time("ross/im-everything/np1", 0);
+	check_start_time("ross/phold-vt-pekplp/np1", 0);
+	check_start_time("pallas/wb_enterleave_f3_n1000_t2_logical/trace", 0);
+}
+
 int main(void)
 {
 	test_heph();
 	test_ovni();
 	test_ross();
 	test_stream_filter();
+	test_start_time();
 	return tu_result();
 }

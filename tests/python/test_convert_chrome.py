@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`weft convert --to chrome`: Heph traces to Chrome's Trace Event JSON.
+"""`weft convert -t chrome`: Heph traces to Chrome's Trace Event JSON.
 
 - `--heph-compat` is byte for byte Heph's converter: the two goldens, and
   a Python transcription of Heph's mapping (integer microseconds, its
@@ -96,7 +96,7 @@ class Trace:
 # ---- Helpers ------------------------------------------------------------------
 
 def convert(trace, out, *args, expect=0):
-    return run_weft("convert", trace, "--to", "chrome", "-o", out, *args, expect=expect)
+    return run_weft("convert", trace, "-t", "chrome", "-o", out, *args, expect=expect)
 
 
 def load(path):
@@ -512,7 +512,7 @@ def test_window_cuts_spans(tmp_path):
     lo, hi = events[0]["ts"], events[-1]["ts"]
     start, end = lo + (hi - lo) / 3, lo + 2 * (hi - lo) / 3
     start_ns, end_ns = int(start * 1000), int(end * 1000)
-    convert(trace, part, "--from", str(start_ns), "--until", str(end_ns))
+    convert(trace, part, "--from", str(start_ns), "--to", str(end_ns))
     cut = [e for e in load(part)[0]["traceEvents"] if e["ph"] != "M"]
     assert cut and all(start_ns <= e["ts"] * 1000 <= end_ns for e in cut)
     # the running span of the thread covers the whole window, cut at both ends
@@ -595,7 +595,7 @@ def convert_with_size_limit(out, ignore_signal):
         if ignore_signal:
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))
-    return subprocess.run([WEFT, "convert", str(SAMPLE), "--to", "chrome", "-o", str(out),
+    return subprocess.run([WEFT, "convert", str(SAMPLE), "-t", "chrome", "-o", str(out),
                            "--force"], capture_output=True, text=True, preexec_fn=limit)
 
 
@@ -619,17 +619,19 @@ def test_killing_signal_removes_the_temporary_file(tmp_path):
 
 
 def test_stdout_output(tmp_path):
-    proc = run_weft("convert", SAMPLE, "--to", "chrome", "--heph-compat", "-o", "-",
+    proc = run_weft("convert", SAMPLE, "-t", "chrome", "--heph-compat", "-o", "-",
                     expect=0, binary=True)
     assert proc.stdout == (HEPH / "heph_sample.json").read_bytes()
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--to", "chrome"], "missing the output"),
-    (["--to", "perfetto", "--heph-compat", "-o", "x.pb"], "--heph-compat is for --to chrome"),
+    (["-t", "chrome"], "missing the output"),
+    (["-t", "perfetto", "--heph-compat", "-o", "x.pb"], "--heph-compat is for -t chrome"),
     (["--to", "svg", "-o", "x.svg"], "unknown output format 'svg'"),
     (["--to", "10parsecs", "-o", "x.json"], "invalid time '10parsecs' for --to"),
-    (["--from", "2s", "--until", "1s", "-o", "x.json"], "--until is before --from"),
+    (["--from", "2s", "--to", "1s", "-o", "x.json"], "--to is before --from"),
+    (["--from", "+2s", "--until", "+1s", "-o", "x.json"], "--to is before --from"),
+    (["-t", "svg", "-o", "x.svg"], "unknown output format 'svg'"),
 ])
 def test_usage_errors(tmp_path, args, message):
     proc = run_weft("convert", SAMPLE, *[str(tmp_path / a) if a.startswith("x.") else a
@@ -640,7 +642,7 @@ def test_usage_errors(tmp_path, args, message):
 
 def test_unreadable_trace_leaves_nothing(tmp_path):
     out = tmp_path / "out.json"
-    run_weft("convert", tmp_path / "missing.bin.log", "--to", "chrome", "-o", out, expect=2)
+    run_weft("convert", tmp_path / "missing.bin.log", "-t", "chrome", "-o", out, expect=2)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -653,7 +655,7 @@ def test_to_takes_a_time_and_the_format_comes_from_json(tmp_path):
     times = [doc["otherData"]["ts_origin_ns"] + e["ts"] * 1000 for e in xs]
     assert times and all(1610113734119000000 <= t <= 1610113734120000000 for t in times)
     out2 = tmp_path / "until.json"
-    run_weft("convert", SAMPLE, "--to", "chrome", "--from", "1610113734119ms", "--until",
+    run_weft("convert", SAMPLE, "-t", "chrome", "--from", "1610113734119ms", "--until",
              "1610113734120ms", "-o", out2, expect=0)
     assert out2.read_bytes() == out.read_bytes()
 

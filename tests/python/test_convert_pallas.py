@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`weft convert TRACE --to pallas -o DIR` (docs/convert-pallas.md): every
+"""`weft convert TRACE -t pallas -o DIR` (docs/convert-pallas.md): every
 reference trace (ovni of every layout, Heph, ROSS, Pallas) converted to
 Pallas, read back with `weft dump --json` and mapped back to the source's
 events: the same events, times, interval ends, codes, streams, payload
@@ -42,7 +42,7 @@ def trace_id(path):
 
 
 def convert(src, out, *args, expect=0):
-    return run_weft("convert", src, "--to", "pallas", "-o", out, *args, expect=expect)
+    return run_weft("convert", src, "-t", "pallas", "-o", out, *args, expect=expect)
 
 
 def dump_json(path, *args):
@@ -455,7 +455,8 @@ def test_empty_selection(tmp_path):
     """No event selected: a valid trace whose threads are empty."""
     src = DATA_DIR / "ovni" / "v3" / "nosv-parallel-tasks" / "ovni"
     out = tmp_path / "out"
-    convert(src, out, "--event", "nothing-matches")
+    proc = convert(src, out, "--event", "nothing-matches", expect=1)
+    assert "no event matches --event 'nothing-matches'" in proc.stderr
     assert dump_json(out) == []
     run_weft("info", out, expect=0)
 

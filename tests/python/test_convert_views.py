@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The view layer's mapping through `weft convert --to chrome` (the JSON
+"""The view layer's mapping through `weft convert -t chrome` (the JSON
 output is the easiest to inspect), for the formats the other tests do not
 cover there: ROSS samples as counters (ids and times left out), ROSS
 virtual time, Pallas regions as spans, ovni marks; and the pids and tids
@@ -24,7 +24,7 @@ PALLAS = DATA_DIR / "pallas"
 
 def chrome(trace, tmp_path, *args, name="out.json"):
     out = tmp_path / name
-    run_weft("convert", trace, "--to", "chrome", "-o", out, "--force", *args, expect=0)
+    run_weft("convert", trace, "-t", "chrome", "-o", out, "--force", *args, expect=0)
     return json.loads(out.read_text(), parse_float=Decimal)["traceEvents"]
 
 
@@ -138,7 +138,7 @@ def test_ross_paraver_communications_join_both_lps(tmp_path):
     receive time."""
     trace = ROSS / "phold-evtrace-full" / "np1"
     base = tmp_path / "out"
-    run_weft("convert", trace, "--to", "paraver", "-o", base, "--time", "virtual",
+    run_weft("convert", trace, "-t", "paraver", "-o", base, "--time", "virtual",
              "--vt-unit", "1ms", expect=0)
     lines = base.with_suffix(".prv").read_text().splitlines()
     tasks = [int(t.split(":")[0]) for t in
@@ -165,7 +165,7 @@ def test_ross_paraver_communications_join_both_lps(tmp_path):
 
 def test_virtual_time_is_refused_for_pallas_output(tmp_path):
     trace = only((ROSS / "phold-seq-evtrace").glob("*/*.bin"))
-    proc = run_weft("convert", trace, "--to", "pallas", "--time", "virtual",
+    proc = run_weft("convert", trace, "-t", "pallas", "--time", "virtual",
                     "-o", tmp_path / "p", expect=2)
     assert "--time virtual is for the viewer formats" in proc.stderr
 
@@ -240,7 +240,7 @@ def test_mpi_messages_are_paraver_communications(tmp_path):
     time, with the message's length and tag; records stay in time order."""
     trace = ring_trace(tmp_path)
     out = tmp_path / "ring.prv"
-    run_weft("convert", trace, "--to", "paraver", "-o", out, expect=0)
+    run_weft("convert", trace, "-t", "paraver", "-o", out, expect=0)
     lines = out.read_text().splitlines()[1:]
     comms = [list(map(int, l.split(":")[1:])) for l in lines if l.startswith("3:")]
     assert len(comms) == 40
@@ -330,7 +330,7 @@ def chrome_spans(events):
 
 def test_nesting_at_the_limit_is_kept(tmp_path):
     trace = nested_trace(tmp_path, 512)
-    proc = run_weft("convert", trace, "--to", "chrome", "-o", tmp_path / "ok.json", expect=0)
+    proc = run_weft("convert", trace, "-t", "chrome", "-o", tmp_path / "ok.json", expect=0)
     assert "deeper" not in proc.stderr
     spans = chrome_spans(json.loads((tmp_path / "ok.json").read_text())["traceEvents"])
     assert len(spans) == 512 and not any(flags for _, _, flags in spans)
@@ -344,13 +344,13 @@ def test_nesting_past_the_limit_is_an_error(tmp_path, to):
     --allow-loss the same output and a warning, exit 0."""
     trace = nested_trace(tmp_path, 600)
     out = tmp_path / f"deep.{to}"
-    proc = run_weft("convert", trace, "--to", to, "-o", out, expect=1)
+    proc = run_weft("convert", trace, "-t", to, "-o", out, expect=1)
     assert ("weft convert: error: 88 span(s) nested deeper than 512 levels were dropped: "
             "88 on loom.vm.0/proc.2184/thread.2184 (timeline 'nosv VA', 600 deep); "
             "viewers keep 512 levels") in proc.stderr
     assert "--allow-loss" in proc.stderr
     ok = tmp_path / f"ok.{to}"
-    proc = run_weft("convert", trace, "--to", to, "-o", ok, "--allow-loss", expect=0)
+    proc = run_weft("convert", trace, "-t", to, "-o", ok, "--allow-loss", expect=0)
     assert "weft convert: warning: 88 span(s) nested deeper than 512 levels" in proc.stderr
     suffix = ".prv" if to == "paraver" else ""
     assert Path(f"{ok}{suffix}").read_bytes() == Path(f"{out}{suffix}").read_bytes()
@@ -371,7 +371,7 @@ def test_spans_past_the_limit_keep_the_others_paired(tmp_path):
 
 
 def test_allow_loss_is_for_viewer_formats(tmp_path):
-    proc = run_weft("convert", NOSV, "--to", "pallas", "--allow-loss",
+    proc = run_weft("convert", NOSV, "-t", "pallas", "--allow-loss",
                     "-o", tmp_path / "p", expect=2)
     assert "--allow-loss is for the viewer formats" in proc.stderr
 
@@ -393,7 +393,7 @@ def test_running_state_does_not_nest(tmp_path):
     of the same mix nested 25.7 M spans past the limit)."""
     trace = OVNI_DATA / "v3" / "bench-mix-small" / "ovni"
     out = tmp_path / "mix.json"
-    proc = run_weft("convert", trace, "--to", "chrome", "-o", out, expect=0)
+    proc = run_weft("convert", trace, "-t", "chrome", "-o", out, expect=0)
     assert "state span(s) entered again while on" in proc.stderr
     events = json.loads(out.read_text())["traceEvents"]
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events

@@ -33,7 +33,7 @@ def garbled_run(tmp_path):
     (["info"], None), (["top"], None), (["summary"], None), (["dump"], None),
     (["table", "--level", "pe", "-o", "{out}"], "out.csv"),
     (["plot", "-o", "{out}"], "out.svg"),
-    (["convert", "--to", "chrome", "-o", "{out}"], "out.json"),
+    (["convert", "-t", "chrome", "-o", "{out}"], "out.json"),
 ])
 def test_ross_file_garbled_in_the_middle(tmp_path, garbled_run, args, output):
     out = tmp_path / (output or "none")

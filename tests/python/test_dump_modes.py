@@ -28,14 +28,17 @@ def json_events(*args):
 
 
 def split_head(line, event):
-    """(indentation, text after the stream's two spaces) of a text line
-    whose clock, code and stream are those of the JSON `event`."""
+    """(indentation, text after the stream and its two spaces) of a text
+    line whose clock, code and stream are those of the JSON `event` (a
+    line with nothing after the stream ends there)."""
     clock, rest = line.lstrip(" ").split("  ", 1)
     assert int(clock) == event["time"], line
     body = rest.lstrip(" ")
-    head = f"{event['code']}  {event['stream']}  "
+    head = f"{event['code']}  {event['stream']}"
     assert body.startswith(head), (line, head)
-    return len(rest) - len(body), body[len(head):]
+    tail = body[len(head):]
+    assert tail == "" or tail.startswith("  "), line
+    return len(rest) - len(body), tail[2:]
 
 
 def heph_packet(stream, counter, start, end, desc):
@@ -93,7 +96,7 @@ def test_tree_of_a_deep_nest(tmp_path):
     for line, event in zip(lines, events):
         indent, rest = split_head(line, event)
         assert indent == 2 * min(event["depth"], 256), line
-        assert rest.startswith(f"end={event['end']} dur={event['end'] - event['time']}  ")
+        assert rest == f"end={event['end']} dur={event['end'] - event['time']}"
 
 
 # ---- Intervals in the text dump -------------------------------------------------------
@@ -106,14 +109,16 @@ def test_interval_lines_show_end_and_duration(mode):
     for line, event in zip(lines, events):
         indent, rest = split_head(line, event)
         assert indent == 0
-        part = f"end={event['end']} dur={event['end'] - event['time']}  "
+        part = f"end={event['end']} dur={event['end'] - event['time']}"
         assert rest.startswith(part), line
         after = rest[len(part):]
-        if "-x" in mode:
-            assert after == "".join(":" + event["payload"][i:i + 2]
-                                    for i in range(0, len(event["payload"]), 2))
+        if "-x" in mode:  # ovnidump -x's separator, even before no bytes
+            assert after == "  " + "".join(":" + event["payload"][i:i + 2]
+                                           for i in range(0, len(event["payload"]), 2))
         elif not event["fields"]:
             assert after == ""
+        else:
+            assert after.startswith("  ") and not after.endswith(" ")
 
 
 def test_interval_line_example():
@@ -187,3 +192,23 @@ def test_ross_end_virtual_time_is_end_in_text(path):
     assert ends == {RT: 26}.get(path, 9)
     # --json keeps the number
     assert sum(e["fields"]["virtual_time"] == DBL_MAX for e in events) == ends
+
+
+# ---- No trailing spaces ---------------------------------------------------------------
+
+@pytest.mark.parametrize("trace", [
+    DATA_DIR / "ovni" / "v3" / "bench-mix-small" / "ovni",
+    DATA_DIR / "ovni" / "v3" / "nosv-parallel-tasks" / "ovni",
+    HEPH_SAMPLE,
+    DATA_DIR / "pallas" / "wb_enterleave_f3_n1000_t2_logical" / "trace",
+    DATA_DIR / "ross" / "im-everything" / "np1",
+], ids=lambda p: p.parent.name if p.name in ("ovni", "trace", "np1") else p.name)
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_text_lines_have_no_trailing_spaces(trace, threads):
+    """The text dump ends every line with its last field (or the stream, or
+    the duration), with one thread or two (-x keeps ovnidump -x's separator
+    before an empty payload: test_dump_golden compares it byte for byte)."""
+    for args in ([], ["--tree"]):
+        lines = text_lines("--threads", threads, *args, trace)
+        assert lines
+        assert [l for l in lines if l != l.rstrip()] == []

@@ -71,19 +71,19 @@ CASES = {
     "ovni-top": ("ovni", 1, ["top"], 1),
     "ovni-info": ("ovni", 1, ["info"], 1),
     "ovni-check": ("ovni", 1, ["check"], 1),
-    "ovni-convert-paraver": ("ovni", 1, ["convert", "--to", "paraver", "-o", "{out}"], 1),
-    "ovni-convert-chrome": ("ovni", 1, ["convert", "--to", "chrome", "-o", "{out}"], 1),
-    "ovni-convert-pallas": ("ovni", 1, ["convert", "--to", "pallas", "-o", "{out}"], 1),
+    "ovni-convert-paraver": ("ovni", 1, ["convert", "-t", "paraver", "-o", "{out}"], 1),
+    "ovni-convert-chrome": ("ovni", 1, ["convert", "-t", "chrome", "-o", "{out}"], 1),
+    "ovni-convert-pallas": ("ovni", 1, ["convert", "-t", "pallas", "-o", "{out}"], 1),
     "ovni-sort": ("ovni", 1, ["sort"], 2),
     "heph-dump": ("heph", 2, ["dump"], 1),
     "heph-dump-stored": ("heph", 2, ["dump", "--stored-order"], 1),
-    "heph-convert-perfetto": ("heph", 2, ["convert", "--to", "perfetto", "-o", "{out}"], 1),
+    "heph-convert-perfetto": ("heph", 2, ["convert", "-t", "perfetto", "-o", "{out}"], 1),
     "heph-convert-compat": ("heph", 2, ["convert", "--heph-compat", "-o", "{out}.json"], 1),
     "ross-dump": ("ross", 2, ["dump"], 1),
     "ross-table": ("ross", 2, ["table", "--level", "kp", "-o", "{out}"], 1),
     "ross-table-sorted": ("ross", 2, ["table", "--level", "pe", "--sort", "virtual",
                                       "-o", "{out}"], 1),
-    "ross-convert-paraver": ("ross", 2, ["convert", "--to", "paraver", "-o", "{out}"], 1),
+    "ross-convert-paraver": ("ross", 2, ["convert", "-t", "paraver", "-o", "{out}"], 1),
     "ross-summary": ("ross", 2, ["summary"], 1),
     "ross-plot": ("ross", 2, ["plot", "-o", "{out}"], 1),
 }
@@ -142,8 +142,8 @@ PALLAS_VALUES = "archive_0/thread_0/event_durations.dat"
 
 @pytest.mark.parametrize("args", [
     ["dump"], ["check"], ["profile", "--replay"],
-    ["convert", "--to", "paraver", "-o", "{out}"],
-    ["convert", "--to", "pallas", "-o", "{out}"],
+    ["convert", "-t", "paraver", "-o", "{out}"],
+    ["convert", "-t", "pallas", "-o", "{out}"],
 ], ids=lambda a: "-".join(x for x in a if not x.startswith(("-", "{"))))
 def test_pallas_value_file_that_shrinks_while_read(tmp_path, args):
     """Pallas reads its value files with pread() (never mapped): a value

@@ -75,7 +75,8 @@ def test_info_and_top():
     assert "stream.1/substream.94355107131408" in out
     assert "lost_packets=0" in out
     top = run_weft("top", SAMPLE, expect=0).stdout.splitlines()
-    assert top[0].split() == ["receiving", "message", "4"]
+    assert top[0].split() == ["name", "events", "total", "mean"]
+    assert top[1].split()[:3] == ["receiving", "message", "4"]
 
 
 def event_packet(stream, counter, start, end, desc, attrs=b""):
@@ -134,7 +135,7 @@ def with_size(data, offset, size):
     return data[:offset + 4] + struct.pack(">I", size) + data[offset + 8:]
 
 
-@pytest.mark.parametrize("command", [["check"], ["dump"], ["convert", "--to", "chrome"]])
+@pytest.mark.parametrize("command", [["check"], ["dump"], ["convert", "-t", "chrome"]])
 @pytest.mark.parametrize("size", [0x7FFFFFFF, "past"])
 def test_wrong_size_mid_file_is_an_error(tmp_path, command, size):
     """A size that runs past the end of the file while packets follow (a
@@ -156,7 +157,7 @@ def test_wrong_size_mid_file_is_an_error(tmp_path, command, size):
         assert len(proc.stdout.splitlines()) == 9  # the packets before it
 
 
-@pytest.mark.parametrize("command", [["check"], ["dump"], ["convert", "--to", "chrome"]])
+@pytest.mark.parametrize("command", [["check"], ["dump"], ["convert", "-t", "chrome"]])
 def test_wrong_size_of_the_last_packet_is_a_warning(tmp_path, command):
     """The same size on the last packet loses that packet only: a warning,
     as for a file cut by a crash of the writer (exit 0; check reports it,
@@ -194,7 +195,7 @@ def test_convert_same_output_with_helper_threads(tmp_path, to, suffix):
     outputs = []
     for threads in ("1", "2"):
         out = tmp_path / f"out{threads}{suffix}"
-        run_weft("convert", "--threads", threads, "--to", to, path, "-o", out, expect=0)
+        run_weft("convert", "--threads", threads, "-t", to, path, "-o", out, expect=0)
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] and len(outputs[0]) > 1000
     assert run_weft("info", "--threads", "2", path, expect=0).stdout == \

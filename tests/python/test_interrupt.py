@@ -49,7 +49,7 @@ def test_signal_removes_every_temporary_file(tmp_path, to, files, sig):
     trace = blocking_trace(tmp_path)
     out_dir = tmp_path / "out"
     out_dir.mkdir()
-    proc = subprocess.Popen([WEFT, "convert", "--to", to, "-o", str(out_dir / "run"),
+    proc = subprocess.Popen([WEFT, "convert", "-t", to, "-o", str(out_dir / "run"),
                              str(trace)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         wait_for_entries(out_dir, files, proc)

@@ -35,7 +35,7 @@ LOCATION_COUNT_AT = 56
 
 
 @pytest.mark.parametrize("command", [["dump"], ["check"],
-                                     ["convert", "--to", "chrome"]])
+                                     ["convert", "-t", "chrome"]])
 def test_pallas_damaged_archive_is_an_error(tmp_path, command):
     trace = writable_copy(PALLAS_TRACE, tmp_path / "trace")
     archive = trace / "archive_0" / "archive.pallas"
@@ -72,7 +72,7 @@ def unclosed_copy(tmp_path):
     return trace, trace / OVNI_STREAM / "stream.obs", mine
 
 
-@pytest.mark.parametrize("command", [["dump"], ["convert", "--to", "chrome"]])
+@pytest.mark.parametrize("command", [["dump"], ["convert", "-t", "chrome"]])
 def test_ovni_wrong_jumbo_size_mid_stream_is_an_error(tmp_path, command):
     trace, obs, mine = unclosed_copy(tmp_path)
     k = next(i for i, (_, code) in enumerate(mine) if code == "VYc" and i > 400)

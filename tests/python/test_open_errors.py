@@ -36,11 +36,11 @@ COMMANDS = {
     "summary": ["summary"],
     "plot": ["plot", "-o", "{out}"],
     "profile": ["profile"],
-    "convert-perfetto": ["convert", "--to", "perfetto", "-o", "{out}"],
-    "convert-chrome": ["convert", "--to", "chrome", "-o", "{out}"],
-    "convert-heph-compat": ["convert", "--to", "chrome", "--heph-compat", "-o", "{out}"],
-    "convert-paraver": ["convert", "--to", "paraver", "-o", "{out}"],
-    "convert-pallas": ["convert", "--to", "pallas", "-o", "{out}"],
+    "convert-perfetto": ["convert", "-t", "perfetto", "-o", "{out}"],
+    "convert-chrome": ["convert", "-t", "chrome", "-o", "{out}"],
+    "convert-heph-compat": ["convert", "-t", "chrome", "--heph-compat", "-o", "{out}"],
+    "convert-paraver": ["convert", "-t", "paraver", "-o", "{out}"],
+    "convert-pallas": ["convert", "-t", "pallas", "-o", "{out}"],
 }
 
 

@@ -80,7 +80,7 @@ def test_vwc_counters_are_an_array():
 @pytest.mark.parametrize("name", ACCEPTED)
 @pytest.mark.parametrize("to", ["perfetto", "chrome", "paraver"])
 def test_convert_exits_0(tmp_path, name, to):
-    proc = run_weft("convert", trace(name), "--to", to, "-o", tmp_path / "out", expect=0)
+    proc = run_weft("convert", trace(name), "-t", to, "-o", tmp_path / "out", expect=0)
     assert "error" not in proc.stderr
 
 

@@ -39,7 +39,7 @@ def run_all(path, tmp_path, *commands):
         proc = run_weft(*args, path)
         assert proc.returncode in (0, 1, 2), (args, proc.returncode, proc.stderr)
         out[args] = proc
-    conv = run_weft("convert", path, "--to", "pallas", "-o", tmp_path / "conv")
+    conv = run_weft("convert", path, "-t", "pallas", "-o", tmp_path / "conv")
     assert conv.returncode in (0, 1, 2), conv.stderr
     out["convert"] = conv
     return out
@@ -148,7 +148,7 @@ def test_every_thread_field_damaged(trace, tmp_path):
                 if proc.returncode == 2:
                     assert "thread.pallas" in proc.stderr or ".dat" in proc.stderr, \
                         (name, value, args, proc.stderr)
-            conv = run_weft("convert", trace, "--to", "pallas", "-o",
+            conv = run_weft("convert", trace, "-t", "pallas", "-o",
                             tmp_path / "conv", "--force")
             assert conv.returncode in (0, 1, 2), (name, value, conv.stderr)
 
@@ -364,7 +364,7 @@ def test_every_main_and_archive_field_damaged(copy_pallas, tmp_path, name):
                     assert proc.returncode in (0, 1, 2), (field, value, args, proc.stderr)
                     if proc.returncode == 2:
                         assert ".pallas" in proc.stderr, (field, value, args, proc.stderr)
-                conv = run_weft("convert", trace, "--to", "pallas", "-o",
+                conv = run_weft("convert", trace, "-t", "pallas", "-o",
                                 tmp_path / "conv", "--force")
                 assert conv.returncode in (0, 1, 2), (field, value, conv.stderr)
         path.write_bytes(original)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`weft convert --to paraver`: OUT.prv, OUT.pcf and OUT.row of reference
+"""`weft convert -t paraver`: OUT.prv, OUT.pcf and OUT.row of reference
 traces of every format (ovni, Heph, ROSS, Pallas), parsed back here.
 
 - the files agree with each other: records sorted by time, on rows the
@@ -57,7 +57,7 @@ RANGES = {"span": 100000000, "instant": 200000000, "counter": 300000000}
 
 def convert(trace, out_base, *args):
     """Runs the conversion (it must succeed)."""
-    proc = run_weft("convert", trace, "--to", "paraver", "-o", out_base, *args)
+    proc = run_weft("convert", trace, "-t", "paraver", "-o", out_base, *args)
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -332,7 +332,7 @@ def test_time_window(tmp_path):
     start = min(e["time"] for e in events)
     frm, until = start + 200000, start + 900000
     prv, states, types, rows = paraver(TRACES["ovni-nosv"], tmp_path, "win",
-                                       "--from", str(frm), "--until", str(until))
+                                       "--from", str(frm), "--to", str(until))
     check_consistent(prv, states, types, rows)
     assert prv.records[0].value >= frm
     assert prv.records[0].value + prv.duration <= until

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`weft convert --to perfetto`: the protobuf trace of reference traces of
+"""`weft convert -t perfetto`: the protobuf trace of reference traces of
 every format (ovni nosv-parallel-tasks and ovni-mark-4procs, Heph, ROSS,
 Pallas), read back independently of the writer:
 
@@ -318,7 +318,7 @@ def convert(name, tmp_path_factory):
     """The .pftrace of reference trace `name` (converted once)."""
     if name not in _cache:
         out = tmp_path_factory.mktemp("perfetto") / f"{name}.pftrace"
-        proc = run_weft("convert", {**TRACES, **MORE_TRACES}[name], "--to", "perfetto",
+        proc = run_weft("convert", {**TRACES, **MORE_TRACES}[name], "-t", "perfetto",
                         "-o", out)
         assert proc.returncode == 0, proc.stderr
         _cache[name] = out
@@ -609,7 +609,7 @@ def test_ross_flow_ends_on_both_lps(tmp_path):
     the virtual receive time (the receiving end was on the source LP)."""
     trace = DATA_DIR / "ross" / "phold-evtrace-full" / "np1"
     out = tmp_path / "v.pftrace"
-    run_weft("convert", trace, "--to", "perfetto", "-o", out, "--time", "virtual",
+    run_weft("convert", trace, "-t", "perfetto", "-o", out, "--time", "virtual",
              "--vt-unit", "1ms", expect=0)
     t = PerfettoTrace(out.read_bytes())
     ends = {"out": {}, "in": {}}
@@ -662,8 +662,8 @@ def test_time_window_flags(tmp_path):
     first, last = events[0]["time"], events[-1]["time"]
     lo, hi = first + (last - first) // 3, first + 2 * (last - first) // 3
     out = tmp_path / "window.pftrace"
-    proc = run_weft("convert", TRACES["ovni-nosv"], "--to", "perfetto", "--from", lo,
-                    "--until", hi, "-o", out)
+    proc = run_weft("convert", TRACES["ovni-nosv"], "-t", "perfetto", "--from", lo,
+                    "--to", hi, "-o", out)
     assert proc.returncode == 0, proc.stderr
     t = PerfettoTrace(out.read_bytes())
     assert t.slices

@@ -76,7 +76,7 @@ def commands(tmp_path):
     sorted_copy = tmp_path / "sort-me"
     shutil.copytree(OVNI_DATA / "v3" / "ovni-sort-unsorted", sorted_copy)
     return [
-        ("convert", ["convert", OVNI, "--to", "chrome", "-o", tmp_path / "out.json"]),
+        ("convert", ["convert", OVNI, "-t", "chrome", "-o", tmp_path / "out.json"]),
         ("dump", ["dump", OVNI]),
         ("check", ["check", OVNI]),
         ("sort", ["sort", sorted_copy]),
@@ -100,7 +100,7 @@ def test_progress_line_on_a_terminal(tmp_path, name):
 
 
 def test_progress_line_names_the_phase_and_ends_at_100_percent(tmp_path):
-    _, _, err = run_on_tty(["convert", HEPH, "--to", "chrome", "-o",
+    _, _, err = run_on_tty(["convert", HEPH, "-t", "chrome", "-o",
                             tmp_path / "h.json"], FAST)
     lines = progress_lines(err)
     assert any(line.endswith("(opening)") for line in lines), lines
@@ -145,7 +145,7 @@ def test_dump_to_the_terminal_or_a_pipe_shows_no_line():
 
 def test_verbose_lines_on_a_pipe_and_a_terminal(tmp_path):
     out = tmp_path / "v.json"
-    proc = run_weft("convert", "--verbose", OVNI, "--to", "chrome", "-o", out, expect=0)
+    proc = run_weft("convert", "--verbose", OVNI, "-t", "chrome", "-o", out, expect=0)
     lines = proc.stderr.splitlines()
     assert any(line.startswith(f"weft convert: opened '{OVNI}': format ovni, "
                                "layout version 3, ") for line in lines), lines
@@ -156,7 +156,7 @@ def test_verbose_lines_on_a_pipe_and_a_terminal(tmp_path):
     assert "weft convert: threads used: 2" in lines, lines
     assert any(line.startswith("weft convert: done in ") for line in lines), lines
     # on a terminal: the same lines, the progress line cleared before them
-    status, _, err = run_on_tty(["convert", "-v", "-f", OVNI, "--to", "chrome", "-o", out], FAST)
+    status, _, err = run_on_tty(["convert", "-v", "-f", OVNI, "-t", "chrome", "-o", out], FAST)
     assert status == 0
     text = err.replace(CLEAR, b"").decode()
     kept = [line.split("\r")[0] for line in text.splitlines()]

@@ -471,7 +471,7 @@ def test_untimed_samples_left_out_of_real_time_views(tmp_path):
     time, with a counted warning; --time virtual keeps the model samples."""
     first, last, untimed = real_span(IM)
     base = tmp_path / "p"
-    proc = run_weft("convert", IM, "--to", "paraver", "-o", base, expect=0)
+    proc = run_weft("convert", IM, "-t", "paraver", "-o", base, expect=0)
     warning = (f"weft convert: warning: {untimed} event(s) without a real time (ROSS "
                "analysis model samples: ROSS records none) left out of the real-time view")
     assert warning in proc.stderr
@@ -479,14 +479,14 @@ def test_untimed_samples_left_out_of_real_time_views(tmp_path):
     assert prv[0].split("):")[1].startswith(f"{last - first:020d}_ns:")
     assert prv[1] == f"2:0:1:1:1:0:1:{first}"
     out = tmp_path / "c.json"
-    proc = run_weft("convert", IM, "--to", "chrome", "-o", out, expect=0)
+    proc = run_weft("convert", IM, "-t", "chrome", "-o", out, expect=0)
     assert warning in proc.stderr
     events = json.loads(out.read_text())["traceEvents"]
     assert min(e["ts"] for e in events if "ts" in e) * 1000 >= first - 1
     # the model samples' streams hold nothing else: no track, no counter at 0
     assert not [e for e in events if e["ph"] == "M" and e["args"].get("name") == "model"]
     assert not [e for e in events if e["ph"] == "C" and e["name"].endswith("sample_size")]
-    proc = run_weft("convert", IM, "--to", "chrome", "-o", out, "--force", "--time",
+    proc = run_weft("convert", IM, "-t", "chrome", "-o", out, "--force", "--time",
                     "virtual", expect=0)
     assert "without a real time" not in proc.stderr
     events = json.loads(out.read_text())["traceEvents"]
@@ -501,7 +501,7 @@ def test_virtual_time_counts_end_samples(tmp_path, run, count):
     want = sum(r.get("virtual_time") == DBL_MAX for recs in golden_records(run).values()
                for r in recs)
     assert want == count
-    proc = run_weft("convert", run, "--to", "chrome", "-o", tmp_path / "v.json",
+    proc = run_weft("convert", run, "-t", "chrome", "-o", tmp_path / "v.json",
                     "--time", "virtual", expect=0)
     assert (f"weft convert: warning: {count} sample(s) taken at the end of the run "
             "(virtual time DBL_MAX) left out") in proc.stderr
@@ -525,7 +525,7 @@ def test_model_data_size_past_the_end(tmp_path, which):
     run.mkdir()
     (run / src.name).write_bytes(bytes(data))
     expect = 1 if which == "middle" else 0
-    for args in (["dump"], ["convert", "--to", "chrome", "-o", tmp_path / "o.json", "--force"]):
+    for args in (["dump"], ["convert", "-t", "chrome", "-o", tmp_path / "o.json", "--force"]):
         proc = run_weft(*args, run, expect=expect)
         assert f"ross-stats-evtrace.bin:{start + 20}: " in proc.stderr
         if which == "middle":
@@ -605,6 +605,39 @@ def test_plot_on_real_time_picks_the_real_time_file(tmp_path):
     assert "rt samples (ross-stats-rt.bin)" in texts(root, "title")[0]
     root, _, _ = plot(tmp_path, IM, name="virtual.svg")
     assert "(ross-stats-gvt.bin)" in texts(root, "title")[0]
+
+
+def dedup_counts(records):
+    """Samples per PE of a vt file plotted on the virtual axis (the end
+    samples left out), and kept by --dedup: the last of consecutive
+    samples of a PE at one virtual time."""
+    total, kept, last = defaultdict(int), defaultdict(int), {}
+    for r in records:
+        if r["kind"] != "PE" or r["virtual_time"] == DBL_MAX:
+            continue
+        pe = r["pe_id"]
+        total[pe] += 1
+        if last.get(pe) != r["virtual_time"]:
+            kept[pe] += 1
+        last[pe] = r["virtual_time"]
+    return total, kept
+
+
+def test_plot_dedup(tmp_path):
+    """--dedup as summary's: one point per run of samples of a PE at one
+    virtual time, and a note that counts the others (issue 15)."""
+    total, kept = dedup_counts(golden_records(VT_RUN)["ross-stats-analysis-lps.bin"])
+    dropped = sum(total.values()) - sum(kept.values())
+    assert dropped > 0
+    for args, want in (([], total), (["--dedup"], kept)):
+        root, _, _ = plot(tmp_path, "--mode", "vt", *args, VT_RUN, name=f"vt{len(args)}.svg")
+        for panel in ("efficiency", "events"):
+            _, lines = panel_lines(root, panel)
+            assert [len(points(l)) for l in lines] == [want[pe] for pe in sorted(want)]
+        notes = " ".join(texts(root, "note"))
+        assert (f"--dedup: {dropped} duplicate samples" in notes) == bool(args)
+    root, _, _ = plot(tmp_path, "--dedup", GVT_RUN, name="gvt.svg")
+    assert "--dedup merges the samples of vt files only" in " ".join(texts(root, "note"))
 
 
 def test_plot_single_point_and_modes(tmp_path):

@@ -6,7 +6,7 @@ import collections
 
 import pytest
 
-from weftlib import (OLD_TRACES, parse_dump, parse_v1_dump, run_weft, v3_dir,
+from weftlib import (DATA_DIR, OLD_TRACES, parse_dump, parse_v1_dump, run_weft, v3_dir,
                      v3_traces)
 
 
@@ -59,3 +59,81 @@ def test_top_per_stream(name):
     assert per_stream == {p: dict(c) for p, c in expected.items()}
     assert overall == dict(sum(expected.values(), collections.Counter()))
     assert out.startswith((v3_dir(name) / "ovnitop.txt").read_text())
+
+
+# ---- Aligned columns, time per name (issue 15) ------------------------------------------
+
+HEPH = DATA_DIR / "heph" / "heph_sample.bin.log"
+DURATION_UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def duration_ns(text):
+    """A duration as weft prints it ("5.309 ms") in ns."""
+    value, unit = text.split()
+    return float(value) * DURATION_UNITS[unit]
+
+
+def parse_timed_top(lines):
+    """{name: (events, total ns, mean ns)} of a table with time columns,
+    whose header says where each column ends."""
+    header = lines[0]
+    assert header.split() == ["name", "events", "total", "mean"]
+    ends = [header.index(w) + len(w) for w in ("events", "total", "mean")]
+    rows = {}
+    for line in lines[1:]:
+        assert len(line) == len(header), "every row ends where the header ends"
+        name_and_count = line[:ends[0]]
+        name, count = name_and_count.rsplit(None, 1)
+        rows[name.strip()] = (int(count), duration_ns(line[ends[0]:ends[1]]),
+                              duration_ns(line[ends[1]:ends[2]]))
+    return rows
+
+
+def heph_durations(*args):
+    """{code: [durations]} from the JSON dump of the Heph sample."""
+    import json
+    out = run_weft("dump", "--json", *args, HEPH, expect=0).stdout
+    per = collections.defaultdict(list)
+    for line in out.splitlines():
+        e = json.loads(line)
+        per[e["code"]].append(e["end"] - e["time"])
+    return per
+
+
+def assert_times(rows, per):
+    assert set(rows) == set(per)
+    for name, durations in per.items():
+        count, total, mean = rows[name]
+        assert count == len(durations)
+        assert total == pytest.approx(sum(durations), rel=1e-3)
+        assert mean == pytest.approx(sum(durations) / len(durations), rel=1e-3)
+
+
+def test_top_of_intervals_has_time_per_name():
+    lines = run_weft("top", HEPH, expect=0).stdout.splitlines()
+    assert_times(parse_timed_top(lines), heph_durations())
+
+
+def test_top_streams_of_intervals_has_time_per_name():
+    out = run_weft("top", "--streams", HEPH, expect=0).stdout
+    blocks = out.split("\n\n")
+    for block in blocks[1:]:
+        lines = block.splitlines()
+        stream = lines[0][:-1]
+        rows = parse_timed_top([l[2:] for l in lines[1:]])
+        assert_times(rows, heph_durations("--stream", stream))
+
+
+@pytest.mark.parametrize("trace", [
+    DATA_DIR / "ross" / "im-everything" / "np1",
+    DATA_DIR / "pallas" / "wb_enterleave_f3_n1000_t2_logical" / "trace",
+    v3_dir("mpi-func-4procs") / "ovni",
+], ids=["ross", "pallas", "ovni"])
+def test_top_columns_are_aligned(trace):
+    """Without intervals: ovnitop's two columns, the counts right-aligned
+    in one column whatever the codes' lengths, and no header."""
+    lines = run_weft("top", "--streams", trace, expect=0).stdout.splitlines()
+    rows = [l for l in lines if l and not l.endswith(":")]
+    assert len({len(l) for l in rows if not l.startswith("  ")}) == 1
+    assert len({len(l) for l in rows if l.startswith("  ")}) == 1
+    assert all(l.split()[-1].isdigit() for l in rows)
