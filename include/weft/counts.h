@@ -41,17 +41,25 @@ typedef struct weft_count_options {
 	/* Threads that read streams: 0 = the trace's `threads` option, then
 	 * WEFT_THREADS, then the cores (at most 8); 1 = this thread only. */
 	int threads;
+	/*
+	 * 1: also pair enters and leaves into spans (weft/span.h, a second
+	 * pass through the view layer, several times slower than counting)
+	 * and give each code the time of the spans its events began; the
+	 * times then all come from the spans (Heph's intervals are spans).
+	 */
+	int span_time;
 } weft_count_options;
 
 typedef struct weft_count_row {
 	const char *code;   /* NUL-terminated, valid as long as the counts */
 	uint32_t code_len;
 	uint64_t count;
-	/* The events of the code that are intervals (WEFT_EVENT_INTERVAL:
-	 * Heph's), and the sum of their durations (ns): time per name
-	 * without pairing enters and leaves (for spans: weft/profile.h). */
-	uint64_t intervals;
-	uint64_t interval_time;
+	/* The events of the code that have a duration, and the sum of the
+	 * durations (ns): the intervals (WEFT_EVENT_INTERVAL: Heph's) and,
+	 * with span_time, the events that began a span (ovni "VTx", Pallas
+	 * "Enter"), with the span's duration. */
+	uint64_t timed;
+	uint64_t time_total;
 } weft_count_row;
 
 typedef struct weft_counts weft_counts;

@@ -75,6 +75,11 @@ typedef struct weft_span {
 	 * "mpi"; NULL: none). NUL-terminated, valid as long as the iterator. */
 	const char *name;
 	const char *category;
+	/* with_codes: the code of the event that began the span (ovni "VTx",
+	 * a Heph description), NUL-terminated, valid as long as the
+	 * iterator; NULL without with_codes, and for a span begun by the
+	 * window's start. */
+	const char *code;
 	uint64_t start, end;  /* ns (virtual time: units x virtual_unit) */
 	uint64_t children;    /* ns covered by its direct children */
 	uint64_t exclusive;   /* end - start - children (0 when they overlap more) */
@@ -92,6 +97,9 @@ typedef struct weft_span_options {
 	 * with their parent, the innermost span open on their stream's own
 	 * timeline (not a channel's), and its depth. */
 	int with_instants;
+	/* 1: give each span the code of the event that began it (a look-up
+	 * per span: off by default). */
+	int with_codes;
 } weft_span_options;
 
 /* What the iterator met so far. */

@@ -17,6 +17,7 @@
 
 #include "core/internal.h"
 #include "weft/counts.h"
+#include "weft/span.h"
 #include "util/strtab.h"
 
 /* ---- Code table: code -> dense slot number ------------------------------- */
@@ -24,11 +25,11 @@
 /* 7 bits per character, three characters: the flat table's size. */
 #define FAST_TABLE_SIZE (1u << 21)
 
-/* What is counted of one code: events, and those that are intervals with their time. */
+/* What is counted of one code: events, and those with a duration, with their time. */
 typedef struct code_cell {
 	uint64_t count;
-	uint64_t intervals;  /* events with WEFT_EVENT_INTERVAL */
-	uint64_t time;       /* sum of their durations (end - time), ns */
+	uint64_t timed;      /* intervals; with span_time, events that began a span */
+	uint64_t time;       /* sum of their durations, ns */
 } code_cell;
 
 typedef struct code_slot {
@@ -117,7 +118,7 @@ static inline void count_event(code_cell *cell, const weft_event *ev)
 {
 	cell->count++;
 	if (ev->flags & WEFT_EVENT_INTERVAL) {
-		cell->intervals++;
+		cell->timed++;
 		cell->time += ev->end > ev->time ? ev->end - ev->time : 0;
 	}
 }
@@ -126,7 +127,7 @@ static inline void count_event(code_cell *cell, const weft_event *ev)
 static void cell_add(code_cell *to, const code_cell *from)
 {
 	to->count += from->count;
-	to->intervals += from->intervals;
+	to->timed += from->timed;
 	to->time += from->time;
 }
 
@@ -400,6 +401,51 @@ void weft_count_options_init(weft_count_options *options)
 	memset(options, 0, sizeof *options);
 }
 
+/* ---- Span time ------------------------------------------------------------------ */
+
+/* Forgets the times counted from intervals: the spans give them all. */
+static void clear_times(weft_counts *st)
+{
+	size_t n = st->by_stream ? st->stream_count : 1;
+	for (size_t i = 0; i < n; i++)
+		for (size_t s = 0; s < st->per_stream[i].cap; s++)
+			st->per_stream[i].cell[s].timed = st->per_stream[i].cell[s].time = 0;
+}
+
+/*
+ * span_time: the spans of the trace (a pass of the span iterator, which
+ * pairs enters and leaves and nests intervals), each span's duration to
+ * the code of the event that began it. Spans begun by no event of the
+ * trace (none without a window) have no code and are left out.
+ */
+static int add_span_times(weft_trace *trace, weft_counts *st)
+{
+	weft_span_options o;
+	weft_span_iter *it;
+	const weft_span *span;
+	int rc;
+
+	weft_span_options_init(&o);
+	o.with_codes = 1;
+	if ((rc = weft_span_iter_create(trace, &o, &it)) < 0)
+		return rc;
+	clear_times(st);
+	while ((rc = weft_span_iter_next(it, &span)) == 1) {
+		if (span->code == NULL)
+			continue;
+		int64_t slot = code_table_slot(&st->table, span->code, (uint32_t)strlen(span->code));
+		stream_counts *c = &st->per_stream[st->by_stream ? span->stream : 0];
+		if (slot < 0 || counts_reserve(c, st->table.slot_count) < 0) {
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+			break;
+		}
+		c->cell[slot].timed++;
+		c->cell[slot].time += span->end - span->start;
+	}
+	weft_span_iter_free(it);
+	return rc;
+}
+
 static int counts_run(weft_trace *trace, const weft_count_options *options,
 		      weft_counts **out)
 {
@@ -421,6 +467,8 @@ static int counts_run(weft_trace *trace, const weft_count_options *options,
 	int rc = weft_trace_file_order_default(trace) ? count_merged(trace, st)
 		 : workers <= 1 ? count_streams(trace, st, 0, 1)
 		 : count_in_threads(trace, st, workers);
+	if (rc == 0 && options->span_time)
+		rc = add_span_times(trace, st);
 	if (rc < 0) {
 		weft_counts_free(st);
 		return rc;
@@ -475,7 +523,7 @@ size_t weft_counts_rows(const weft_counts *st, int64_t stream, weft_count_row *o
 		if (cell->count > 0)
 			rows[used++] = (weft_count_row){ st->table.slots[s].code,
 							 st->table.slots[s].len, cell->count,
-							 cell->intervals, cell->time };
+							 cell->timed, cell->time };
 	}
 	qsort(rows, used, sizeof *rows, compare_rows);
 	if (cap > 0)

@@ -30,6 +30,7 @@ typedef struct open_entry {
 	uint64_t children;     /* ns covered by the children ended so far */
 	const char *name;      /* stable (trace or view) */
 	const char *category;
+	const char *code;      /* with_codes: the beginning event's (interned) */
 	unsigned flags;        /* enum weft_span_flags */
 } open_entry;
 
@@ -124,7 +125,8 @@ static void emit_top(weft_span_iter *it, const track_state *t, entry_stack *s,
 	*span = (weft_span){
 		.id = e->id, .parent = parent ? parent->id : 0, .stream = t->stream,
 		.depth = s->depth, .timeline = t->timeline, .name = e->name,
-		.category = e->category, .start = e->start, .end = e->start + length,
+		.category = e->category, .code = e->code, .start = e->start,
+		.end = e->start + length,
 		.children = e->children,
 		.exclusive = length > e->children ? length - e->children : 0,
 		.flags = e->flags | flags
@@ -158,6 +160,21 @@ static void on_track(void *ctx, const weft__view_track *track)
 	t->timeline = track->kind == WEFT__TRACK_THREAD ? NULL : track->channel;
 }
 
+/*
+ * with_codes: the code of the event behind a view item, interned (NULL
+ * for items the view made: a span begun by the window).
+ */
+static const char *item_code(weft_span_iter *it, const weft__view_item *item)
+{
+	if (!it->options.with_codes || item->event == NULL)
+		return NULL;
+	const char *code = weft__view_intern(it->view, item->event->code,
+					     item->event->code_len);
+	if (code == NULL)
+		it->out_of_memory = 1;
+	return code;
+}
+
 static void on_begin(void *ctx, const weft__view_track *track, uint64_t time,
 		     const weft__view_item *item)
 {
@@ -170,7 +187,8 @@ static void on_begin(void *ctx, const weft__view_track *track, uint64_t time,
 	}
 	/* The view's span names are stable: a classified name or interned. */
 	*e = (open_entry){ .id = ++it->next_id, .start = time, .name = item->name,
-			   .category = item->category, .flags = span_flags(item->flags) };
+			   .category = item->category, .code = item_code(it, item),
+			   .flags = span_flags(item->flags) };
 }
 
 static void on_end(void *ctx, const weft__view_track *track, uint64_t time,
@@ -213,7 +231,7 @@ static void on_complete(void *ctx, const weft__view_track *track, uint64_t time,
 	}
 	*e = (open_entry){ .id = ++it->next_id, .start = time, .end = end,
 			   .name = stable_name(it, item), .category = item->category,
-			   .flags = span_flags(item->flags) };
+			   .code = item_code(it, item), .flags = span_flags(item->flags) };
 }
 
 /* An instant: its parent is the innermost span open on its stream's track. */

@@ -13,12 +13,14 @@
 #include "weft/counts.h"
 
 enum top_option_id {
-	OPT_STREAMS = 100
+	OPT_STREAMS = 100,
+	OPT_TIME
 };
 
 const cli_option cli_top_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "streams", 0, 0, OPT_STREAMS },
+	{ "time", 0, 0, OPT_TIME },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -30,11 +32,13 @@ static void print_top_help(void)
 	       "Counts the events of each code (ovni MCV), most frequent first\n"
 	       "(same output as ovnitop: '<code> <count>'), in aligned columns. When\n"
 	       "events are intervals (Heph), also the total and mean time per name,\n"
-	       "under a header line. Time per region of enters and leaves (ovni,\n"
-	       "Pallas): weft profile.\n"
+	       "under a header line.\n"
 	       "\n"
 	       "options:\n"
-	       "  --streams            also the counts of every stream\n");
+	       "  --streams            also the counts of every stream\n"
+	       "  --time               also the time of the spans each code's events\n"
+	       "                       began (ovni VTx: its tasks; pairs enters and\n"
+	       "                       leaves: several times slower than counting)\n");
 	cli_print_common_help(stdout, NULL);
 	printf("\n"
 	       "example:\n"
@@ -45,7 +49,7 @@ static void print_top_help(void)
 typedef struct top_layout {
 	int code_width;   /* at least 3: ovnitop's "%-3s" */
 	int count_width;  /* at least 10: ovnitop's "%10" */
-	int timed;        /* some events are intervals: time columns */
+	int timed;        /* some events have a duration: time columns */
 } top_layout;
 
 /* The rows of one scope (WEFT_COUNTS_ALL or a stream); NULL when out of memory. */
@@ -78,20 +82,22 @@ static int measure(const weft_counts *counts, top_layout *l)
 		int w = snprintf(digits, sizeof digits, "%" PRIu64, rows[i].count);
 		if (w > l->count_width)
 			l->count_width = w;
-		l->timed |= rows[i].intervals > 0;
+		l->timed |= rows[i].timed > 0;
 	}
+	if (l->timed && l->code_width < 4)
+		l->code_width = 4; /* the header's "name" */
 	free(rows);
 	return 0;
 }
 
-/* "total  mean" of a row's intervals, or "-" when it has none. */
+/* "total  mean" of a row's durations, or "-" when it has none. */
 static void print_times(const weft_count_row *r)
 {
 	char total[32] = "-", mean[32] = "-";
 
-	if (r->intervals > 0) {
-		cli_format_duration(total, sizeof total, r->interval_time);
-		cli_format_duration(mean, sizeof mean, r->interval_time / r->intervals);
+	if (r->timed > 0) {
+		cli_format_duration(total, sizeof total, r->time_total);
+		cli_format_duration(mean, sizeof mean, r->time_total / r->timed);
 	}
 	printf("  %14s  %14s", total, mean);
 }
@@ -135,7 +141,7 @@ static int print_top(const weft_trace *trace, const weft_counts *counts, int by_
 }
 
 /* Opens the trace, counts, prints. */
-static int run_top(cli_common *common, int by_stream)
+static int run_top(cli_common *common, int by_stream, int span_time)
 {
 	weft_trace *trace;
 	weft_counts *counts = NULL;
@@ -146,6 +152,7 @@ static int run_top(cli_common *common, int by_stream)
 		return exit_code;
 	weft_count_options_init(&options);
 	options.by_stream = by_stream;
+	options.span_time = span_time;
 	int rc = weft_counts_compute(trace, &options, &counts);
 	if (rc < 0)
 		exit_code = cli_library_error("top", "reading the events failed", rc);
@@ -163,7 +170,7 @@ int cli_cmd_top(int argc, char **argv)
 	cli_parser parser;
 	cli_common common;
 	const char *value;
-	int by_stream = 0;
+	int by_stream = 0, span_time = 0;
 	int id;
 
 	cli_common_init(&common);
@@ -177,10 +184,12 @@ int cli_cmd_top(int argc, char **argv)
 		}
 		if (id == OPT_STREAMS)
 			by_stream = 1;
+		else if (id == OPT_TIME)
+			span_time = 1;
 		else if (cli_common_option(&common, "top", id, value) != 1)
 			return CLI_EXIT_FAILURE;
 	}
 	if (cli_take_trace_path(&common, &parser) < 0)
 		return CLI_EXIT_FAILURE;
-	return run_top(&common, by_stream);
+	return run_top(&common, by_stream, span_time);
 }

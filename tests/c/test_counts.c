@@ -36,8 +36,8 @@ static void print_rows(const weft_counts *c, int64_t stream, const char *indent,
 	for (size_t i = 0; i < n; i++) {
 		size_t used = strlen(buf);
 		snprintf(buf + used, size - used, "%s%s|%" PRIu64 "|%" PRIu64 "|%" PRIu64 "\n",
-			 indent, rows[i].code, rows[i].count, rows[i].intervals,
-			 rows[i].interval_time);
+			 indent, rows[i].code, rows[i].count, rows[i].timed,
+			 rows[i].time_total);
 	}
 }
 

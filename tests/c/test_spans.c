@@ -314,6 +314,53 @@ static void test_profiles(void)
 	weft_trace_free(t);
 }
 
+/*
+ * with_codes: each span carries the code of the event that began it
+ * (ovni: VTx begins the task, OHx the running state; a window's start
+ * begins no span with an event), and none without the option.
+ */
+static void test_codes(void)
+{
+	weft_trace *t = open_trace("ovni/v3/nosv-parallel-tasks/ovni", 0);
+	weft_span_options o;
+	weft_span_iter *it;
+	const weft_span *s;
+	uint64_t tasks = 0, running = 0, clipped_without = 0, all = 0;
+
+	weft_span_options_init(&o);
+	o.with_codes = 1;
+	REQUIRE(weft_span_iter_create(t, &o, &it) == 0);
+	while (weft_span_iter_next(it, &s) == 1) {
+		REQUIRE(s->code != NULL);
+		tasks += strcmp(s->name, "nosv task") == 0 && strcmp(s->code, "VTx") == 0;
+		running += strcmp(s->name, "running") == 0 && strcmp(s->code, "OHx") == 0;
+		all++;
+	}
+	weft_span_iter_free(it);
+	CHECK_EQ_U64(tasks, 100);
+	CHECK_EQ_U64(running, 1);
+	CHECK_EQ_U64(all, 201);
+
+	/* cut by a window: the spans open at its start have no code */
+	weft_span_options_init(&o);
+	o.with_codes = 1;
+	REQUIRE(weft_trace_start_time(t, &o.filter.from) == 1);
+	o.filter.from += 1000000;
+	REQUIRE(weft_span_iter_create(t, &o, &it) == 0);
+	while (weft_span_iter_next(it, &s) == 1)
+		clipped_without += (s->flags & WEFT_SPAN_CLIPPED) && s->start == o.filter.from &&
+				   s->code == NULL;
+	weft_span_iter_free(it);
+	CHECK(clipped_without > 0);
+
+	weft_span_options_init(&o);
+	REQUIRE(weft_span_iter_create(t, &o, &it) == 0);
+	while (weft_span_iter_next(it, &s) == 1)
+		CHECK(s->code == NULL);
+	weft_span_iter_free(it);
+	weft_trace_free(t);
+}
+
 int main(void)
 {
 	kept_span *spans = calloc(MAX_SPANS, sizeof *spans);
@@ -323,6 +370,7 @@ int main(void)
 	test_instant_parents(spans);
 	test_refusals();
 	test_profiles();
+	test_codes();
 	free(spans);
 	return tu_result();
 }

@@ -68,7 +68,9 @@ DURATION_UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def duration_ns(text):
-    """A duration as weft prints it ("5.309 ms") in ns."""
+    """A duration as weft prints it ("5.309 ms") in ns; None for "-"."""
+    if text.strip() == "-":
+        return None
     value, unit = text.split()
     return float(value) * DURATION_UNITS[unit]
 
@@ -137,3 +139,30 @@ def test_top_columns_are_aligned(trace):
     assert len({len(l) for l in rows if not l.startswith("  ")}) == 1
     assert len({len(l) for l in rows if l.startswith("  ")}) == 1
     assert all(l.split()[-1].isdigit() for l in rows)
+
+
+def test_top_time_of_spans():
+    """--time: each code gets the time of the spans its events began (ovni:
+    VTx its tasks, VAs the API calls, OHx the thread running), the figures
+    of `weft profile`; a code that ends spans has none."""
+    trace = v3_dir("nosv-parallel-tasks") / "ovni"
+    assert "total" not in run_weft("top", trace, expect=0).stdout  # ovnitop's bytes
+    every = parse_timed_top(run_weft("top", "--time", trace, expect=0).stdout.splitlines())
+    rows = {code: row for code, row in every.items() if row[1] is not None}
+    assert every["VTe"] == (100, None, None)
+    import json
+    profile = {r["region"]: r for r in
+               json.loads(run_weft("profile", "--json", trace, expect=0).stdout)["regions"]}
+    for code, region in (("VTx", "nosv task"), ("VAs", "nosv VAs"), ("OHx", "running")):
+        count, total, mean = rows[code]
+        assert total == pytest.approx(profile[region]["total_ns"], rel=1e-3)
+        assert mean == pytest.approx(profile[region]["mean_ns"], rel=1e-3)
+    assert sum(t for _, t, _ in rows.values()) == pytest.approx(
+        sum(r["total_ns"] for r in profile.values()), rel=1e-3)
+    assert set(rows) == {"VTx", "VAs", "OHx"}
+
+
+def test_top_time_of_intervals_is_the_same_with_spans():
+    """Heph's intervals are spans: --time changes nothing."""
+    assert (run_weft("top", "--time", "--streams", HEPH, expect=0).stdout ==
+            run_weft("top", "--streams", HEPH, expect=0).stdout)
