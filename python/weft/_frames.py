@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: MIT
+"""Building pandas DataFrames from the event batches of weft._weft."""
+
+import numpy as np
+
+from . import EVENT_COLUMNS
+
+
+def _categorical(pd, codes, categories):
+    """A categorical column from integer codes into `categories` (made
+    unique: codes that decode to the same text share a category)."""
+    categories = list(categories)
+    if len(set(categories)) != len(categories):
+        uniques, inverse = np.unique(np.array(categories, dtype=object), return_inverse=True)
+        codes = inverse[codes] if len(codes) else codes
+        categories = list(uniques)
+    return pd.Categorical.from_codes(codes.astype(np.int64, copy=False), categories=categories)
+
+
+def _piece_kind(values):
+    """The kind of a batch's field values: "u", "i", "f", "b" or "O"."""
+    return values.dtype.kind
+
+
+def _join_field(pd, pieces, lengths):
+    """One field column from its pieces, one per batch: (values, mask) or
+    None for a batch where no event had the field."""
+    kinds = {_piece_kind(p[0]) for p in pieces if p is not None}
+    missing = any(p is None or p[1] is not None for p in pieces)
+    if "O" in kinds or ("b" in kinds and len(kinds) > 1):
+        out = []
+        for p, n in zip(pieces, lengths):
+            if p is None:
+                out.append(np.full(n, None, dtype=object))
+                continue
+            v = p[0].astype(object)
+            if p[1] is not None:
+                v[p[1]] = None
+            out.append(v)
+        return np.concatenate(out)
+    if "f" in kinds:
+        out = [np.full(n, np.nan) if p is None else p[0].astype(np.float64)
+               for p, n in zip(pieces, lengths)]
+        return np.concatenate(out)
+    if kinds == {"i", "u"}:
+        biggest = max(int(p[0].max()) for p in pieces if p is not None and p[0].dtype.kind == "u"
+                      and len(p[0]))
+        if biggest > np.iinfo(np.int64).max:
+            return _join_field(pd, [None if p is None else (p[0].astype(object), p[1])
+                                    for p in pieces], lengths)
+    dtype = {"b": np.bool_, "u": np.uint64}.get(kinds.pop(), np.int64) if len(kinds) == 1 \
+        else np.int64
+    values = np.concatenate([np.zeros(n, dtype) if p is None else p[0].astype(dtype)
+                             for p, n in zip(pieces, lengths)])
+    if not missing:
+        return values
+    mask = np.concatenate([np.ones(n, np.bool_) if p is None else
+                           (p[1] if p[1] is not None else np.zeros(n, np.bool_))
+                           for p, n in zip(pieces, lengths)])
+    if dtype is np.bool_:
+        return pd.arrays.BooleanArray(values, mask)
+    return pd.arrays.IntegerArray(values, mask)
+
+
+def events_frame(trace, batches, fields):
+    """The DataFrame of Trace.to_pandas() from its batches."""
+    import pandas as pd
+
+    columns = {name: [] for name, _ in EVENT_COLUMNS}
+    field_parts, lengths, names = [], [], {}
+    for batch in batches:
+        for name in columns:
+            columns[name].append(batch[name])
+        lengths.append(len(batch["time"]))
+        if fields:
+            field_parts.append(batch["fields"])
+            for name in batch["fields"]:
+                names.setdefault(name, None)
+    data = {name: np.concatenate(parts) if parts else np.empty(0, dtype)
+            for (name, dtype), parts in zip(EVENT_COLUMNS, columns.values())}
+    data["stream"] = _categorical(pd, data["stream"], trace.stream_paths)
+    data["code"] = _categorical(pd, data["code"], trace.codes)
+    if fields is not None and fields is not True and fields is not False:
+        for name in fields:
+            names.setdefault(name, None)
+    for name in names:
+        if name in data:
+            raise ValueError("a field named %r would replace the column %r" % (name, name))
+        pieces = [part.get(name) for part in field_parts]
+        data[name] = _join_field(pd, pieces, lengths) if pieces else np.empty(0, np.float64)
+    return pd.DataFrame(data)
