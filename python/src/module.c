@@ -126,9 +126,26 @@ PyObject *wpy_raise(int status)
 
 /* ---- The code table ---------------------------------------------------------- */
 
-/* FNV-1a over the code bytes: codes are short (ovni's are 3 bytes). */
+/*
+ * The bytes of a code of at most 8 bytes as one integer (little-endian
+ * order of the bytes), and the hash of a code: short codes (ovni's are 3
+ * bytes) are hashed from that integer, longer ones byte by byte.
+ */
+static inline uint64_t code_key(const char *s, uint32_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (len == 3)
+		return u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16;
+	uint64_t k = 0;
+	for (uint32_t i = 0; i < len; i++)
+		k |= (uint64_t)(unsigned char)s[i] << (8 * i);
+	return k;
+}
+
 static inline uint64_t code_hash(const char *s, uint32_t len)
 {
+	if (len <= 8)
+		return ((code_key(s, len) ^ ((uint64_t)len << 59)) * 0x9E3779B97F4A7C15ull);
 	uint64_t h = 1469598103934665603ull;
 	for (uint32_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
@@ -143,7 +160,7 @@ static int codes_rehash(wpy_codes *t)
 	if (slots == NULL)
 		return -1;
 	for (uint32_t i = 0; i < t->count; i++) {
-		uint32_t s = (uint32_t)t->codes[i].hash & (size - 1);
+		uint32_t s = (uint32_t)(t->codes[i].hash >> 32) & (size - 1);
 		while (slots[s] != 0)
 			s = (s + 1) & (size - 1);
 		slots[s] = i + 1;
@@ -181,25 +198,59 @@ static int64_t codes_add(wpy_codes *t, const char *code, uint32_t len, uint64_t 
 		}
 		return t->count - 1;
 	}
-	uint32_t s = (uint32_t)h & t->mask;
+	uint32_t s = (uint32_t)(h >> 32) & t->mask;
 	while (t->slots[s] != 0)
 		s = (s + 1) & t->mask;
 	t->slots[s] = t->count;
 	return t->count - 1;
 }
 
-/* The index of a code, added when met for the first time (no GIL needed). */
-int64_t wpy_codes_index(wpy_codes *t, const char *code, uint32_t len)
+/*
+ * The index of a code in the table, added when met for the first time.
+ * Short codes compare as one integer (the hash of a short code is a
+ * bijection of its key and length, so equal hashes and lengths are equal
+ * codes).
+ */
+static int64_t codes_find(wpy_codes *t, const char *code, uint32_t len)
 {
 	if (t->slots == NULL && codes_rehash(t) < 0)
 		return -1;
 	uint64_t h = code_hash(code, len);
-	for (uint32_t s = (uint32_t)h & t->mask; t->slots[s] != 0; s = (s + 1) & t->mask) {
+	for (uint32_t s = (uint32_t)(h >> 32) & t->mask; t->slots[s] != 0; s = (s + 1) & t->mask) {
 		const wpy_code *c = &t->codes[t->slots[s] - 1];
-		if (c->hash == h && c->len == len && memcmp(c->bytes, code, len) == 0)
+		if (c->hash == h && c->len == len && (len <= 8 || memcmp(c->bytes, code, len) == 0))
 			return t->slots[s] - 1;
 	}
 	return codes_add(t, code, len, h);
+}
+
+/*
+ * The index of a code (no GIL needed). Codes of up to 7 bytes go through
+ * a direct-mapped cache keyed by their bytes and length in one integer:
+ * one compare per event on the hot path of a batch.
+ */
+int64_t wpy_codes_index(wpy_codes *t, const char *code, uint32_t len)
+{
+	if (len > 7)
+		return codes_find(t, code, len);
+	uint64_t k = code_key(code, len) | (uint64_t)len << 56;
+	uint32_t s = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - WPY_FAST_BITS));
+	if (t->fast_key != NULL && t->fast_key[s] == k)
+		return t->fast_index[s];
+	if (t->fast_key == NULL) {
+		t->fast_key = malloc(sizeof(uint64_t) << WPY_FAST_BITS);
+		t->fast_index = malloc(sizeof(uint32_t) << WPY_FAST_BITS);
+		if (t->fast_key == NULL || t->fast_index == NULL)
+			return -1;
+		/* No key has every bit set: its length byte is at most 7. */
+		memset(t->fast_key, 0xff, sizeof(uint64_t) << WPY_FAST_BITS);
+	}
+	int64_t i = codes_find(t, code, len);
+	if (i >= 0) {
+		t->fast_key[s] = k;
+		t->fast_index[s] = (uint32_t)i;
+	}
+	return i;
 }
 
 void wpy_codes_free(wpy_codes *t)
@@ -208,6 +259,8 @@ void wpy_codes_free(wpy_codes *t)
 		free(t->codes[i].bytes);
 	free(t->codes);
 	free(t->slots);
+	free(t->fast_key);
+	free(t->fast_index);
 	memset(t, 0, sizeof *t);
 }
 

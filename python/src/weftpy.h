@@ -40,12 +40,16 @@ typedef struct wpy_code {
 	uint64_t hash;
 } wpy_code;
 
+#define WPY_FAST_BITS 10
+
 typedef struct wpy_codes {
 	wpy_code *codes;        /* by index */
 	uint32_t count, cap;
 	uint32_t *slots;        /* index + 1, 0 = empty; size mask + 1 */
 	uint32_t mask;
 	uint32_t published;     /* codes already appended to the Python list */
+	uint64_t *fast_key;     /* direct-mapped cache of short codes: key */
+	uint32_t *fast_index;   /* and index */
 } wpy_codes;
 
 /* The index of code[0..len-1], added when new; -1 without memory. */
