@@ -50,14 +50,20 @@ class Diagnostic:
     expected and found). str() gives the line the weft command prints.
     """
 
-    __slots__ = ("severity", "file", "offset", "message", "_line")
+    __slots__ = ("_severity", "_file", "_offset", "_message", "_line")
 
     def __init__(self, severity, file, offset, message, line):
-        self.severity = severity
-        self.file = file
-        self.offset = offset
-        self.message = message
+        self._severity = severity
+        self._file = file
+        self._offset = offset
+        self._message = message
         self._line = line
+
+    severity = property(lambda self: self._severity, doc='"note", "warning" or "error".')
+    file = property(lambda self: self._file, doc="The file, relative to the trace, or None.")
+    offset = property(lambda self: self._offset,
+                      doc="The byte offset in the file, or None when not at one place.")
+    message = property(lambda self: self._message, doc="What was expected and what was found.")
 
     def __str__(self):
         return self._line
@@ -237,7 +243,8 @@ class Trace(_weft.Trace):
         the field: integers as uint64/int64 (pandas' nullable UInt64/Int64
         where some events lack the field, so that 64-bit values stay exact),
         floats as float64 (NaN where missing), booleans, and texts, bytes and
-        arrays (lists) as object columns (None where missing). Other
+        arrays (lists) as object columns (None where missing). A field named
+        as one of the columns above is the column "fields.<name>". Other
         arguments as in events().
         """
         from ._frames import events_frame

@@ -14,7 +14,11 @@ def _categorical(pd, codes, categories):
         uniques, inverse = np.unique(np.array(categories, dtype=object), return_inverse=True)
         codes = inverse[codes] if len(codes) else codes
         categories = list(uniques)
-    return pd.Categorical.from_codes(codes.astype(np.int64, copy=False), categories=categories)
+    # Few categories: the narrowest integer type holds the codes (pandas
+    # would narrow them anyway; the int64 copy would be the largest array).
+    dtype = np.int8 if len(categories) < 2**7 else np.int16 if len(categories) < 2**15 \
+        else np.int32 if len(categories) < 2**31 else np.int64
+    return pd.Categorical.from_codes(codes.astype(dtype), categories=categories)
 
 
 def _piece_kind(values):
@@ -76,16 +80,23 @@ def events_frame(trace, batches, fields):
             field_parts.append(batch["fields"])
             for name in batch["fields"]:
                 names.setdefault(name, None)
-    data = {name: np.concatenate(parts) if parts else np.empty(0, dtype)
-            for (name, dtype), parts in zip(EVENT_COLUMNS, columns.values())}
-    data["stream"] = _categorical(pd, data["stream"], trace.stream_paths)
-    data["code"] = _categorical(pd, data["code"], trace.codes)
+    # One column at a time, its batches released once joined: the peak is
+    # the batches and one joined column, not two copies of everything.
+    data = {}
+    for name, dtype in EVENT_COLUMNS:
+        parts = columns.pop(name)
+        data[name] = np.concatenate(parts) if parts else np.empty(0, dtype)
+        del parts
+        if name == "stream":
+            data[name] = _categorical(pd, data[name], trace.stream_paths)
+        elif name == "code":
+            data[name] = _categorical(pd, data[name], trace.codes)
     if fields is not None and fields is not True and fields is not False:
         for name in fields:
             names.setdefault(name, None)
     for name in names:
-        if name in data:
-            raise ValueError("a field named %r would replace the column %r" % (name, name))
         pieces = [part.get(name) for part in field_parts]
-        data[name] = _join_field(pd, pieces, lengths) if pieces else np.empty(0, np.float64)
+        # A field named as an event column (a Heph attribute "time") keeps both.
+        column = "fields." + name if name in data else name
+        data[column] = _join_field(pd, pieces, lengths) if pieces else np.empty(0, np.float64)
     return pd.DataFrame(data)

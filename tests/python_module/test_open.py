@@ -102,3 +102,19 @@ def test_closed_trace_raises(heph_path):
     with weft.open(heph_path) as t2:
         pass
     assert t2.closed and "closed" in repr(t2)
+
+
+def test_everything_has_a_docstring():
+    """Every public function, class, method and attribute of the package."""
+    missing = []
+    for name in weft.__all__:
+        obj = getattr(weft, name)
+        if callable(obj) and not (obj.__doc__ or "").strip():
+            missing.append(name)
+    for cls in (weft.Trace, weft.Diagnostic):
+        for name in dir(cls):
+            if name.startswith("_"):
+                continue
+            if not (getattr(cls, name).__doc__ or "").strip():
+                missing.append(f"{cls.__name__}.{name}")
+    assert not missing
