@@ -329,12 +329,14 @@ static PyObject *missing_mask(const wpy_fcol *c, size_t n, int any_missing)
 	return m;
 }
 
-/* One column as (values, mask or None). */
+/* One column as (values, mask or None); None when no row has the field. */
 static PyObject *column_value(wpy_fcol *c, size_t n)
 {
 	int seen[FV_OBJ + 1];
 	uint64_t max_u;
 	survey(c, n, seen, &max_u);
+	if (!(seen[FV_U] || seen[FV_I] || seen[FV_F] || seen[FV_B] || seen[FV_OBJ]))
+		Py_RETURN_NONE;
 	int ints = seen[FV_U] || seen[FV_I];
 	PyObject *values;
 	int masked = seen[FV_MISSING];
@@ -343,7 +345,7 @@ static PyObject *column_value(wpy_fcol *c, size_t n)
 	    (seen[FV_F] && max_u > ((uint64_t)1 << 53))) {
 		values = object_column(c, n);
 		masked = 0;
-	} else if (seen[FV_F] || !(ints || seen[FV_B])) {
+	} else if (seen[FV_F]) {
 		values = numeric_column(c, n, NPY_FLOAT64);
 		masked = 0;
 	} else if (seen[FV_B]) {

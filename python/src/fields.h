@@ -43,7 +43,8 @@ int wpy_fields_init(wpy_fields *f, PyObject *spec);
 int wpy_fields_begin(wpy_fields *f, size_t rows);
 /* Stores the fields of `ev` in row `row`: -1 with a Python error. */
 int wpy_fields_store(wpy_fields *f, const weft_trace *trace, const weft_event *ev, size_t row);
-/* The batch's columns as {name: (values, missing mask or None)} for n rows. */
+/* The batch's columns as {name: (values, missing mask or None), or None
+ * when no row of the batch has the field} for n rows. */
 PyObject *wpy_fields_take(wpy_fields *f, size_t n);
 void wpy_fields_free(wpy_fields *f);
 

@@ -31,6 +31,8 @@ def _join_field(pd, pieces, lengths):
     None for a batch where no event had the field."""
     kinds = {_piece_kind(p[0]) for p in pieces if p is not None}
     missing = any(p is None or p[1] is not None for p in pieces)
+    if not kinds:  # no event has the field
+        return np.full(sum(lengths), np.nan)
     if "O" in kinds or ("b" in kinds and len(kinds) > 1):
         out = []
         for p, n in zip(pieces, lengths):
@@ -95,7 +97,7 @@ def events_frame(trace, batches, fields):
         for name in fields:
             names.setdefault(name, None)
     for name in names:
-        pieces = [part.get(name) for part in field_parts]
+        pieces = [part.get(name) for part in field_parts]  # None: not in that batch
         # A field named as an event column (a Heph attribute "time") keeps both.
         column = "fields." + name if name in data else name
         data[column] = _join_field(pd, pieces, lengths) if pieces else np.empty(0, np.float64)

@@ -186,3 +186,14 @@ def test_heph_typed_columns():
     assert df["str"].dtype == object and df["str"].isna().sum() == len(df) - 1
     arr = df["u64 array"].dropna().iloc[0]
     assert isinstance(arr, list) and all(isinstance(x, int) for x in arr)
+
+
+@pytest.mark.parametrize("path", TRACES, ids=IDS)
+def test_fields_joined_across_batches(path):
+    """Fields read in batches of 7 events (a field absent from some
+    batches, of other types in others) join into the same columns as in
+    one batch."""
+    with quiet_open(path) as t:
+        whole = quiet_frame(t, fields=True)
+        pieces = quiet_frame(t, fields=True, batch_size=7)
+    pd.testing.assert_frame_equal(whole, pieces)

@@ -156,3 +156,68 @@ def test_any_truncation_never_crashes(tmp_path, cut):
             return
         with t:
             assert len(t.to_pandas(fields=True)) <= 21
+
+
+def crasher_inputs():
+    """The inputs the fuzz targets once crashed on (tests/data/crashers)."""
+    return sorted(p for p in (DATA / "crashers").rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("fmt", [None, "ovni", "heph", "ross", "pallas"])
+def test_fuzz_crashers_raise_or_read(tmp_path, fmt):
+    """Every input a fuzz target crashed on, as every format: a weft.Error,
+    or a trace whose events and fields are read to the end."""
+    inputs = crasher_inputs()
+    assert inputs
+    for p in inputs:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                with weft.open(p, format=fmt) as t:
+                    t.streams, t.nodes, t.schema, t.diagnostics
+                    t.to_pandas(fields=True, batch_size=64)
+            except weft.Error as e:
+                assert e.message
+
+
+HOSTILE = ["heph/heph_sample.bin.log", "ovni/v3/nosv-parallel-tasks/ovni",
+           "pallas/wb_generic_f2_n20_t4_logical/trace", "ross/phold-gvt-pekplp/np2",
+           "ross/im-everything/np1"]
+
+
+@pytest.mark.parametrize("rel", HOSTILE)
+def test_every_file_cut_or_garbled(tmp_path, rel):
+    """Each file of a trace cut at several places, or with bytes flipped in
+    its middle: weft.Error, or a trace read to the end (warnings allowed),
+    never a crash or a hang."""
+    src = DATA / rel
+    files = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file())
+    for victim in files:
+        data = victim.read_bytes()
+        variants = [data[:n] for n in sorted({0, 1, len(data) // 3, len(data) // 2,
+                                              max(len(data) - 1, 0)})]
+        if len(data) > 16:
+            mid = len(data) // 2
+            variants.append(data[:mid] + bytes(b ^ 0xA5 for b in data[mid:mid + 8]) +
+                            data[mid + 8:])
+        for variant in variants:
+            case = tmp_path / "case"
+            if case.exists():
+                shutil.rmtree(case)
+            if src.is_file():
+                case.mkdir()
+                target = case / src.name
+                trace = target
+            else:
+                writable_copy(src, case)
+                target = case / victim.relative_to(src)
+                trace = case
+            target.write_bytes(variant)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    with weft.open(trace) as t:
+                        t.streams, t.nodes, t.schema, t.diagnostics
+                        t.to_pandas(fields=True, batch_size=50)
+                except weft.Error as e:
+                    assert e.message
