@@ -5,8 +5,8 @@
  * depth, parent), batch_size events at a time. The loop that fills the
  * columns runs without the GIL and creates no Python object per event;
  * memory is the batch's columns. With fields, the typed fields of each
- * event (weft_event_fields) go into columns of their own, one per name
- * (fields.c).
+ * event (weft_event_fields) go into columns of their own, one per name,
+ * also without the GIL (fields.c).
  */
 #include "weftpy.h"
 #include "fields.h"
@@ -239,9 +239,9 @@ static int read_plain(wpy_events *it, const batch_out *o, size_t cap, size_t *n)
 }
 
 /*
- * The same with the typed fields of each event into the field columns:
- * the GIL is held (strings and arrays become Python objects as they are
- * read). A Python error is WEFT_EINVAL with the error set.
+ * The same with the typed fields of each event into the field columns,
+ * also without the GIL (texts, bytes and arrays are copied, made Python
+ * objects when the batch is taken).
  */
 static int read_with_fields(wpy_events *it, const batch_out *o, size_t cap, size_t *n)
 {
@@ -249,17 +249,16 @@ static int read_with_fields(wpy_events *it, const batch_out *o, size_t cap, size
 	size_t i = 0;
 	int rc = 1;
 
+	Py_BEGIN_ALLOW_THREADS
 	while (i < cap && (rc = weft_cursor_next(it->cursor, &ev)) == 1) {
-		if (store_event(&it->owner->codes, o, i, ev) < 0) {
+		if (store_event(&it->owner->codes, o, i, ev) < 0 ||
+		    wpy_fields_store(&it->fields, it->owner->trace, ev, i) < 0) {
 			rc = WEFT_ENOMEM;
-			break;
-		}
-		if (wpy_fields_store(&it->fields, it->owner->trace, ev, i) < 0) {
-			rc = WEFT_EINVAL;
 			break;
 		}
 		i++;
 	}
+	Py_END_ALLOW_THREADS
 	*n = i;
 	return rc;
 }
@@ -343,8 +342,6 @@ static PyObject *events_next(wpy_events *it)
 		goto out;
 	if (rc < 0) {
 		end_iter(it);
-		if (rc == WEFT_EINVAL && PyErr_Occurred())
-			goto out;
 		wpy_raise(rc);
 		goto out;
 	}

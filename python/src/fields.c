@@ -2,9 +2,11 @@
 /*
  * python/src/fields.c - the typed-field columns of an event batch (see
  * fields.h). Each row keeps what the event's field holds (an unsigned or
- * signed integer, a float, a bool, or a Python object for texts, bytes and
- * arrays) or that the event lacks the field; at the end of the batch the
- * column becomes the narrowest numpy array that holds every value:
+ * signed integer, a float, a bool, or for texts, bytes and arrays the
+ * field with a copy of its bytes) or that the event lacks the field: the
+ * batch is read without the GIL. When the batch is taken the texts, bytes
+ * and arrays become Python objects, and each
+ * column the narrowest numpy array that holds every value:
  * uint64 or int64 (with a mask of the missing rows), float64 (NaN where
  * missing), bool (with a mask), or object (None where missing).
  */
@@ -19,73 +21,85 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Grows the array *p of *cap elements of `size` bytes to hold `need`: -1 with MemoryError. */
+/* Grows the array *p of *cap elements of `size` bytes to hold `need` (no GIL): -1 without memory. */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
 	if (need <= *cap)
 		return 0;
 	void *q = realloc(*p, need * size);
-	if (q == NULL) {
-		PyErr_NoMemory();
+	if (q == NULL)
 		return -1;
-	}
 	*p = q;
 	*cap = need;
 	return 0;
 }
 
-/* Drops the objects and buffers of a column's rows. */
-static void drop_rows(wpy_fcol *c, size_t rows)
+/* Frees the buffers of a column's rows. */
+static void drop_rows(wpy_fcol *c)
 {
-	if (c->obj != NULL)
-		for (size_t r = 0; r < rows; r++)
-			Py_CLEAR(c->obj[r]);
 	free(c->tag);
 	free(c->val);
-	free(c->obj);
+	free(c->pend);
 	c->tag = NULL;
 	c->val = NULL;
-	c->obj = NULL;
+	c->pend = NULL;
 }
 
-/* Empty row buffers (every row missing) for `rows` rows: -1 with MemoryError. */
+/* Empty row buffers (every row missing) for `rows` rows (no GIL): -1 without memory. */
 static int alloc_rows(wpy_fcol *c, size_t rows)
 {
 	c->tag = calloc(rows ? rows : 1, 1);
 	c->val = malloc((rows ? rows : 1) * sizeof *c->val);
-	c->obj = calloc(rows ? rows : 1, sizeof *c->obj);
-	if (c->tag != NULL && c->val != NULL && c->obj != NULL)
+	c->pend = malloc((rows ? rows : 1) * sizeof *c->pend);
+	if (c->tag != NULL && c->val != NULL && c->pend != NULL)
 		return 0;
-	drop_rows(c, 0);
-	PyErr_NoMemory();
+	drop_rows(c);
 	return -1;
 }
 
-/* Adds a column named `name` (str); its index, or -1 with an error. */
-static Py_ssize_t add_column(wpy_fields *f, PyObject *name)
+/*
+ * Adds a column named name[0..len-1] (no GIL: `pyname`, the name as str,
+ * may be NULL and is then made when the batch is taken). Its index, or
+ * -1 without memory.
+ */
+static Py_ssize_t add_column(wpy_fields *f, const char *name, size_t len, PyObject *pyname)
 {
-	Py_ssize_t len;
-	const char *s = PyUnicode_AsUTF8AndSize(name, &len);
-	if (s == NULL)
-		return -1;
 	if (f->count == f->cap &&
 	    grow((void **)&f->cols, &f->cap, f->cap ? f->cap * 2 : 8, sizeof *f->cols) < 0)
 		return -1;
 	wpy_fcol *c = &f->cols[f->count];
 	memset(c, 0, sizeof *c);
-	c->cname = malloc((size_t)len + 1);
-	if (c->cname == NULL) {
-		PyErr_NoMemory();
+	c->cname = malloc(len + 1);
+	if (c->cname == NULL)
 		return -1;
-	}
-	memcpy(c->cname, s, (size_t)len + 1);
-	c->cname_len = (size_t)len;
+	memcpy(c->cname, name, len);
+	c->cname[len] = '\0';
+	c->cname_len = len;
 	if (f->rows > 0 && alloc_rows(c, f->rows) < 0) {
 		free(c->cname);
 		return -1;
 	}
-	c->name = Py_NewRef(name);
+	c->name = pyname;
+	Py_XINCREF(pyname);
 	return (Py_ssize_t)f->count++;
+}
+
+/* Adds the column of a name given by the caller (a str): -1 with an error. */
+static int add_named_column(wpy_fields *f, PyObject *name)
+{
+	if (!PyUnicode_Check(name)) {
+		PyErr_SetString(PyExc_TypeError, "a field name must be a str");
+		return -1;
+	}
+	Py_ssize_t len;
+	const char *s = PyUnicode_AsUTF8AndSize(name, &len);
+	if (s == NULL)
+		return -1;
+	if (add_column(f, s, (size_t)len, name) < 0) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	return 0;
 }
 
 int wpy_fields_init(wpy_fields *f, PyObject *spec)
@@ -107,10 +121,7 @@ int wpy_fields_init(wpy_fields *f, PyObject *spec)
 		return -1;
 	PyObject *name;
 	while ((name = PyIter_Next(iter)) != NULL) {
-		int ok = PyUnicode_Check(name);
-		if (!ok)
-			PyErr_SetString(PyExc_TypeError, "a field name must be a str");
-		Py_ssize_t rc = ok ? add_column(f, name) : -1;
+		int rc = add_named_column(f, name);
 		Py_DECREF(name);
 		if (rc < 0) {
 			Py_DECREF(iter);
@@ -123,13 +134,15 @@ int wpy_fields_init(wpy_fields *f, PyObject *spec)
 
 int wpy_fields_begin(wpy_fields *f, size_t rows)
 {
+	f->arena_used = 0;
 	for (size_t k = 0; k < f->count; k++) {
 		wpy_fcol *c = &f->cols[k];
-		drop_rows(c, f->rows);
+		drop_rows(c);
 		if (alloc_rows(c, rows) < 0) {
 			for (size_t j = k + 1; j < f->count; j++)
-				drop_rows(&f->cols[j], f->rows);
+				drop_rows(&f->cols[j]);
 			f->rows = 0;
+			PyErr_NoMemory();
 			return -1;
 		}
 	}
@@ -137,7 +150,7 @@ int wpy_fields_begin(wpy_fields *f, size_t rows)
 	return 0;
 }
 
-/* The column of a field name, created when fields=True: index, -2 none, -1 error. */
+/* The column of a field name, created when fields=True: index, -2 none, -1 no memory. */
 static Py_ssize_t find_column(wpy_fields *f, const char *name, size_t len)
 {
 	for (size_t k = 0; k < f->count; k++)
@@ -145,12 +158,7 @@ static Py_ssize_t find_column(wpy_fields *f, const char *name, size_t len)
 			return (Py_ssize_t)k;
 	if (!f->all)
 		return -2;
-	PyObject *s = PyUnicode_DecodeUTF8(name, (Py_ssize_t)len, "replace");
-	if (s == NULL)
-		return -1;
-	Py_ssize_t k = add_column(f, s);
-	Py_DECREF(s);
-	return k;
+	return add_column(f, name, len, NULL);
 }
 
 /* A scalar field as a Python object (the elements of arrays, texts, bytes). */
@@ -188,17 +196,36 @@ static PyObject *array_object(const weft_field *x)
 	return list;
 }
 
-/* Stores one field's value in row `row` of column c. */
-static int store_value(wpy_fcol *c, size_t row, const weft_field *x)
+/*
+ * Keeps a text, bytes or array field of row `row` for later: the field
+ * and a copy of its bytes in the arena (the event's bytes are gone after
+ * the next event). -1 without memory.
+ */
+static int keep_pending(wpy_fields *f, wpy_fcol *c, size_t row, const weft_field *x)
 {
-	Py_CLEAR(c->obj[row]);
-	if (x->is_array || x->type == WEFT_TYPE_STR || x->type == WEFT_TYPE_BYTES) {
-		c->obj[row] = x->is_array ? array_object(x) : scalar_object(x);
-		if (c->obj[row] == NULL)
+	const void *src = x->is_array ? (const void *)x->raw : (const void *)x->v.s.ptr;
+	size_t n = x->is_array ? x->raw_size : x->v.s.len;
+	if (f->arena_used + n > f->arena_cap) {
+		size_t cap = f->arena_cap ? f->arena_cap : 4096;
+		while (cap < f->arena_used + n)
+			cap *= 2;
+		if (grow((void **)&f->arena, &f->arena_cap, cap, 1) < 0)
 			return -1;
-		c->tag[row] = FV_OBJ;
-		return 0;
 	}
+	if (n > 0)
+		memcpy(f->arena + f->arena_used, src, n);
+	c->pend[row].field = *x;
+	c->pend[row].off = f->arena_used;
+	f->arena_used += n;
+	c->tag[row] = FV_OBJ;
+	return 0;
+}
+
+/* Stores one field's value in row `row` of column c (no GIL): -1 without memory. */
+static int store_value(wpy_fields *f, wpy_fcol *c, size_t row, const weft_field *x)
+{
+	if (x->is_array || x->type == WEFT_TYPE_STR || x->type == WEFT_TYPE_BYTES)
+		return keep_pending(f, c, row, x);
 	switch (x->type) {
 	case WEFT_TYPE_I8: case WEFT_TYPE_I16: case WEFT_TYPE_I32: case WEFT_TYPE_I64:
 		c->tag[row] = FV_I;
@@ -242,10 +269,25 @@ int wpy_fields_store(wpy_fields *f, const weft_trace *trace, const weft_event *e
 		Py_ssize_t k = find_column(f, x->name, x->name_len);
 		if (k == -1)
 			return -1;
-		if (k >= 0 && store_value(&f->cols[k], row, x) < 0)
+		if (k >= 0 && store_value(f, &f->cols[k], row, x) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* The Python object of an FV_OBJ row, from the field kept in the arena. */
+static PyObject *pending_object(const wpy_fields *f, const wpy_fcol *c, size_t r)
+{
+	weft_field x = c->pend[r].field;
+	const char *bytes = f->arena + c->pend[r].off;
+	x.name = c->cname;
+	x.name_len = (uint32_t)c->cname_len;
+	if (x.is_array) {
+		x.raw = (const uint8_t *)bytes;
+		return array_object(&x);
+	}
+	x.v.s.ptr = bytes;
+	return scalar_object(&x);
 }
 
 /* What a column's n rows hold (any of each FV_*) and the largest unsigned value. */
@@ -261,20 +303,20 @@ static void survey(const wpy_fcol *c, size_t n, int seen[FV_OBJ + 1], uint64_t *
 }
 
 /* Row r as a Python object (None when missing). */
-static PyObject *row_object(wpy_fcol *c, size_t r)
+static PyObject *row_object(const wpy_fields *f, wpy_fcol *c, size_t r)
 {
 	switch (c->tag[r]) {
 	case FV_U: return PyLong_FromUnsignedLongLong(c->val[r].u);
 	case FV_I: return PyLong_FromLongLong(c->val[r].i);
 	case FV_F: return PyFloat_FromDouble(c->val[r].f);
 	case FV_B: return PyBool_FromLong((long)c->val[r].u);
-	case FV_OBJ: return Py_NewRef(c->obj[r]);
+	case FV_OBJ: return pending_object(f, c, r);
 	default: Py_RETURN_NONE;
 	}
 }
 
 /* The column as an object array. */
-static PyObject *object_column(wpy_fcol *c, size_t n)
+static PyObject *object_column(const wpy_fields *f, wpy_fcol *c, size_t n)
 {
 	npy_intp dims[1] = {(npy_intp)n};
 	PyObject *a = PyArray_SimpleNew(1, dims, NPY_OBJECT);
@@ -282,7 +324,7 @@ static PyObject *object_column(wpy_fcol *c, size_t n)
 		return NULL;
 	PyObject **data = PyArray_DATA((PyArrayObject *)a);
 	for (size_t r = 0; r < n; r++) {
-		PyObject *v = row_object(c, r);
+		PyObject *v = row_object(f, c, r);
 		if (v == NULL) {
 			Py_DECREF(a);
 			return NULL;
@@ -330,7 +372,7 @@ static PyObject *missing_mask(const wpy_fcol *c, size_t n, int any_missing)
 }
 
 /* One column as (values, mask or None); None when no row has the field. */
-static PyObject *column_value(wpy_fcol *c, size_t n)
+static PyObject *column_value(const wpy_fields *f, wpy_fcol *c, size_t n)
 {
 	int seen[FV_OBJ + 1];
 	uint64_t max_u;
@@ -343,7 +385,7 @@ static PyObject *column_value(wpy_fcol *c, size_t n)
 	if (seen[FV_OBJ] || (seen[FV_B] && (ints || seen[FV_F])) ||
 	    (seen[FV_U] && seen[FV_I] && max_u > (uint64_t)INT64_MAX) ||
 	    (seen[FV_F] && max_u > ((uint64_t)1 << 53))) {
-		values = object_column(c, n);
+		values = object_column(f, c, n);
 		masked = 0;
 	} else if (seen[FV_F]) {
 		values = numeric_column(c, n, NPY_FLOAT64);
@@ -367,7 +409,15 @@ PyObject *wpy_fields_take(wpy_fields *f, size_t n)
 {
 	PyObject *d = PyDict_New();
 	for (size_t k = 0; d != NULL && k < f->count; k++) {
-		PyObject *v = column_value(&f->cols[k], n);
+		wpy_fcol *c = &f->cols[k];
+		if (c->name == NULL) {
+			c->name = PyUnicode_DecodeUTF8(c->cname, (Py_ssize_t)c->cname_len, "replace");
+			if (c->name == NULL) {
+				Py_CLEAR(d);
+				break;
+			}
+		}
+		PyObject *v = column_value(f, c, n);
 		if (v == NULL || PyDict_SetItem(d, f->cols[k].name, v) < 0)
 			Py_CLEAR(d);
 		Py_XDECREF(v);
@@ -378,11 +428,12 @@ PyObject *wpy_fields_take(wpy_fields *f, size_t n)
 void wpy_fields_free(wpy_fields *f)
 {
 	for (size_t k = 0; k < f->count; k++) {
-		drop_rows(&f->cols[k], f->rows);
+		drop_rows(&f->cols[k]);
 		free(f->cols[k].cname);
 		Py_CLEAR(f->cols[k].name);
 	}
 	free(f->cols);
 	free(f->buf);
+	free(f->arena);
 	memset(f, 0, sizeof *f);
 }

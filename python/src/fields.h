@@ -18,13 +18,20 @@ typedef union wpy_value {
 	double f;
 } wpy_value;
 
+/* A text, bytes or array field of a row: the field, its bytes copied
+ * into the arena at `off` (turned into a Python object when taken). */
+typedef struct wpy_pending {
+	weft_field field;
+	size_t off;
+} wpy_pending;
+
 typedef struct wpy_fcol {
-	PyObject *name;     /* str */
+	PyObject *name;     /* str; NULL for a column met while reading (made when taken) */
 	char *cname;        /* the name's bytes */
 	size_t cname_len;
 	uint8_t *tag;       /* per row: FV_* */
 	wpy_value *val;
-	PyObject **obj;     /* FV_OBJ rows (owned) */
+	wpy_pending *pend;  /* per row, for FV_OBJ rows */
 } wpy_fcol;
 
 typedef struct wpy_fields {
@@ -35,13 +42,18 @@ typedef struct wpy_fields {
 	size_t rows;        /* rows of the current batch's buffers */
 	weft_field *buf;    /* weft_event_fields() output */
 	size_t buf_cap;
+	char *arena;        /* the bytes of the batch's texts, bytes and arrays */
+	size_t arena_used, arena_cap;
 } wpy_fields;
 
 /* fields = None, True or an iterable of names: 0, or -1 with an error. */
 int wpy_fields_init(wpy_fields *f, PyObject *spec);
 /* Prepares empty columns of `rows` rows for a batch: -1 without memory. */
 int wpy_fields_begin(wpy_fields *f, size_t rows);
-/* Stores the fields of `ev` in row `row`: -1 with a Python error. */
+/*
+ * Stores the fields of `ev` in row `row`, without the GIL (no Python
+ * object is made): -1 without memory (no Python error set).
+ */
 int wpy_fields_store(wpy_fields *f, const weft_trace *trace, const weft_event *ev, size_t row);
 /* The batch's columns as {name: (values, missing mask or None), or None
  * when no row of the batch has the field} for n rows. */
