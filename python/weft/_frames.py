@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Building pandas DataFrames from the event batches of weft._weft."""
 
+import warnings
+
 import numpy as np
 
 from . import EVENT_COLUMNS
@@ -101,4 +103,15 @@ def events_frame(trace, batches, fields):
         # A field named as an event column (a Heph attribute "time") keeps both.
         column = "fields." + name if name in data else name
         data[column] = _join_field(pd, pieces, lengths) if pieces else np.empty(0, np.float64)
-    return pd.DataFrame(data)
+    # Column by column into an empty frame: pandas keeps each array as its
+    # own block instead of copying the columns of one type into one (the
+    # copy the DataFrame constructor makes, as large as those columns).
+    # (With many field columns pandas calls such a frame fragmented; it
+    # consolidates it when an operation needs to, not at the peak here.)
+    n = len(data["time"])
+    frame = pd.DataFrame(index=pd.RangeIndex(n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
+        for name in list(data):
+            frame[name] = data.pop(name)
+    return frame
