@@ -9,7 +9,7 @@ set -eu
 
 # man-db (and groff): the tests render the generated man pages; zsh: the
 # test of the zsh completion.
-PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest protobuf-compiler man-db zsh"
+PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest python3-dev python3-numpy python3-pandas protobuf-compiler man-db zsh"
 if [ "${1:-}" = --fuzz ]; then
 	PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 fi

@@ -92,6 +92,25 @@ for page in "$man_dir"/*.1; do
 done
 test -f "$prefix/share/bash-completion/completions/weft"
 test -f "$prefix/share/zsh/site-functions/_weft"
+# The Python module, imported from the site directory under the prefix
+# (when the build has it): it runs with the installed libweft.so.
+site=$(find "$prefix/lib" -path '*/weft/__init__.py' 2>/dev/null | head -n 1)
+if [ -n "$site" ]; then
+	site=$(dirname "$(dirname "$site")")
+	# A sanitized build's module needs the sanitizer runtimes preloaded.
+	PYTHONPATH="$site" LD_PRELOAD="${WEFT_PY_PRELOAD:-}" ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 -c '
+import sys, weft
+t = weft.open(sys.argv[1])
+assert t.format == "heph" and len(t.to_pandas()) == 21, t
+assert weft.__file__.startswith(sys.argv[2]), weft.__file__
+' "$here/data/heph/heph_sample.bin.log" "$site"
+	# It finds the installed libweft.so relative to itself (RUNPATH $ORIGIN/...).
+	lib=$(ldd "$site"/weft/_weft*.so | sed -n 's/.*libweft[.]so[.0-9]* => \([^ ]*\) .*/\1/p')
+	test "$(readlink -f "$lib")" = "$(readlink -f "$prefix/lib/libweft.so")"
+elif [ -d "$build/python/weft" ]; then
+	echo "install: the Python module was built but not installed" >&2
+	exit 1
+fi
 others=$(nm -D --defined-only "$prefix"/lib/libweft.so | awk '{print $3}' | grep -v '^weft_[a-z]' || true)
 if [ -n "$others" ]; then
 	echo "libweft.so exports names that are not the public API:" $others >&2

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * python/src/events.c - the iterator of event batches: a cursor of the
+ * library read into numpy columns (time, end, stream, code, offset,
+ * depth, parent), batch_size events at a time. The loop that fills the
+ * columns runs without the GIL and creates no Python object per event;
+ * memory is the batch's columns. With fields, the typed fields of each
+ * event (weft_event_fields) go into columns of their own, one per name,
+ * also without the GIL (fields.c).
+ */
+#include "weftpy.h"
+#include "fields.h"
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL weftpy_ARRAY_API
+#define NO_IMPORT_ARRAY
+#include <numpy/arrayobject.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+struct wpy_events {
+	PyObject_HEAD
+	wpy_trace *owner;       /* strong reference */
+	weft_cursor *cursor;    /* NULL once ended or detached */
+	wpy_events *prev, *next; /* in owner->iters */
+	Py_ssize_t batch;
+	int done;
+	char *stream_pattern, *code_pattern; /* the filter's (the cursor reads them) */
+	wpy_fields fields;
+};
+
+/* The columns of a batch: name, numpy type, element size. */
+enum { COL_TIME, COL_END, COL_STREAM, COL_CODE, COL_OFFSET, COL_DEPTH, COL_PARENT, COL_COUNT };
+static const struct { const char *name; int type; } columns[COL_COUNT] = {
+	{"time", NPY_UINT64}, {"end", NPY_UINT64}, {"stream", NPY_UINT32}, {"code", NPY_UINT32},
+	{"offset", NPY_UINT64}, {"depth", NPY_INT32}, {"parent", NPY_INT64},
+};
+
+/* The pointers the loop of a batch writes through. */
+typedef struct batch_out {
+	uint64_t *time, *end, *offset;
+	uint32_t *stream, *code;
+	int32_t *depth;
+	int64_t *parent;
+} batch_out;
+
+/* Links the iterator into its trace's list. */
+static void link_iter(wpy_events *it)
+{
+	wpy_trace *t = it->owner;
+	it->prev = NULL;
+	it->next = t->iters;
+	if (t->iters != NULL)
+		t->iters->prev = it;
+	t->iters = it;
+}
+
+/* Ends the iterator: frees its cursor and leaves its trace's list. */
+static void end_iter(wpy_events *it)
+{
+	it->done = 1;
+	if (it->cursor != NULL) {
+		weft_cursor_free(it->cursor);
+		it->cursor = NULL;
+	}
+	if (it->owner == NULL)
+		return;
+	if (it->prev != NULL)
+		it->prev->next = it->next;
+	else if (it->owner->iters == it)
+		it->owner->iters = it->next;
+	if (it->next != NULL)
+		it->next->prev = it->prev;
+	it->prev = it->next = NULL;
+}
+
+/*
+ * The trace closes: every live iterator's cursor goes first. The
+ * iterators stay unfinished, so that their next call says the trace is
+ * closed (then they end).
+ */
+void wpy_events_detach_all(wpy_trace *self)
+{
+	while (self->iters != NULL) {
+		wpy_events *it = self->iters;
+		end_iter(it);
+		it->done = 0;
+	}
+}
+
+static void events_dealloc(wpy_events *it)
+{
+	end_iter(it);
+	wpy_fields_free(&it->fields);
+	free(it->stream_pattern);
+	free(it->code_pattern);
+	Py_CLEAR(it->owner);
+	Py_TYPE(it)->tp_free((PyObject *)it);
+}
+
+/* An optional time bound in ns: None or a non-negative int. */
+static int parse_time(PyObject *o, uint64_t *out, const char *what)
+{
+	*out = 0;
+	if (o == NULL || o == Py_None)
+		return 0;
+	unsigned long long v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+		PyErr_Format(PyExc_ValueError, "%s must be a time in ns (an int >= 0)", what);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* An order name (None, "time", "stored", "natural") as a weft_order. */
+static int parse_order(const char *name, int *order)
+{
+	static const char *names[] = {"default", "time", "stored", "natural"};
+	*order = WEFT_ORDER_DEFAULT;
+	if (name == NULL)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(name, names[i]) == 0) {
+			*order = i;
+			return 0;
+		}
+	PyErr_Format(PyExc_ValueError, "order must be \"time\", \"stored\" or \"natural\", not \"%s\"", name);
+	return -1;
+}
+
+/* A copy of an optional pattern: 0, or -1 without memory. */
+static int copy_pattern(const char *s, char **out)
+{
+	*out = NULL;
+	if (s == NULL)
+		return 0;
+	*out = strdup(s);
+	if (*out == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	return 0;
+}
+
+/* Trace._events(...): creates the cursor (without the GIL) and the iterator. */
+PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
+{
+	static char *kwlist[] = {"streams", "start", "end", "codes", "order", "batch_size", "fields", NULL};
+	const char *streams = NULL, *codes = NULL, *order_name = NULL;
+	PyObject *start = NULL, *end = NULL, *fields = NULL;
+	Py_ssize_t batch = 65536;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zOOzznO", kwlist, &streams, &start, &end,
+					 &codes, &order_name, &batch, &fields) ||
+	    wpy_trace_check(self) < 0)
+		return NULL;
+	weft_filter f;
+	memset(&f, 0, sizeof f);
+	if (parse_time(start, &f.from, "start") < 0 || parse_time(end, &f.to, "end") < 0 ||
+	    parse_order(order_name, &f.order) < 0)
+		return NULL;
+	if (batch < 1 || batch > (Py_ssize_t)1 << 30)
+		return PyErr_Format(PyExc_ValueError, "batch_size must be between 1 and 2**30");
+	wpy_events *it = PyObject_New(wpy_events, &wpy_EventsType);
+	if (it == NULL)
+		return NULL;
+	it->owner = (wpy_trace *)Py_NewRef(self);
+	it->cursor = NULL;
+	it->prev = it->next = NULL;
+	it->batch = batch;
+	it->done = 0;
+	it->stream_pattern = it->code_pattern = NULL;
+	memset(&it->fields, 0, sizeof it->fields);
+	if (copy_pattern(streams, &it->stream_pattern) < 0 || copy_pattern(codes, &it->code_pattern) < 0 ||
+	    wpy_fields_init(&it->fields, fields) < 0) {
+		Py_DECREF(it);
+		return NULL;
+	}
+	f.stream_pattern = it->stream_pattern;
+	f.code_pattern = it->code_pattern;
+	int rc;
+	weft_cursor *c = NULL;
+	self->busy = 1;
+	Py_BEGIN_ALLOW_THREADS
+	rc = weft_cursor_create(self->trace, &f, &c);
+	Py_END_ALLOW_THREADS
+	self->busy = 0;
+	if (rc < 0) {
+		Py_DECREF(it);
+		return wpy_raise(rc);
+	}
+	it->cursor = c;
+	link_iter(it);
+	return (PyObject *)it;
+}
+
+/* Stores one event in row n of the columns; -1 without memory (code table). */
+static inline int store_event(wpy_codes *codes, const batch_out *o, size_t n, const weft_event *ev)
+{
+	int64_t code = wpy_codes_index(codes, ev->code, ev->code_len);
+	if (code < 0)
+		return -1;
+	o->time[n] = ev->time;
+	o->end[n] = ev->end;
+	o->stream[n] = ev->stream;
+	o->code[n] = (uint32_t)code;
+	o->offset[n] = ev->offset;
+	o->depth[n] = ev->depth;
+	o->parent[n] = ev->parent;
+	return 0;
+}
+
+/*
+ * Reads up to `cap` events into the columns, without the GIL: the count
+ * read into *n; returns the cursor's last status (1: more may follow, 0:
+ * the end, < 0: an error) or WEFT_ENOMEM when the code table could not grow.
+ */
+static int read_plain(wpy_events *it, const batch_out *o, size_t cap, size_t *n)
+{
+	weft_cursor *c = it->cursor;
+	wpy_codes *codes = &it->owner->codes;
+	const weft_event *ev;
+	size_t i = 0;
+	int rc = 1;
+
+	Py_BEGIN_ALLOW_THREADS
+	while (i < cap && (rc = weft_cursor_next(c, &ev)) == 1) {
+		if (store_event(codes, o, i, ev) < 0) {
+			rc = WEFT_ENOMEM;
+			break;
+		}
+		i++;
+	}
+	Py_END_ALLOW_THREADS
+	*n = i;
+	return rc;
+}
+
+/*
+ * The same with the typed fields of each event into the field columns,
+ * also without the GIL (texts, bytes and arrays are copied, made Python
+ * objects when the batch is taken).
+ */
+static int read_with_fields(wpy_events *it, const batch_out *o, size_t cap, size_t *n)
+{
+	const weft_event *ev;
+	size_t i = 0;
+	int rc = 1;
+
+	Py_BEGIN_ALLOW_THREADS
+	while (i < cap && (rc = weft_cursor_next(it->cursor, &ev)) == 1) {
+		if (store_event(&it->owner->codes, o, i, ev) < 0 ||
+		    wpy_fields_store(&it->fields, it->owner->trace, ev, i) < 0) {
+			rc = WEFT_ENOMEM;
+			break;
+		}
+		i++;
+	}
+	Py_END_ALLOW_THREADS
+	*n = i;
+	return rc;
+}
+
+/* Creates the columns of a batch of `cap` rows into arrays[] and o. */
+static int new_columns(PyObject **arrays, batch_out *o, size_t cap)
+{
+	npy_intp dims[1] = {(npy_intp)cap};
+	for (int k = 0; k < COL_COUNT; k++) {
+		arrays[k] = PyArray_SimpleNew(1, dims, columns[k].type);
+		if (arrays[k] == NULL)
+			return -1;
+	}
+	o->time = PyArray_DATA((PyArrayObject *)arrays[COL_TIME]);
+	o->end = PyArray_DATA((PyArrayObject *)arrays[COL_END]);
+	o->stream = PyArray_DATA((PyArrayObject *)arrays[COL_STREAM]);
+	o->code = PyArray_DATA((PyArrayObject *)arrays[COL_CODE]);
+	o->offset = PyArray_DATA((PyArrayObject *)arrays[COL_OFFSET]);
+	o->depth = PyArray_DATA((PyArrayObject *)arrays[COL_DEPTH]);
+	o->parent = PyArray_DATA((PyArrayObject *)arrays[COL_PARENT]);
+	return 0;
+}
+
+/* The batch as a dict of its n first rows (the arrays shrink in place). */
+static PyObject *batch_dict(wpy_events *it, PyObject **arrays, size_t n)
+{
+	PyObject *d = PyDict_New();
+	if (d == NULL)
+		return NULL;
+	npy_intp dims[1] = {(npy_intp)n};
+	PyArray_Dims shape = {dims, 1};
+	for (int k = 0; k < COL_COUNT; k++) {
+		if ((npy_intp)n != PyArray_DIM((PyArrayObject *)arrays[k], 0)) {
+			PyObject *r = PyArray_Resize((PyArrayObject *)arrays[k], &shape, 0, NPY_CORDER);
+			if (r == NULL)
+				goto fail;
+			Py_DECREF(r);
+		}
+		if (PyDict_SetItemString(d, columns[k].name, arrays[k]) < 0)
+			goto fail;
+	}
+	if (it->fields.active) {
+		PyObject *f = wpy_fields_take(&it->fields, n);
+		if (f == NULL || PyDict_SetItemString(d, "fields", f) < 0) {
+			Py_XDECREF(f);
+			goto fail;
+		}
+		Py_DECREF(f);
+	}
+	return d;
+fail:
+	Py_DECREF(d);
+	return NULL;
+}
+
+/* The next batch, or NULL (StopIteration) at the end. */
+static PyObject *events_next(wpy_events *it)
+{
+	if (it->done)
+		return NULL;
+	if (it->owner->trace == NULL || it->cursor == NULL) {
+		end_iter(it);
+		PyErr_SetString(PyExc_ValueError, "the trace is closed");
+		return NULL;
+	}
+	if (wpy_trace_check(it->owner) < 0)
+		return NULL;
+	PyObject *arrays[COL_COUNT] = {NULL};
+	PyObject *result = NULL;
+	batch_out o;
+	size_t n = 0;
+	int rc = WEFT_ENOMEM;
+	if (new_columns(arrays, &o, (size_t)it->batch) < 0 ||
+	    (it->fields.active && wpy_fields_begin(&it->fields, (size_t)it->batch) < 0))
+		goto out;
+	it->owner->busy = 1;
+	rc = it->fields.active ? read_with_fields(it, &o, (size_t)it->batch, &n)
+			       : read_plain(it, &o, (size_t)it->batch, &n);
+	it->owner->busy = 0;
+	if (wpy_trace_publish_codes(it->owner) < 0)
+		goto out;
+	if (rc < 0) {
+		end_iter(it);
+		wpy_raise(rc);
+		goto out;
+	}
+	if (rc == 0)
+		end_iter(it);
+	if (n > 0)
+		result = batch_dict(it, arrays, n);
+out:
+	for (int k = 0; k < COL_COUNT; k++)
+		Py_XDECREF(arrays[k]);
+	return result;
+}
+
+PyTypeObject wpy_EventsType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "weft._weft.EventBatches",
+	.tp_doc = PyDoc_STR("An iterator of event batches (dicts of numpy arrays); see weft.Trace.events()."),
+	.tp_basicsize = sizeof(wpy_events),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_dealloc = (destructor)events_dealloc,
+	.tp_iter = PyObject_SelfIter,
+	.tp_iternext = (iternextfunc)events_next,
+};

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * python/src/weftpy.h - what the files of the extension module weft._weft
+ * share: the exceptions, the Trace object, the code table and the event
+ * iterator. The module is a front end of the public libweft API
+ * (include/weft/): nothing here knows a trace format.
+ */
+#ifndef WEFTPY_H
+#define WEFTPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "weft/weft.h"
+
+/* The exceptions (weft.Error and its subclasses), created by the module. */
+extern PyObject *wpy_Error, *wpy_FormatError, *wpy_IOError, *wpy_NotFoundError,
+	*wpy_ArgumentError;
+
+/*
+ * Raises the exception of a negative WEFT_E* status with the library's
+ * last error (its file, byte offset and message as attributes). Returns
+ * NULL, for `return wpy_raise(rc);`.
+ */
+PyObject *wpy_raise(int status);
+/* The same, for a call given `path` (messages "<path>: ..." name it as the file). */
+PyObject *wpy_raise_path(int status, const char *path);
+
+/*
+ * The codes met so far, each with an index: the order of first meeting.
+ * A hash table of the code bytes so that the loop of a batch finds an
+ * event's code index without the GIL and without a Python object.
+ */
+typedef struct wpy_code {
+	char *bytes;
+	uint32_t len;
+	uint64_t hash;
+} wpy_code;
+
+#define WPY_FAST_BITS 10
+
+typedef struct wpy_codes {
+	wpy_code *codes;        /* by index */
+	uint32_t count, cap;
+	uint32_t *slots;        /* index + 1, 0 = empty; size mask + 1 */
+	uint32_t mask;
+	uint32_t published;     /* codes already appended to the Python list */
+	uint64_t *fast_key;     /* direct-mapped cache of short codes: key */
+	uint32_t *fast_index;   /* and index */
+} wpy_codes;
+
+/* The index of code[0..len-1], added when new; -1 without memory. */
+int64_t wpy_codes_index(wpy_codes *t, const char *code, uint32_t len);
+void wpy_codes_free(wpy_codes *t);
+
+/* The list of item(ctx, i) for i in [start, count): NULL with an error. */
+PyObject *wpy_list_of(const void *ctx, size_t start, size_t count,
+		      PyObject *(*item)(const void *ctx, size_t i));
+
+typedef struct wpy_events wpy_events;
+
+/* weft._weft.Trace: an open trace. */
+typedef struct wpy_trace {
+	PyObject_HEAD
+	weft_trace *trace;      /* NULL once closed */
+	int busy;               /* a call runs without the GIL */
+	wpy_codes codes;
+	PyObject *code_list;    /* list of str, index = code index */
+	wpy_events *iters;      /* live event iterators (their cursors die first) */
+	PyObject *dict;         /* instance dictionary (the Python layer caches there) */
+	PyObject *weakrefs;
+} wpy_trace;
+
+extern PyTypeObject wpy_TraceType;
+extern PyTypeObject wpy_EventsType;
+
+/* Raises ValueError when the trace is closed, RuntimeError when busy: -1. */
+int wpy_trace_check(wpy_trace *self);
+/* Appends the codes met since the last call to self->code_list: -1 on error. */
+int wpy_trace_publish_codes(wpy_trace *self);
+/* Frees the cursors of the live iterators (before the trace is freed). */
+void wpy_events_detach_all(wpy_trace *self);
+/* Trace._events(...): the iterator of event batches. */
+PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs);
+
+#endif /* WEFTPY_H */

@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: MIT
+"""Read execution traces (ovni, Heph, ROSS, Pallas) into numpy and pandas.
+
+    import weft
+    with weft.open("trace/") as trace:
+        for batch in trace.events():          # dicts of numpy arrays
+            ...
+        df = trace.to_pandas(fields=["cpu"])  # one DataFrame
+
+The reading is done by libweft (the C library of the `weft` command); this
+package is its Python front end: weft._weft is the extension written in C,
+this file the thin layer above it. See docs/python.md.
+"""
+
+import json as _json
+import warnings as _warnings
+
+from . import _weft
+from ._weft import (ArgumentError, Error, FormatError, IOError, NotFoundError,
+                    format_options, formats, version)
+
+__all__ = ["open", "Trace", "Diagnostic", "TraceWarning", "Error", "FormatError",
+           "IOError", "NotFoundError", "ArgumentError", "formats", "format_options",
+           "version", "EVENT_COLUMNS"]
+
+#: The columns of an event batch (Trace.events()) and of Trace.to_pandas(),
+#: with their numpy types.
+EVENT_COLUMNS = (("time", "uint64"), ("end", "uint64"), ("stream", "uint32"),
+                 ("code", "uint32"), ("offset", "uint64"), ("depth", "int32"),
+                 ("parent", "int64"))
+
+# Options of weft.open() that are settings of the library's open options
+# rather than format options (weft_open_options_set).
+_OPEN_SETTINGS = ("stored_order", "threads", "read_budget_bytes")
+
+
+class TraceWarning(UserWarning):
+    """A problem found in a trace that leaves it readable (a diagnostic of
+    severity warning or error), issued by warnings.warn when the trace is
+    opened or while its events are read. The same problem is a
+    weft.Diagnostic in Trace.diagnostics."""
+
+
+class Diagnostic:
+    """One problem found in a trace: where and what.
+
+    Attributes: severity ("note", "warning" or "error"), file (the file,
+    relative to the trace, or None), offset (the byte offset in it, or
+    None when the problem is not at one place), message (what was
+    expected and found). str() gives the line the weft command prints.
+    """
+
+    __slots__ = ("_severity", "_file", "_offset", "_message", "_line")
+
+    def __init__(self, severity, file, offset, message, line):
+        self._severity = severity
+        self._file = file
+        self._offset = offset
+        self._message = message
+        self._line = line
+
+    severity = property(lambda self: self._severity, doc='"note", "warning" or "error".')
+    file = property(lambda self: self._file, doc="The file, relative to the trace, or None.")
+    offset = property(lambda self: self._offset,
+                      doc="The byte offset in the file, or None when not at one place.")
+    message = property(lambda self: self._message, doc="What was expected and what was found.")
+
+    def __str__(self):
+        return self._line
+
+    def __repr__(self):
+        return "weft.Diagnostic(%r)" % self._line
+
+
+def _option_key(key):
+    """A keyword of weft.open() as a format option key: ross_kind is
+    "ross.kind" (the first underscore separates the format)."""
+    if "." in key or "_" not in key:
+        return key
+    fmt, name = key.split("_", 1)
+    return fmt + "." + name
+
+
+def _option_value(value):
+    """A format option value as the text the library parses."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return str(value)
+
+
+def open(path, format=None, **options):
+    """Opens the trace at `path` (a directory or a file) and returns a Trace.
+
+    format: "ovni", "heph", "ross" or "pallas"; None detects it.
+    options: the library's format options, as keywords with the first
+    underscore for the dot (ross_kind="gvt") or spelled out
+    (**{"ross.kind": "gvt"}); weft.format_options() lists them. Also
+    stored_order=True (events as the files hold them), threads=N (threads
+    for opening; 1: none) and read_budget_bytes=N.
+
+    Raises weft.NotFoundError (a FileNotFoundError) when there is nothing
+    at `path` or no format recognises it, weft.FormatError when the trace
+    is malformed, weft.IOError (an OSError) when reading fails, and
+    weft.ArgumentError (a ValueError) for a bad option. Problems that leave
+    the trace readable are issued as weft.TraceWarning warnings and kept in
+    Trace.diagnostics.
+    """
+    return Trace(path, format, **options)
+
+
+class Trace(_weft.Trace):
+    """An open trace (weft.open()): its streams, hierarchy, event kinds and
+    diagnostics, and its events as numpy columns or a pandas DataFrame.
+
+    A context manager: `with weft.open(path) as trace:` closes it at the
+    end. Every use of a closed trace raises ValueError. A trace belongs to
+    one thread at a time (open it once per thread to read in parallel).
+    """
+
+    def __init__(self, path, format=None, **options):
+        settings = {k: options.pop(k) for k in _OPEN_SETTINGS if k in options}
+        pairs = [(_option_key(k), _option_value(v)) for k, v in options.items()]
+        super().__init__(path, format, pairs, **settings)
+        self._diags_issued = 0
+        self._issue_warnings(3)
+
+    def _issue_warnings(self, stacklevel):
+        """Issues the diagnostics found since the last call (warnings and
+        errors, not notes) as TraceWarning."""
+        new = self._diagnostics(self._diags_issued)
+        self._diags_issued += len(new)
+        for d in new:
+            if d[0] >= 1:
+                _warnings.warn(TraceWarning(d[5]), stacklevel=stacklevel + 1)
+
+    def __enter__(self):
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        if self.closed:
+            return "<weft.Trace closed>"
+        return "<weft.Trace %s %r, %d streams>" % (self.format, self.path, len(self.stream_paths))
+
+    def _check_open(self):
+        if self.closed:
+            raise ValueError("the trace is closed")
+
+    @property
+    def metadata(self):
+        """The trace-wide metadata as a dict ({} when the format has none;
+        Heph: its epochs and packet counts)."""
+        return _json.loads(self.metadata_json)
+
+    @property
+    def streams(self):
+        """The streams as a list of dicts: index, path, kind, name, number
+        (pid, tid... or None), file (relative to the trace), file_size,
+        finished (True, False, or None when the layout does not record it),
+        big_endian, clock_offset (ns), node (its index in nodes) and
+        metadata (a dict)."""
+        streams = self._streams()
+        for s in streams:
+            s["metadata"] = _json.loads(s["metadata"])
+        return streams
+
+    @property
+    def nodes(self):
+        """The hierarchy (e.g. loom > process > thread) as a list of dicts:
+        id (its index), parent (the parent's id, None at the top), kind,
+        name, path, number (or None), stream (the stream index when the node
+        is a stream, else None) and metadata (a dict)."""
+        nodes = self._nodes()
+        for n in nodes:
+            n["metadata"] = _json.loads(n["metadata"])
+        return nodes
+
+    @property
+    def diagnostics(self):
+        """The problems found so far, opening and reading, as a list of
+        weft.Diagnostic (the list grows as reading finds more)."""
+        return [Diagnostic(d[1], d[2], d[3], d[4], d[5]) for d in self._diagnostics()]
+
+    @property
+    def schema(self):
+        """The event kinds of the trace's format as a list of dicts: code,
+        payload_size (0 unless it tells layouts apart), role ("point",
+        "interval", "enter", ...), category, data_size, variable_fields (True
+        when events may have fields past the listed ones) and fields (a list
+        of dicts: name, type ("u32", "str", ...), array, variable, in_data)."""
+        return self._schema()
+
+    @property
+    def start_time(self):
+        """The time (ns) of the trace's earliest event, None when it has none."""
+        return self._start_time()
+
+    def events(self, streams=None, start=None, end=None, codes=None, order=None,
+               batch_size=65536):
+        """The events in batches: each a dict of numpy arrays of equal length.
+
+        time, end (uint64, ns; end == time for point events), stream (uint32,
+        an index into trace.stream_paths), code (uint32, an index into
+        trace.codes, which grows as codes are met), offset (uint64, the byte
+        offset of the record in its stream's file), depth (int32, the depth
+        in a call tree, -1 if none) and parent (int64, the stored index of the
+        enclosing event in its stream, -1 if none).
+
+        streams, codes: glob patterns (fnmatch) on the stream path and on
+        the code. start, end: the time window in ns, both inclusive.
+        order: "time" (merged by time), "stored" (as the files hold them),
+        "natural" (the format's best) or None (as the trace was opened).
+        batch_size: the events per batch (memory is about 40 bytes per
+        event of a batch). The library reads without the GIL. Problems met
+        while reading are issued as TraceWarning and kept in diagnostics.
+        """
+        return self._batches(self._events(streams, start, end, codes, order, batch_size))
+
+    def _batches(self, it):
+        """Yields the batches of `it`, issuing the new diagnostics after each."""
+        try:
+            for batch in it:
+                self._issue_warnings(2)
+                yield batch
+        finally:
+            if not self.closed:
+                self._issue_warnings(2)
+
+    def to_pandas(self, streams=None, start=None, end=None, codes=None, order=None,
+                  fields=None, batch_size=1 << 20):
+        """The events as one pandas DataFrame.
+
+        Columns: time, end, stream and code (categorical: the stream paths
+        and the codes), offset, depth, parent (see events()); with
+        fields=["cpu", "tid"] (or fields=True: every field met) a column per
+        typed field decoded from the payloads (weft_event_fields), named as
+        the field: integers as uint64/int64 (pandas' nullable UInt64/Int64
+        where some events lack the field, so that 64-bit values stay exact),
+        floats as float64 (NaN where missing), booleans, and texts, bytes and
+        arrays (lists) as object columns (None where missing). A field named
+        as one of the columns above is the column "fields.<name>". Other
+        arguments as in events().
+        """
+        from ._frames import events_frame
+        return events_frame(self, self._batches(
+            self._events(streams, start, end, codes, order, batch_size, fields)), fields)
