@@ -100,7 +100,7 @@ static void events_dealloc(wpy_events *it)
 }
 
 /* An optional time bound in ns: None or a non-negative int. */
-static int parse_time(PyObject *o, uint64_t *out, const char *what)
+int wpy_parse_time(PyObject *o, uint64_t *out, const char *what)
 {
 	*out = 0;
 	if (o == NULL || o == Py_None)
@@ -158,7 +158,7 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 		return NULL;
 	weft_filter f;
 	memset(&f, 0, sizeof f);
-	if (parse_time(start, &f.from, "start") < 0 || parse_time(end, &f.to, "end") < 0 ||
+	if (wpy_parse_time(start, &f.from, "start") < 0 || wpy_parse_time(end, &f.to, "end") < 0 ||
 	    parse_order(order_name, &f.order) < 0)
 		return NULL;
 	if (batch < 1 || batch > (Py_ssize_t)1 << 30)

@@ -171,17 +171,28 @@ static int codes_rehash(wpy_codes *t)
 	return 0;
 }
 
+int wpy_grow(void **array, size_t *cap, size_t need, size_t size, size_t first)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : first;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*array, n * size);
+	if (p == NULL)
+		return -1;
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
 /* Adds a new code at slot s: its index, or -1 without memory. */
 static int64_t codes_add(wpy_codes *t, const char *code, uint32_t len, uint64_t h)
 {
-	if (t->count == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 32;
-		wpy_code *codes = realloc(t->codes, cap * sizeof *codes);
-		if (codes == NULL)
-			return -1;
-		t->codes = codes;
-		t->cap = cap;
-	}
+	size_t cap = t->cap;
+	if (wpy_grow((void **)&t->codes, &cap, (size_t)t->count + 1, sizeof *t->codes, 32) < 0)
+		return -1;
+	t->cap = (uint32_t)cap;
 	char *bytes = malloc(len + 1u);
 	if (bytes == NULL)
 		return -1;

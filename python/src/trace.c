@@ -432,6 +432,12 @@ static PyMethodDef trace_methods[] = {
 	{"_diagnostics", (PyCFunction)trace_diagnostics, METH_VARARGS, diagnostics_doc},
 	{"_schema", (PyCFunction)trace_schema, METH_NOARGS, schema_doc},
 	{"_start_time", (PyCFunction)trace_start_time, METH_NOARGS, start_time_doc},
+	{"_spans", (PyCFunction)(void (*)(void))wpy_trace_spans, METH_VARARGS | METH_KEYWORDS,
+	 "_spans(streams, start, end, codes, instants): every span as a dict of numpy columns "
+	 "and the lists of names and timelines (Trace.spans())."},
+	{"_profile", (PyCFunction)(void (*)(void))wpy_trace_profile, METH_VARARGS | METH_KEYWORDS,
+	 "_profile(by, streams, start, end, codes, source): the rows of the profile and the "
+	 "source used (Trace.profile())."},
 	{"_events", (PyCFunction)(void (*)(void))wpy_trace_events, METH_VARARGS | METH_KEYWORDS,
 	 "_events(streams=None, start=None, end=None, codes=None, order=None,\n"
 	 "        batch_size=65536, fields=None) -> iterator of dict\n\n"

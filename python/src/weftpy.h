@@ -56,6 +56,16 @@ typedef struct wpy_codes {
 int64_t wpy_codes_index(wpy_codes *t, const char *code, uint32_t len);
 void wpy_codes_free(wpy_codes *t);
 
+/*
+ * Makes room for `need` elements of `size` bytes in *array (capacity
+ * *cap, doubled, at least `first`): 0, or -1 without memory (the array
+ * unchanged).
+ */
+int wpy_grow(void **array, size_t *cap, size_t need, size_t size, size_t first);
+
+/* An optional time in ns (None or an int >= 0) into *out (0 for None): -1 with an error. */
+int wpy_parse_time(PyObject *o, uint64_t *out, const char *what);
+
 /* The list of item(ctx, i) for i in [start, count): NULL with an error. */
 PyObject *wpy_list_of(const void *ctx, size_t start, size_t count,
 		      PyObject *(*item)(const void *ctx, size_t i));
@@ -85,5 +95,9 @@ int wpy_trace_publish_codes(wpy_trace *self);
 void wpy_events_detach_all(wpy_trace *self);
 /* Trace._events(...): the iterator of event batches. */
 PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs);
+
+/* Trace._spans(...) and Trace._profile(...) (analysis.c). */
+PyObject *wpy_trace_spans(wpy_trace *self, PyObject *args, PyObject *kwargs);
+PyObject *wpy_trace_profile(wpy_trace *self, PyObject *args, PyObject *kwargs);
 
 #endif /* WEFTPY_H */

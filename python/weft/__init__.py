@@ -250,3 +250,64 @@ class Trace(_weft.Trace):
         from ._frames import events_frame
         return events_frame(self, self._batches(
             self._events(streams, start, end, codes, order, batch_size, fields)), fields)
+
+    def spans(self, streams=None, start=None, end=None, codes=None, instants=False):
+        """The calls of the trace as a pandas DataFrame, one row per span.
+
+        A span is a region between its enter and its leave (ovni, Pallas)
+        or an interval (Heph), paired and nested as the viewer outputs and
+        `weft profile` do (the library's span iterator, weft/span.h).
+        Columns: stream (categorical: the stream paths), timeline (the
+        channel, e.g. ovni "nosv VT"; None for the stream's own call tree),
+        name (categorical), start, end, duration (ns), exclusive (duration
+        minus the children's), depth (in its timeline), id and parent (the
+        enclosing span's id, 0 at the top), and the flags clipped (cut by
+        the window), unclosed (never closed in the trace) and instant.
+        Spans come in the order they end (children before their parent).
+
+        streams, codes: glob patterns; start, end: a window in ns that cuts
+        the spans crossing it; instants=True adds the point events (start
+        == end, their parent the span open on their stream). Every span is
+        in memory: restrict with the arguments on large traces.
+        """
+        from ._frames import spans_frame
+        self._check_open()
+        columns = self._spans(streams, start, end, codes, instants)
+        self._issue_warnings(2)
+        return spans_frame(self, columns)
+
+    def profile(self, by="name", streams=None, start=None, end=None, codes=None,
+                source="auto"):
+        """The profile of the trace as a pandas DataFrame: what `weft
+        profile --json` prints, computed by the library (weft/profile.h).
+
+        One row per region (by="name"), or per stream and region
+        (by="stream": threads, ranks; a "stream" column with the paths):
+        region, calls, instants, total_ns, exclusive_ns, min_ns, max_ns and
+        mean_ns. source: "auto" (Pallas: its stored durations; the others:
+        the spans), "spans" or "replay" (replay the events into spans),
+        "durations" or "headers" (Pallas only). A filter (streams, codes,
+        start, end) replays the spans; the window cuts the calls crossing
+        it. The DataFrame's attrs["source"] says what the figures came
+        from: "replay", "durations" or "headers", as `weft profile --json`.
+        """
+        import pandas as pd
+        self._check_open()
+        rows, used = self._profile(by, streams, start, end, codes, source)
+        self._issue_warnings(2)
+        paths = self.stream_paths
+        frame = pd.DataFrame({
+            "region": [r[0] for r in rows],
+            "stream": [paths[r[1]] if r[1] is not None else None for r in rows],
+            "calls": pd.array([r[2] for r in rows], dtype="uint64"),
+            "instants": pd.array([r[3] for r in rows], dtype="uint64"),
+            "total_ns": pd.array([r[4] for r in rows], dtype="uint64"),
+            "exclusive_ns": pd.array([r[5] for r in rows], dtype="uint64"),
+            "min_ns": pd.array([r[6] for r in rows], dtype="uint64"),
+            "max_ns": pd.array([r[7] for r in rows], dtype="uint64"),
+            "mean_ns": pd.array([r[8] for r in rows], dtype="float64"),
+        })
+        if by != "stream":
+            frame = frame.drop(columns="stream")
+        frame.attrs["source"] = used
+        return frame

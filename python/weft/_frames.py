@@ -115,3 +115,31 @@ def events_frame(trace, batches, fields):
         for name in list(data):
             frame[name] = data.pop(name)
     return frame
+
+
+# Flags of weft_span (weft/span.h).
+_SPAN_CLIPPED, _SPAN_UNCLOSED, _SPAN_INSTANT = 1, 2, 4
+
+
+def spans_frame(trace, cols):
+    """The DataFrame of Trace.spans() from the columns of Trace._spans()."""
+    import pandas as pd
+    flags = cols["flags"]
+    timelines = cols["timelines"]
+    timeline = np.array([None] + list(timelines), dtype=object)[cols["timeline"] + 1] \
+        if len(cols["timeline"]) else np.array([], dtype=object)
+    return pd.DataFrame({
+        "stream": _categorical(pd, cols["stream"], trace.stream_paths),
+        "timeline": timeline,
+        "name": _categorical(pd, cols["name"], cols["names"]),
+        "start": cols["start"],
+        "end": cols["end"],
+        "duration": cols["end"] - cols["start"],
+        "exclusive": cols["exclusive"],
+        "depth": cols["depth"],
+        "id": cols["id"],
+        "parent": cols["parent"],
+        "clipped": (flags & _SPAN_CLIPPED) != 0,
+        "unclosed": (flags & _SPAN_UNCLOSED) != 0,
+        "instant": (flags & _SPAN_INSTANT) != 0,
+    })
