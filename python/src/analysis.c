@@ -103,17 +103,7 @@ static int64_t ptr_index_of(ptr_index *t, const char *key)
 /* The texts of the index as a Python list of str. */
 static PyObject *ptr_index_list(const ptr_index *t)
 {
-	PyObject *list = PyList_New((Py_ssize_t)t->count);
-	for (size_t i = 0; list != NULL && i < t->count; i++) {
-		PyObject *s = PyUnicode_DecodeUTF8(t->order[i], (Py_ssize_t)strlen(t->order[i]),
-						   "replace");
-		if (s == NULL) {
-			Py_CLEAR(list);
-			break;
-		}
-		PyList_SET_ITEM(list, (Py_ssize_t)i, s);
-	}
-	return list;
+	return wpy_str_list(t->order, t->count);
 }
 
 /* ---- Spans ---------------------------------------------------------------------------- */

@@ -310,6 +310,18 @@ static PyObject *option_dict(const void *format, size_t i)
 			     "help", o->help);
 }
 
+/* Text i of an array of texts (ctx), as a str. */
+static PyObject *text_item(const void *texts, size_t i)
+{
+	const char *s = ((const char *const *)texts)[i];
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+PyObject *wpy_str_list(const char *const *texts, size_t count)
+{
+	return wpy_list_of(texts, 0, count, text_item);
+}
+
 static PyObject *py_format_options(PyObject *mod, PyObject *args)
 {
 	const char *name = NULL;

@@ -432,6 +432,9 @@ static PyMethodDef trace_methods[] = {
 	{"_diagnostics", (PyCFunction)trace_diagnostics, METH_VARARGS, diagnostics_doc},
 	{"_schema", (PyCFunction)trace_schema, METH_NOARGS, schema_doc},
 	{"_start_time", (PyCFunction)trace_start_time, METH_NOARGS, start_time_doc},
+	{"_convert", (PyCFunction)(void (*)(void))wpy_trace_convert, METH_VARARGS | METH_KEYWORDS,
+	 "_convert(path, to, streams, start, end, codes, force, heph_compat, virtual_unit, "
+	 "allow_loss): weft_convert(); the report as a dict (Trace.convert())."},
 	{"_spans", (PyCFunction)(void (*)(void))wpy_trace_spans, METH_VARARGS | METH_KEYWORDS,
 	 "_spans(streams, start, end, codes, instants): every span as a dict of numpy columns "
 	 "and the lists of names and timelines (Trace.spans())."},

@@ -66,6 +66,9 @@ int wpy_grow(void **array, size_t *cap, size_t need, size_t size, size_t first);
 /* An optional time in ns (None or an int >= 0) into *out (0 for None): -1 with an error. */
 int wpy_parse_time(PyObject *o, uint64_t *out, const char *what);
 
+/* The texts[0..count-1] (UTF-8, bad bytes replaced) as a list of str: NULL with an error. */
+PyObject *wpy_str_list(const char *const *texts, size_t count);
+
 /* The list of item(ctx, i) for i in [start, count): NULL with an error. */
 PyObject *wpy_list_of(const void *ctx, size_t start, size_t count,
 		      PyObject *(*item)(const void *ctx, size_t i));
@@ -99,5 +102,7 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs);
 /* Trace._spans(...) and Trace._profile(...) (analysis.c). */
 PyObject *wpy_trace_spans(wpy_trace *self, PyObject *args, PyObject *kwargs);
 PyObject *wpy_trace_profile(wpy_trace *self, PyObject *args, PyObject *kwargs);
+/* Trace._convert(...) (convert.c). */
+PyObject *wpy_trace_convert(wpy_trace *self, PyObject *args, PyObject *kwargs);
 
 #endif /* WEFTPY_H */

@@ -311,3 +311,34 @@ class Trace(_weft.Trace):
             frame = frame.drop(columns="stream")
         frame.attrs["source"] = used
         return frame
+
+    def convert(self, path, to=None, streams=None, start=None, end=None, codes=None,
+                force=False, heph_compat=False, virtual_unit=None, allow_loss=False):
+        """Writes the trace for a viewer or as a Pallas trace, as `weft
+        convert` does (the library's weft_convert(), without the GIL).
+
+        to: "perfetto", "chrome", "paraver" or "pallas"; None
+        chooses by `path` (.json: chrome, .prv: paraver, a trailing "/":
+        pallas, else perfetto). path: the file, the base name (paraver:
+        path.prv, .pcf, .row) or the directory (pallas); the output is
+        written to a temporary name and renamed at the end, so a failure
+        leaves no half-written output. force=True replaces an existing one.
+        streams, codes: globs; start, end: the window in ns (viewers cut the
+        spans crossing it); heph_compat: chrome, the bytes of Heph's own
+        converter; virtual_unit: ROSS, draw virtual time, one unit = this
+        many ns; allow_loss: viewers, drop spans nested deeper than 512
+        levels instead of counting it as lost data.
+
+        Returns the report as a dict: output, events (read by the viewers'
+        view layer; 0 for pallas), selected (the events the filter kept), unclosed_spans, unmatched_leaves, too_deep, data_lost
+        (True when some data could not be read or was dropped: the output is
+        complete without it) and messages (the lines `weft convert` prints).
+        Raises weft.Error when nothing was written (an existing output
+        without force=True, an unknown output, options that do not fit it,
+        or the error that stopped it), with the library's message.
+        """
+        self._check_open()
+        report = self._convert(str(path), to, streams, start, end, codes, force, heph_compat,
+                               virtual_unit, allow_loss)
+        self._issue_warnings(2)
+        return report
