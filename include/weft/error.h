@@ -37,6 +37,14 @@ const char *weft_strerror(int status);
 
 /* Detailed message of the last failure on this thread ("" when none). */
 const char *weft_last_error(void);
+/*
+ * The parts of that message, for front ends that keep them apart (the
+ * Python module's exceptions): the file it names (NULL when none), the
+ * byte offset in it (WEFT_NO_OFFSET when none) and the text after them.
+ */
+const char *weft_last_error_file(void);
+uint64_t weft_last_error_offset(void);
+const char *weft_last_error_text(void);
 
 /* Severity of a diagnostic collected while opening or reading a trace. */
 enum weft_severity {

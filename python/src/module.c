@@ -35,40 +35,6 @@ static PyObject *error_class(int status)
 	}
 }
 
-/*
- * Splits the library's message "<file>: byte <offset>: <text>" (the form
- * weft's errors take, docs/api.md) into its parts; a message without the
- * byte part keeps file NULL and offset -1 and is the whole text.
- */
-static void split_message(const char *msg, const char *path, PyObject **file,
-			  long long *offset, const char **text)
-{
-	const char *p = strstr(msg, ": byte ");
-	*file = NULL;
-	*offset = -1;
-	*text = msg;
-	size_t plen = path != NULL ? strlen(path) : 0;
-	if (p == NULL && plen > 0 && strncmp(msg, path, plen) == 0 && strncmp(msg + plen, ": ", 2) == 0) {
-		/* "<path>: <text>": the message is about the path opened. */
-		*file = PyUnicode_DecodeFSDefaultAndSize(msg, (Py_ssize_t)plen);
-		if (*file == NULL)
-			PyErr_Clear();
-		*text = msg + plen + 2;
-		return;
-	}
-	if (p == NULL)
-		return;
-	char *end;
-	unsigned long long off = strtoull(p + 7, &end, 10);
-	if (end == p + 7 || strncmp(end, ": ", 2) != 0)
-		return;
-	*file = PyUnicode_DecodeFSDefaultAndSize(msg, p - msg);
-	if (*file == NULL)
-		PyErr_Clear();
-	*offset = (long long)off;
-	*text = end + 2;
-}
-
 /* Sets attribute `name` of `obj` and drops the value's reference. */
 static int set_attr(PyObject *obj, const char *name, PyObject *value)
 {
@@ -83,45 +49,39 @@ static int set_attr(PyObject *obj, const char *name, PyObject *value)
  * Raises the exception of `status` with the library's last error: the
  * message as its argument, and attributes file (None when the message
  * names none), offset (None when none), message (the text after the
- * location), status (the code's short description) and code. `path`
- * (may be NULL): the path the call was given, named by messages that
- * have no byte offset ("<path>: no such file or directory").
+ * location: the library keeps the parts apart, weft_last_error_file()),
+ * status (the code's short description) and code.
  */
-PyObject *wpy_raise_path(int status, const char *path)
+PyObject *wpy_raise(int status)
 {
 	if (status == WEFT_ENOMEM)
 		return PyErr_NoMemory();
 	const char *msg = weft_last_error();
-	if (msg == NULL || *msg == '\0')
-		msg = weft_strerror(status);
-	PyObject *file;
-	long long offset;
-	const char *text;
-	split_message(msg, path, &file, &offset, &text);
-	PyObject *exc = PyObject_CallFunction(error_class(status), "s", msg);
-	if (exc == NULL) {
-		Py_XDECREF(file);
-		return NULL;
+	const char *file = NULL, *text = msg;
+	uint64_t offset = WEFT_NO_OFFSET;
+	if (msg == NULL || *msg == '\0') {
+		msg = text = weft_strerror(status);
+	} else {
+		file = weft_last_error_file();
+		offset = weft_last_error_offset();
+		text = weft_last_error_text();
 	}
-	PyObject *file_value = file != NULL ? file : Py_NewRef(Py_None);
-	if (set_attr(exc, "file", Py_NewRef(file_value)) < 0 ||
-	    set_attr(exc, "offset", offset >= 0 ? PyLong_FromLongLong(offset) : Py_NewRef(Py_None)) < 0 ||
+	PyObject *exc = PyObject_CallFunction(error_class(status), "s", msg);
+	if (exc == NULL)
+		return NULL;
+	if (set_attr(exc, "file", file != NULL ? PyUnicode_DecodeFSDefault(file)
+					       : Py_NewRef(Py_None)) < 0 ||
+	    set_attr(exc, "offset", offset != WEFT_NO_OFFSET ? PyLong_FromUnsignedLongLong(offset)
+							     : Py_NewRef(Py_None)) < 0 ||
 	    set_attr(exc, "message", PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace")) < 0 ||
 	    set_attr(exc, "status", PyUnicode_FromString(weft_strerror(status))) < 0 ||
 	    set_attr(exc, "code", PyLong_FromLong(status)) < 0) {
-		Py_DECREF(file_value);
 		Py_DECREF(exc);
 		return NULL;
 	}
-	Py_DECREF(file_value);
 	PyErr_SetObject(error_class(status), exc);
 	Py_DECREF(exc);
 	return NULL;
-}
-
-PyObject *wpy_raise(int status)
-{
-	return wpy_raise_path(status, NULL);
 }
 
 /* ---- The code table ---------------------------------------------------------- */

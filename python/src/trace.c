@@ -151,7 +151,7 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	rc = weft_trace_open(cpath, &o, &t);
 	Py_END_ALLOW_THREADS
 	if (rc < 0) {
-		wpy_raise_path(rc, cpath);
+		wpy_raise(rc);
 		goto fail;
 	}
 	self->trace = t;

@@ -26,8 +26,6 @@ extern PyObject *wpy_Error, *wpy_FormatError, *wpy_IOError, *wpy_NotFoundError,
  * NULL, for `return wpy_raise(rc);`.
  */
 PyObject *wpy_raise(int status);
-/* The same, for a call given `path` (messages "<path>: ..." name it as the file). */
-PyObject *wpy_raise_path(int status, const char *path);
 
 /*
  * The codes met so far, each with an index: the order of first meeting.

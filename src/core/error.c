@@ -62,6 +62,21 @@ const char *weft__error_text(void)
 	return last_error + last_body;
 }
 
+const char *weft_last_error_file(void)
+{
+	return weft__error_file();
+}
+
+uint64_t weft_last_error_offset(void)
+{
+	return last_offset;
+}
+
+const char *weft_last_error_text(void)
+{
+	return weft__error_text();
+}
+
 /*
  * Formats "<file>: byte <offset>: <text>" into the thread's buffer. The
  * location prefix is what lets a user find the bad byte with a hex dump.

@@ -29,6 +29,16 @@ static void test_error_passed_on(void)
 		    weft__error_text());
 	CHECK_EQ_STR(weft_last_error(), "trace.bin.log: expected 8 more bytes (again)");
 	CHECK(weft__error_offset() == WEFT_NO_OFFSET);
+
+	/* The public parts (front ends keep them apart: Python's exceptions). */
+	weft__error(WEFT_ETRUNCATED, "a.obs", 7, "cut");
+	CHECK_EQ_STR(weft_last_error_file(), "a.obs");
+	CHECK_EQ_U64(weft_last_error_offset(), 7);
+	CHECK_EQ_STR(weft_last_error_text(), "cut");
+	weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "no file");
+	CHECK(weft_last_error_file() == NULL);
+	CHECK(weft_last_error_offset() == WEFT_NO_OFFSET);
+	CHECK_EQ_STR(weft_last_error_text(), "no file");
 }
 
 /* A missing path, and one of the wrong kind for a forced format. */
