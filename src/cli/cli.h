@@ -138,7 +138,6 @@ int cli_parse_time(const char *text, uint64_t *ns);
 typedef struct cli_window {
 	uint64_t from, to;          /* ns; to 0 = no end */
 	int from_relative, to_relative;
-	int given;                  /* --from or --to seen */
 } cli_window;
 
 /*

@@ -121,16 +121,19 @@ static int parse_time_option(const char *option, const char *value, uint64_t *de
 	return -1;
 }
 
-/* -t FORMAT: the output format, by name. */
-static int apply_format_out(convert_settings *s, const char *value)
+/*
+ * -t FORMAT: the output format, by name; `hint` ends the message of an
+ * unknown one.
+ */
+static int apply_format_out(convert_settings *s, const char *value, const char *hint)
 {
 	char names[128];
 
 	s->to = weft_output_find(value);
 	if (s->to != NULL)
 		return 0;
-	cli_usage_error("convert", "unknown output format '%s' (%s)", value,
-			weft_output_names(0, names, sizeof names));
+	cli_usage_error("convert", "unknown output format '%s' (%s)%s", value,
+			weft_output_names(0, names, sizeof names), hint);
 	return -1;
 }
 
@@ -141,17 +144,10 @@ static int apply_format_out(convert_settings *s, const char *value)
  */
 static int apply_to_option(convert_settings *s, const char *value)
 {
-	char names[128];
-
 	if ((value[0] >= '0' && value[0] <= '9') || value[0] == '+')
 		return cli_window_option(&s->window, "convert", "--to", value, 1);
-	s->to = weft_output_find(value);
-	if (s->to == NULL) {
-		cli_usage_error("convert", "unknown output format '%s' (%s), and not a "
-				"time (times start with a digit: 10ms)", value,
-				weft_output_names(0, names, sizeof names));
+	if (apply_format_out(s, value, ", and not a time (times start with a digit: 10ms)") < 0)
 		return -1;
-	}
 	fprintf(stderr, "weft convert: note: --to %s is deprecated: write -t %s "
 		"(--format-out); --to is the end of the time window\n", value, value);
 	return 0;
@@ -167,7 +163,7 @@ static int apply_convert_option(convert_settings *s, int id, const char *value)
 	case OPT_TO:
 		return apply_to_option(s, value);
 	case OPT_FORMAT_OUT:
-		return apply_format_out(s, value);
+		return apply_format_out(s, value, "");
 	case OPT_FROM:
 		return cli_window_option(&s->window, "convert", "--from", value, 0);
 	case OPT_UNTIL:

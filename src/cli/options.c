@@ -347,7 +347,6 @@ int cli_window_option(cli_window *w, const char *command, const char *option,
 		w->from = ns;
 		w->from_relative = relative;
 	}
-	w->given = 1;
 	return 0;
 }
 
