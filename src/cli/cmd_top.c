@@ -67,14 +67,10 @@ static weft_count_row *scope_rows(const weft_counts *counts, int64_t stream, siz
  * (the per-stream tables hold no wider ones): ovni's three-letter codes
  * and counts under ten digits keep ovnitop's exact layout.
  */
-static int measure(const weft_counts *counts, top_layout *l)
+static void measure(const weft_count_row *rows, size_t n, top_layout *l)
 {
-	size_t n;
-	weft_count_row *rows = scope_rows(counts, WEFT_COUNTS_ALL, &n);
 	char digits[32];
 
-	if (rows == NULL)
-		return -1;
 	*l = (top_layout){ 3, 10, 0 };
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].code_len > (uint32_t)l->code_width)
@@ -86,8 +82,6 @@ static int measure(const weft_counts *counts, top_layout *l)
 	}
 	if (l->timed && l->code_width < 4)
 		l->code_width = 4; /* the header's "name" */
-	free(rows);
-	return 0;
 }
 
 /* "total  mean" of a row's durations, or "-" when it has none. */
@@ -103,14 +97,9 @@ static void print_times(const weft_count_row *r)
 }
 
 /* Prints the rows of one scope: "<code> <count>" (and the times), aligned. */
-static int print_counts(const weft_counts *counts, int64_t stream, const char *indent,
-			const top_layout *l)
+static void print_rows(const weft_count_row *rows, size_t n, const char *indent,
+		       const top_layout *l)
 {
-	size_t n;
-	weft_count_row *rows = scope_rows(counts, stream, &n);
-
-	if (rows == NULL)
-		return -1;
 	if (l->timed)
 		printf("%s%-*s %*s  %14s  %14s\n", indent, l->code_width, "name", l->count_width,
 		       "events", "total", "mean");
@@ -121,23 +110,31 @@ static int print_counts(const weft_counts *counts, int64_t stream, const char *i
 			print_times(&rows[i]);
 		putchar('\n');
 	}
-	free(rows);
-	return 0;
 }
 
-/* The overall table, then (with --streams) one table per stream. */
+/*
+ * The overall table, sized for its rows, then (with --streams) one table
+ * per stream in the same columns. -1 when out of memory.
+ */
 static int print_top(const weft_trace *trace, const weft_counts *counts, int by_stream)
 {
 	top_layout layout;
-	int rc = measure(counts, &layout);
+	size_t n;
+	weft_count_row *rows = scope_rows(counts, WEFT_COUNTS_ALL, &n);
 
-	if (rc == 0)
-		rc = print_counts(counts, WEFT_COUNTS_ALL, "", &layout);
-	for (size_t i = 0; by_stream && rc == 0 && i < weft_trace_stream_count(trace); i++) {
+	if (rows == NULL)
+		return -1;
+	measure(rows, n, &layout);
+	print_rows(rows, n, "", &layout);
+	free(rows);
+	for (size_t i = 0; by_stream && i < weft_trace_stream_count(trace); i++) {
+		if ((rows = scope_rows(counts, (int64_t)i, &n)) == NULL)
+			return -1;
 		printf("\n%s:\n", weft_trace_stream(trace, i)->path);
-		rc = print_counts(counts, (int64_t)i, "  ", &layout);
+		print_rows(rows, n, "  ", &layout);
+		free(rows);
 	}
-	return rc;
+	return 0;
 }
 
 /* Opens the trace, counts, prints. */
