@@ -134,6 +134,22 @@ int weft_pallas_check(weft_trace *trace);
 int weft_pallas_grammar_sequence_totals(weft_pallas_grammar *g, size_t i,
 					uint64_t *total, uint64_t *exclusive_total);
 
+/*
+ * The stored durations of sequence i, one value per occurrence in the
+ * order the occurrences were recorded (what
+ * weft_pallas_grammar_sequence_totals() adds up), read a chunk at a
+ * time: copies the values of occurrences first, first + 1, ... into
+ * out[0 .. max-1] and sets *copied to how many were copied (fewer than
+ * `max` only at the end of the vector; 0 when `first` is at or past it).
+ * exclusive: the sequence's exclusive durations instead. The values are
+ * read a sub-array at a time through the trace's value cache, so memory
+ * stays the caller's buffer and the cache's bound. Returns 0 or a
+ * negative code (WEFT_EINVAL for no sequence i, a reading error).
+ */
+int weft_pallas_grammar_sequence_durations(weft_pallas_grammar *g, size_t i, int exclusive,
+					   uint64_t first, uint64_t *out, size_t max,
+					   size_t *copied);
+
 /* 1 when the trace's threads have grammars (a Pallas trace), else 0. */
 int weft_pallas_grammar_available(const weft_trace *trace);
 

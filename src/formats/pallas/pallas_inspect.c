@@ -4,7 +4,8 @@
  * (weft/pallas_grammar.h): tables of events, sequences and loops with
  * their counts and stored duration summaries, for `weft dump --structure`,
  * `weft info` and `weft profile`. Only the thread file is read, except
- * for weft_pallas_grammar_sequence_totals(), which reads the durations.
+ * for weft_pallas_grammar_sequence_totals() and _durations(), which read
+ * the durations.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,51 @@ int weft_pallas_grammar_sequence_totals(weft_pallas_grammar *g, size_t i,
 	if (rc == 0)
 		rc = vector_sum(g, &s->exclusive, exclusive_total);
 	return rc;
+}
+
+/*
+ * Copies values first.. of a duration vector into out[0..max-1], a
+ * sub-array at a time: the sub-array headers (in memory) locate `first`
+ * without reading the values before it.
+ */
+static int vector_copy(weft_pallas_grammar *g, const pallas_vector *v, uint64_t first,
+		       uint64_t *out, size_t max, size_t *copied)
+{
+	pallas_values vals = { 0 };
+	uint64_t start = 0; /* index of the first value of sub-array s */
+	int rc = 0;
+	*copied = 0;
+	for (uint64_t s = 0; s < v->sub_count && *copied < max; s++) {
+		pallas_subarray sub;
+		weft__pallas_vector_sub(v, s, &sub);
+		uint64_t at = first + *copied;
+		if (at >= start + sub.size) {
+			start += sub.size;
+			continue;
+		}
+		if ((rc = weft__pallas_values_get(g->pt->cache, g->t, v, s, &vals)) < 0)
+			break;
+		uint64_t n = vals.count - (at - start);
+		if (n > max - *copied)
+			n = max - *copied;
+		memcpy(out + *copied, vals.v + (at - start), (size_t)n * sizeof *out);
+		*copied += (size_t)n;
+		start += sub.size;
+	}
+	weft__pallas_values_release(g->pt->cache, &vals);
+	return rc;
+}
+
+int weft_pallas_grammar_sequence_durations(weft_pallas_grammar *g, size_t i, int exclusive,
+					   uint64_t first, uint64_t *out, size_t max,
+					   size_t *copied)
+{
+	*copied = 0;
+	if (i >= g->t->sequence_count)
+		return weft__error(WEFT_EINVAL, g->t->file, WEFT_NO_OFFSET,
+				   "no sequence %zu", i);
+	const pallas_sequence *s = &g->t->sequences[i];
+	return vector_copy(g, exclusive ? &s->exclusive : &s->durations, first, out, max, copied);
 }
 
 /*
