@@ -102,5 +102,7 @@ PyObject *wpy_trace_spans(wpy_trace *self, PyObject *args, PyObject *kwargs);
 PyObject *wpy_trace_profile(wpy_trace *self, PyObject *args, PyObject *kwargs);
 /* Trace._convert(...) (convert.c). */
 PyObject *wpy_trace_convert(wpy_trace *self, PyObject *args, PyObject *kwargs);
+/* Adds the format extras (extras.c) to the Trace type and the module: -1 with an error. */
+int wpy_extras_register(PyObject *mod);
 
 #endif /* WEFTPY_H */

@@ -18,10 +18,11 @@ import warnings as _warnings
 from . import _weft
 from ._weft import (ArgumentError, Error, FormatError, IOError, NotFoundError,
                     format_options, formats, version)
+from ._extras import FormatExtras as _FormatExtras, Grammar, ross_levels
 
 __all__ = ["open", "Trace", "Diagnostic", "TraceWarning", "Error", "FormatError",
            "IOError", "NotFoundError", "ArgumentError", "formats", "format_options",
-           "version", "EVENT_COLUMNS"]
+           "version", "EVENT_COLUMNS", "Grammar", "ross_levels"]
 
 #: The columns of an event batch (Trace.events()) and of Trace.to_pandas(),
 #: with their numpy types.
@@ -110,7 +111,7 @@ def open(path, format=None, **options):
     return Trace(path, format, **options)
 
 
-class Trace(_weft.Trace):
+class Trace(_FormatExtras, _weft.Trace):
     """An open trace (weft.open()): its streams, hierarchy, event kinds and
     diagnostics, and its events as numpy columns or a pandas DataFrame.
 
