@@ -54,7 +54,8 @@ def _table_types(schema, kinds, header, short_data):
     whose rows are of the event kinds `kinds` (codes), from the kinds'
     fields (weft_trace_event_schema()): a column may be missing when a
     kind lacks the field, or when records had short model data and the
-    field comes from the data."""
+    field comes from the data (or when it mixes signed and unsigned
+    integers: see _read_dtypes)."""
     kinds = [k for k in schema if k["code"] in kinds]
     out = {}
     for column in header:
@@ -70,7 +71,11 @@ def _table_types(schema, kinds, header, short_data):
                 continue
             types.add("str" if field["array"] else field["type"])
             missing = missing or (short_data > 0 and field["in_data"])
-        out[column] = (_type_class(types), missing)
+        kind = _type_class(types)
+        # signed and unsigned fields in one column: through the categories,
+        # which keep a u64 past 2**63 exact (an object column then)
+        mixed = kind == "i" and any(t.startswith("u") for t in types)
+        out[column] = (kind, missing or mixed)
     return out
 
 

@@ -140,6 +140,12 @@ def test_model_schema_and_short_data():
         df = t.ross_table("model")
         check_table(df, header, rows, t.schema)
     assert str(df["count"].dtype) == "Int64" and str(df["events"].dtype) == "UInt64"
+    schema = "MODEL: i64 count; ANALYSIS_MODEL: u64 count"  # one column, both signs
+    header, rows = cli_table(IM, "--level", "model", "--ross-model-schema", schema)
+    with weft.open(IM, ross_model_schema=schema) as t:
+        df = t.ross_table("model")
+        check_table(df, header, rows, t.schema)
+    assert str(df["count"].dtype) == "int64"
     short = DATA / "ross" / "phold-model-gvt" / "np2"
     schema = "MODEL: u32 word, u32 more"
     header, rows = cli_table(short, "--level", "model", "--ross-model-schema", schema)
