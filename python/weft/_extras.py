@@ -262,27 +262,29 @@ class FormatExtras:
         stream (categorical), type (int64), title (the mark type's title,
         None when the thread's metadata does not define it), action
         ("push", "pop" or "set"), value (int64), label (the value's label,
-        None when it has none) and channel ("single" or "stack").
+        None when it has none) and channel ("single" or "stack"); type and
+        value are nullable Int64 when a payload could not be decoded.
 
         The types, titles and labels are those the threads declared
         (ovni_mark_type, ovni_mark_label: the metadata key ovni.mark of the
         thread, else of its process); the values are decoded by the
         library (weft_event_fields()). streams, start, end: as in events().
+        A trace of another format has no marks (an empty DataFrame).
         """
         import pandas as pd
         self._check_open()
         df = self.to_pandas(streams=streams, start=start, end=end, codes="OM?",
                             fields=["value", "type"])
-        df = df[df["code"].isin(list(_MARK_ACTIONS))]
+        # other formats have no marks (an event of theirs named OM[ is not one)
+        df = df[df["code"].isin(list(_MARK_ACTIONS) if self.format == "ovni" else [])]
         defs = _mark_definitions(self)
         stream = df["stream"].astype(str).to_numpy()
-        types = np.asarray(df["type"], dtype=np.int64) if len(df) else np.empty(0, np.int64)
-        values = np.asarray(df["value"], dtype=np.int64) if len(df) else np.empty(0, np.int64)
+        types, values = _int_column(pd, df["type"]), _int_column(pd, df["value"])
         titles, labels, channels = [], [], []
         for s, t, v in zip(stream, types.tolist(), values.tolist()):
-            d = defs.get(s, {}).get(t)
+            d = defs.get(s, {}).get(t) if t is not pd.NA else None
             titles.append(d["title"] if d else None)
-            labels.append(d["labels"].get(v) if d else None)
+            labels.append(d["labels"].get(v) if d and v is not pd.NA else None)
             channels.append(d["chan_type"] if d else None)
         return pd.DataFrame({
             "time": df["time"].to_numpy(),
@@ -295,6 +297,16 @@ class FormatExtras:
             "label": np.array(labels, dtype=object),
             "channel": np.array(channels, dtype=object),
         })
+
+
+def _int_column(pd, column):
+    """A field column of integers as int64, or nullable Int64 when some
+    events lack the field (a payload that does not match its layout)."""
+    if not len(column):
+        return np.empty(0, np.int64)
+    if column.isna().any():
+        return pd.array(column, dtype="Int64")
+    return column.to_numpy(dtype=np.int64)
 
 
 # The ovni mark events and what they do to their type's channel.

@@ -7,12 +7,15 @@ or the ovni.clock_offsets option appear per stream and shift the times."""
 
 import json
 import shutil
+import struct
+import sys
+import warnings
 
 import numpy as np
 import pytest
 
 import weft
-from conftest import DATA, dump_json
+from conftest import DATA, REPO, dump_json
 
 MARKS = DATA / "ovni" / "v3" / "ovni-mark-4procs" / "ovni"
 MPI = DATA / "ovni" / "v3" / "mpi-func-4procs" / "ovni"
@@ -57,6 +60,9 @@ def test_marks_filters_and_none():
     with weft.open(MPI) as t:
         none = t.marks()
     assert len(none) == 0 and list(none.columns) == list(every.columns)
+    with weft.open(DATA / "heph" / "heph_sample.bin.log") as t:
+        other = t.marks()
+    assert len(other) == 0 and list(other.columns) == list(every.columns)
 
 
 def copy_trace(src, tmp_path):
@@ -110,3 +116,27 @@ def test_clock_offsets_of_other_formats():
         offsets = t.clock_offsets
         assert list(offsets["stream"]) == t.stream_paths
     assert (offsets["clock_offset"] == 0).all()
+
+
+def test_marks_of_a_written_trace(tmp_path):
+    """A trace written here (tests/python/weftlib.py): a mark the thread
+    declared with a label, and a mark whose payload is too short for its
+    layout (no fields: type and value missing, no title)."""
+    sys.path.insert(0, str(REPO / "tests" / "python"))
+    import weftlib
+    events = [weftlib.ovni_event("OM=", 1000, struct.pack("<qi", 5, 1)),
+              weftlib.ovni_event("OM[", 2000, struct.pack("<i", 7))]
+    mark = {"1": {"title": "Phase", "chan_type": "single", "labels": {"5": "five"}}}
+    weftlib.write_ovni_stream(tmp_path, events, extra_meta={"mark": mark})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with weft.open(tmp_path) as t:
+            marks = t.marks()
+    assert marks["time"].tolist() == [1000, 2000]
+    assert marks["action"].tolist() == ["set", "push"]
+    assert str(marks["type"].dtype) == "Int64" and str(marks["value"].dtype) == "Int64"
+    assert (marks["type"][0], marks["value"][0]) == (1, 5)
+    assert marks["type"].isna().tolist() == [False, True]
+    assert marks["title"].tolist() == ["Phase", None]
+    assert marks["label"].tolist() == ["five", None]
+    assert marks["channel"].tolist() == ["single", None]
