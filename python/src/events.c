@@ -189,11 +189,11 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	self->busy = 0;
 	if (rc < 0) {
 		Py_DECREF(it);
-		return wpy_raise(rc);
+		return wpy_progress_finish(self, wpy_raise(rc));
 	}
 	it->cursor = c;
 	link_iter(it);
-	return (PyObject *)it;
+	return wpy_progress_finish(self, (PyObject *)it);
 }
 
 /* Stores one event in row n of the columns; -1 without memory (code table). */
@@ -352,7 +352,7 @@ static PyObject *events_next(wpy_events *it)
 out:
 	for (int k = 0; k < COL_COUNT; k++)
 		Py_XDECREF(arrays[k]);
-	return result;
+	return wpy_progress_finish(it->owner, result);
 }
 
 PyTypeObject wpy_EventsType = {

@@ -356,7 +356,7 @@ PyMODINIT_FUNC PyInit__weft(void)
 	if (mod == NULL)
 		return NULL;
 	if (add_errors(mod) < 0 || PyType_Ready(&wpy_TraceType) < 0 ||
-	    PyType_Ready(&wpy_EventsType) < 0 ||
+	    PyType_Ready(&wpy_EventsType) < 0 || wpy_progress_init_type(mod) < 0 ||
 	    PyModule_AddObjectRef(mod, "Trace", (PyObject *)&wpy_TraceType) < 0) {
 		Py_DECREF(mod);
 		return NULL;

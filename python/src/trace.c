@@ -59,6 +59,7 @@ static void trace_dealloc(wpy_trace *self)
 	wpy_codes_free(&self->codes);
 	Py_CLEAR(self->code_list);
 	Py_CLEAR(self->dict);
+	wpy_progress_clear(self);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -66,12 +67,15 @@ static int trace_traverse(wpy_trace *self, visitproc visit, void *arg)
 {
 	Py_VISIT(self->code_list);
 	Py_VISIT(self->dict);
+	Py_VISIT(self->progress_fn);
 	return 0;
 }
 
 static int trace_clear(wpy_trace *self)
 {
 	Py_CLEAR(self->dict);
+	Py_CLEAR(self->progress_fn);
+	wpy_progress_install(self, 0);
 	return 0;
 }
 
@@ -103,15 +107,46 @@ static int set_format_options(weft_open_options *o, PyObject *pairs, PyObject *k
 	return 0;
 }
 
+/* A progress interval in seconds (None: the library's 0.1 s) as ns into *out: -1 with an error. */
+static int parse_interval(PyObject *o, int64_t *out)
+{
+	*out = 0;
+	if (o == NULL || o == Py_None)
+		return 0;
+	double s = PyFloat_AsDouble(o);
+	if (s == -1.0 && PyErr_Occurred())
+		return -1;
+	if (!(s >= 0 && s <= 86400.0)) {
+		PyErr_SetString(wpy_ArgumentError, "progress_interval: seconds from 0 to 86400");
+		return -1;
+	}
+	*out = (int64_t)(s * 1e9);
+	if (*out == 0)
+		*out = 1; /* 0 means "the default" to the library: as often as it looks */
+	return 0;
+}
+
+/* A progress callable (None: none) into self->progress_fn: -1 with TypeError. */
+static int set_progress_fn(wpy_trace *self, PyObject *fn)
+{
+	if (fn != NULL && fn != Py_None && !PyCallable_Check(fn)) {
+		PyErr_SetString(PyExc_TypeError, "progress: a callable taking a weft.Progress, or None");
+		return -1;
+	}
+	Py_XSETREF(self->progress_fn, fn == NULL || fn == Py_None ? NULL : Py_NewRef(fn));
+	return 0;
+}
+
 /*
  * Trace(path, format=None, options=(), stored_order=False, threads=0,
- * read_budget_bytes=0): opens the trace, without the GIL.
+ * read_budget_bytes=0, progress=None, progress_interval=None): opens the
+ * trace, without the GIL.
  */
 static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = {"path", "format", "options", "stored_order", "threads",
-				 "read_budget_bytes", NULL};
-	PyObject *path = NULL, *options = NULL;
+				 "read_budget_bytes", "progress", "progress_interval", NULL};
+	PyObject *path = NULL, *options = NULL, *progress = NULL, *interval = NULL;
 	const char *format = NULL;
 	int stored_order = 0, threads = 0;
 	unsigned long long budget = 0;
@@ -120,9 +155,15 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 		PyErr_SetString(PyExc_RuntimeError, "Trace.__init__ called twice");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|zOpiK", kwlist, PyUnicode_FSConverter,
-					 &path, &format, &options, &stored_order, &threads, &budget))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|zOpiKOO", kwlist, PyUnicode_FSConverter,
+					 &path, &format, &options, &stored_order, &threads, &budget,
+					 &progress, &interval))
 		return -1;
+	if (parse_interval(interval, &self->progress_interval_ns) < 0 ||
+	    set_progress_fn(self, progress) < 0) {
+		Py_DECREF(path);
+		return -1;
+	}
 	weft_open_options o;
 	weft_open_options_init(&o);
 	o.stored_order = stored_order;
@@ -142,6 +183,7 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	}
 	if (options != NULL && options != Py_None && set_format_options(&o, options, keep) < 0)
 		goto fail;
+	wpy_progress_open_options(self, &o, self->progress_interval_ns);
 	self->code_list = PyList_New(0);
 	if (self->code_list == NULL)
 		goto fail;
@@ -152,9 +194,15 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	Py_END_ALLOW_THREADS
 	if (rc < 0) {
 		wpy_raise(rc);
+		wpy_progress_finish(self, NULL);
 		goto fail;
 	}
 	self->trace = t;
+	if (wpy_progress_finish(self, Py_NewRef(Py_None)) == NULL) {
+		trace_release(self);
+		goto fail;
+	}
+	Py_DECREF(Py_None);
 	Py_DECREF(keep);
 	Py_DECREF(path);
 	return 0;
@@ -326,11 +374,9 @@ static PyObject *trace_start_time(wpy_trace *self, PyObject *unused)
 	rc = weft_trace_start_time(self->trace, &start);
 	Py_END_ALLOW_THREADS
 	self->busy = 0;
-	if (rc < 0)
-		return wpy_raise(rc);
-	if (rc == 0)
-		Py_RETURN_NONE;
-	return PyLong_FromUnsignedLongLong(start);
+	PyObject *r = rc < 0 ? wpy_raise(rc) : rc == 0 ? Py_NewRef(Py_None)
+						      : PyLong_FromUnsignedLongLong(start);
+	return wpy_progress_finish(self, r);
 }
 
 /* ---- Attributes ------------------------------------------------------------- */
@@ -404,7 +450,29 @@ static PyObject *get_shared_files(wpy_trace *self, void *unused)
 	return PyBool_FromLong(weft_trace_shared_files(self->trace));
 }
 
+static PyObject *get_progress(wpy_trace *self, void *unused)
+{
+	return Py_NewRef(self->progress_fn ? self->progress_fn : Py_None);
+}
+
+static int set_progress(wpy_trace *self, PyObject *fn, void *unused)
+{
+	if (self->busy) {
+		PyErr_SetString(PyExc_RuntimeError, "the trace is busy (a call runs on it)");
+		return -1;
+	}
+	if (set_progress_fn(self, fn) < 0)
+		return -1;
+	wpy_progress_install(self, self->progress_interval_ns);
+	return 0;
+}
+
 static PyGetSetDef trace_getset[] = {
+	{"progress", (getter)get_progress, (setter)set_progress,
+	 "The progress callable (None: none), called with a weft.Progress at most\n"
+	 "every progress_interval seconds (weft.open(); 0.1 by default) while the\n"
+	 "library works on the trace, and with finished=True when an operation\n"
+	 "ends. What it raises is raised when the running call returns.", NULL},
 	{"closed", (getter)get_closed, NULL, "True once the trace is closed.", NULL},
 	{"format", (getter)get_format, NULL, "The format's name: \"ovni\", \"heph\", \"ross\" or \"pallas\".", NULL},
 	{"path", (getter)get_path, NULL, "The path the trace was opened at.", NULL},

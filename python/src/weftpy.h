@@ -83,6 +83,10 @@ typedef struct wpy_trace {
 	wpy_events *iters;      /* live event iterators (their cursors die first) */
 	PyObject *dict;         /* instance dictionary (the Python layer caches there) */
 	PyObject *weakrefs;
+	PyObject *progress_fn;  /* the progress callable, or NULL */
+	int64_t progress_interval_ns;
+	/* what the callable raised during the running call (progress.c) */
+	PyObject *progress_exc_type, *progress_exc_value, *progress_exc_tb;
 } wpy_trace;
 
 extern PyTypeObject wpy_TraceType;
@@ -100,6 +104,20 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs);
 /* Trace._spans(...) and Trace._profile(...) (analysis.c). */
 PyObject *wpy_trace_spans(wpy_trace *self, PyObject *args, PyObject *kwargs);
 PyObject *wpy_trace_profile(wpy_trace *self, PyObject *args, PyObject *kwargs);
+/*
+ * The progress callback (progress.c): weft.Progress, the callback set in
+ * open options or on the open trace, and wpy_progress_finish(), to be
+ * given the result of every call that ran the library without the GIL:
+ * it returns the result, or NULL with the exception the callable raised
+ * meanwhile (the result released).
+ */
+extern PyTypeObject wpy_ProgressType;
+int wpy_progress_init_type(PyObject *mod);
+void wpy_progress_open_options(wpy_trace *self, weft_open_options *o, int64_t interval_ns);
+void wpy_progress_install(wpy_trace *self, int64_t interval_ns);
+PyObject *wpy_progress_finish(wpy_trace *self, PyObject *result);
+void wpy_progress_clear(wpy_trace *self);
+
 /* Trace._convert(...) (convert.c). */
 PyObject *wpy_trace_convert(wpy_trace *self, PyObject *args, PyObject *kwargs);
 

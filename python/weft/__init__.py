@@ -17,11 +17,11 @@ import warnings as _warnings
 
 from . import _weft
 from ._weft import (ArgumentError, Error, FormatError, IOError, NotFoundError,
-                    format_options, formats, version)
+                    Progress, format_options, formats, version)
 
 __all__ = ["open", "Trace", "Diagnostic", "TraceWarning", "Error", "FormatError",
            "IOError", "NotFoundError", "ArgumentError", "formats", "format_options",
-           "version", "EVENT_COLUMNS"]
+           "version", "EVENT_COLUMNS", "Progress"]
 
 #: The columns of an event batch (Trace.events()) and of Trace.to_pandas(),
 #: with their numpy types.
@@ -31,7 +31,8 @@ EVENT_COLUMNS = (("time", "uint64"), ("end", "uint64"), ("stream", "uint32"),
 
 # Options of weft.open() that are settings of the library's open options
 # rather than format options (weft_open_options_set).
-_OPEN_SETTINGS = ("stored_order", "threads", "read_budget_bytes")
+_OPEN_SETTINGS = ("stored_order", "threads", "read_budget_bytes", "progress",
+                  "progress_interval")
 
 
 class TraceWarning(UserWarning):
@@ -99,6 +100,11 @@ def open(path, format=None, **options):
     (**{"ross.kind": "gvt"}); weft.format_options() lists them. Also
     stored_order=True (events as the files hold them), threads=N (threads
     for opening; 1: none) and read_budget_bytes=N.
+    progress: a callable given a weft.Progress (phase, bytes and events
+    done and total, fraction, finished) at most every progress_interval
+    seconds (0.1 by default) while the library works on the trace, from
+    the opening on; Trace.progress changes it later. What it raises is
+    raised when the running call returns (the library is not stopped).
 
     Raises weft.NotFoundError (a FileNotFoundError) when there is nothing
     at `path` or no format recognises it, weft.FormatError when the trace
