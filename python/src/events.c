@@ -16,6 +16,7 @@
 #define NO_IMPORT_ARRAY
 #include <numpy/arrayobject.h>
 
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,12 @@ struct wpy_events {
 	int done;
 	char *stream_pattern, *code_pattern; /* the filter's (the cursor reads them) */
 	wpy_fields fields;
+	/* order="stream": the selected streams, read one after another with a
+	 * cursor each (no merge: the fastest way through a trace of one file
+	 * per stream); NULL for a merged cursor. */
+	uint32_t *streams;
+	uint32_t stream_count, next_stream;
+	weft_filter filter;
 };
 
 /* The columns of a batch: name, numpy type, element size. */
@@ -93,6 +100,7 @@ static void events_dealloc(wpy_events *it)
 {
 	end_iter(it);
 	wpy_fields_free(&it->fields);
+	free(it->streams);
 	free(it->stream_pattern);
 	free(it->code_pattern);
 	Py_CLEAR(it->owner);
@@ -114,20 +122,71 @@ int wpy_parse_time(PyObject *o, uint64_t *out, const char *what)
 	return 0;
 }
 
-/* An order name (None, "time", "stored", "natural") as a weft_order. */
-static int parse_order(const char *name, int *order)
+/*
+ * An order name (None, "time", "stored", "natural") as a weft_order;
+ * "stream" sets *per_stream (each stream in turn, in the trace's order).
+ */
+static int parse_order(const char *name, int *order, int *per_stream)
 {
 	static const char *names[] = {"default", "time", "stored", "natural"};
 	*order = WEFT_ORDER_DEFAULT;
+	*per_stream = 0;
 	if (name == NULL)
 		return 0;
+	if (strcmp(name, "stream") == 0) {
+		*per_stream = 1;
+		return 0;
+	}
 	for (int i = 0; i < 4; i++)
 		if (strcmp(name, names[i]) == 0) {
 			*order = i;
 			return 0;
 		}
-	PyErr_Format(PyExc_ValueError, "order must be \"time\", \"stored\" or \"natural\", not \"%s\"", name);
+	PyErr_Format(PyExc_ValueError,
+		     "order must be \"time\", \"stored\", \"natural\" or \"stream\", not \"%s\"", name);
 	return -1;
+}
+
+/* The streams the pattern selects (fnmatch, as the library's filter), into it->streams. */
+static int select_streams(wpy_events *it, weft_trace *trace)
+{
+	size_t n = weft_trace_stream_count(trace);
+	it->streams = malloc((n ? n : 1) * sizeof *it->streams);
+	if (it->streams == NULL) {
+		PyErr_NoMemory();
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const weft_stream_info *s = weft_trace_stream(trace, i);
+		if (it->stream_pattern == NULL || fnmatch(it->stream_pattern, s->path, 0) == 0)
+			it->streams[it->stream_count++] = (uint32_t)i;
+	}
+	return 0;
+}
+
+/*
+ * order="stream": the current stream's cursor ended; opens the next
+ * selected stream's. 1 when one is open, 0 when none is left, or the
+ * library's error.
+ */
+static int next_stream_cursor(wpy_events *it)
+{
+	if (it->streams == NULL || it->next_stream >= it->stream_count)
+		return 0;
+	weft_cursor_free(it->cursor);
+	it->cursor = NULL;
+	int rc = weft_cursor_create_stream_filtered(it->owner->trace, it->streams[it->next_stream++],
+						    &it->filter, &it->cursor);
+	return rc < 0 ? rc : 1;
+}
+
+/* The next event of the iterator, from the next stream when one ends (weft_cursor_next's codes). */
+static inline int next_event(wpy_events *it, const weft_event **ev)
+{
+	int rc;
+	while ((rc = weft_cursor_next(it->cursor, ev)) == 0 && (rc = next_stream_cursor(it)) == 1)
+		;
+	return rc;
 }
 
 /* A copy of an optional pattern: 0, or -1 without memory. */
@@ -157,9 +216,10 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	    wpy_trace_check(self) < 0)
 		return NULL;
 	weft_filter f;
+	int per_stream;
 	memset(&f, 0, sizeof f);
 	if (wpy_parse_time(start, &f.from, "start") < 0 || wpy_parse_time(end, &f.to, "end") < 0 ||
-	    parse_order(order_name, &f.order) < 0)
+	    parse_order(order_name, &f.order, &per_stream) < 0)
 		return NULL;
 	if (batch < 1 || batch > (Py_ssize_t)1 << 30)
 		return PyErr_Format(PyExc_ValueError, "batch_size must be between 1 and 2**30");
@@ -172,19 +232,32 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	it->batch = batch;
 	it->done = 0;
 	it->stream_pattern = it->code_pattern = NULL;
+	it->streams = NULL;
+	it->stream_count = it->next_stream = 0;
 	memset(&it->fields, 0, sizeof it->fields);
 	if (copy_pattern(streams, &it->stream_pattern) < 0 || copy_pattern(codes, &it->code_pattern) < 0 ||
-	    wpy_fields_init(&it->fields, fields) < 0) {
+	    wpy_fields_init(&it->fields, fields) < 0 ||
+	    (per_stream && select_streams(it, self->trace) < 0)) {
 		Py_DECREF(it);
 		return NULL;
 	}
 	f.stream_pattern = it->stream_pattern;
 	f.code_pattern = it->code_pattern;
+	it->filter = f;
+	if (per_stream && it->stream_count == 0) {
+		it->done = 1; /* nothing selected: an iterator that ends at once */
+		return (PyObject *)it;
+	}
 	int rc;
 	weft_cursor *c = NULL;
 	self->busy = 1;
 	Py_BEGIN_ALLOW_THREADS
-	rc = weft_cursor_create(self->trace, &f, &c);
+	if (per_stream) {
+		it->next_stream = 1;
+		rc = weft_cursor_create_stream_filtered(self->trace, it->streams[0], &it->filter, &c);
+	} else {
+		rc = weft_cursor_create(self->trace, &f, &c);
+	}
 	Py_END_ALLOW_THREADS
 	self->busy = 0;
 	if (rc < 0) {
@@ -199,7 +272,7 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 /* Stores one event in row n of the columns; -1 without memory (code table). */
 static inline int store_event(wpy_codes *codes, const batch_out *o, size_t n, const weft_event *ev)
 {
-	int64_t code = wpy_codes_index(codes, ev->code, ev->code_len);
+	int64_t code = wpy_codes_index_fast(codes, ev->code, ev->code_len);
 	if (code < 0)
 		return -1;
 	o->time[n] = ev->time;
@@ -219,14 +292,13 @@ static inline int store_event(wpy_codes *codes, const batch_out *o, size_t n, co
  */
 static int read_plain(wpy_events *it, const batch_out *o, size_t cap, size_t *n)
 {
-	weft_cursor *c = it->cursor;
 	wpy_codes *codes = &it->owner->codes;
 	const weft_event *ev;
 	size_t i = 0;
 	int rc = 1;
 
 	Py_BEGIN_ALLOW_THREADS
-	while (i < cap && (rc = weft_cursor_next(c, &ev)) == 1) {
+	while (i < cap && (rc = next_event(it, &ev)) == 1) {
 		if (store_event(codes, o, i, ev) < 0) {
 			rc = WEFT_ENOMEM;
 			break;
@@ -250,7 +322,7 @@ static int read_with_fields(wpy_events *it, const batch_out *o, size_t cap, size
 	int rc = 1;
 
 	Py_BEGIN_ALLOW_THREADS
-	while (i < cap && (rc = weft_cursor_next(it->cursor, &ev)) == 1) {
+	while (i < cap && (rc = next_event(it, &ev)) == 1) {
 		if (store_event(&it->owner->codes, o, i, ev) < 0 ||
 		    wpy_fields_store(&it->fields, it->owner->trace, ev, i) < 0) {
 			rc = WEFT_ENOMEM;

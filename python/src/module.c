@@ -204,8 +204,8 @@ int64_t wpy_codes_index(wpy_codes *t, const char *code, uint32_t len)
 {
 	if (len > 7)
 		return codes_find(t, code, len);
-	uint64_t k = code_key(code, len) | (uint64_t)len << 56;
-	uint32_t s = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - WPY_FAST_BITS));
+	uint64_t k = wpy_code_key(code, len);
+	uint32_t s = wpy_code_slot(k);
 	if (t->fast_key != NULL && t->fast_key[s] == k)
 		return t->fast_index[s];
 	if (t->fast_key == NULL) {

@@ -52,6 +52,41 @@ typedef struct wpy_codes {
 
 /* The index of code[0..len-1], added when new; -1 without memory. */
 int64_t wpy_codes_index(wpy_codes *t, const char *code, uint32_t len);
+
+/*
+ * A short code (at most 7 bytes) as an integer: its bytes, and its length
+ * in the top byte. Inline with the cache lookup below because the loop of
+ * a batch looks up every event's code (ovni's are 3 bytes).
+ */
+static inline uint64_t wpy_code_key(const char *s, uint32_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint64_t k = 0;
+	if (len == 3)
+		k = u[0] | (uint64_t)u[1] << 8 | (uint64_t)u[2] << 16;
+	else
+		for (uint32_t i = 0; i < len; i++)
+			k |= (uint64_t)u[i] << (8 * i);
+	return k | (uint64_t)len << 56;
+}
+
+/* The slot of a short code's key in the direct-mapped cache. */
+static inline uint32_t wpy_code_slot(uint64_t key)
+{
+	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - WPY_FAST_BITS));
+}
+
+/* wpy_codes_index(), answered from the cache when it holds the code. */
+static inline int64_t wpy_codes_index_fast(wpy_codes *t, const char *code, uint32_t len)
+{
+	if (len <= 7 && t->fast_key != NULL) {
+		uint64_t k = wpy_code_key(code, len);
+		uint32_t s = wpy_code_slot(k);
+		if (t->fast_key[s] == k)
+			return t->fast_index[s];
+	}
+	return wpy_codes_index(t, code, len);
+}
 void wpy_codes_free(wpy_codes *t);
 
 /*

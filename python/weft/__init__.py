@@ -221,7 +221,9 @@ class Trace(_weft.Trace):
         streams, codes: glob patterns (fnmatch) on the stream path and on
         the code. start, end: the time window in ns, both inclusive.
         order: "time" (merged by time), "stored" (as the files hold them),
-        "natural" (the format's best) or None (as the trace was opened).
+        "natural" (the format's best), "stream" (each stream in turn, in
+        stream index order: the fastest for traces of one file per stream)
+        or None (as the trace was opened).
         batch_size: the events per batch (memory is about 40 bytes per
         event of a batch). The library reads without the GIL. Problems met
         while reading are issued as TraceWarning and kept in diagnostics.
