@@ -256,8 +256,10 @@ class Trace(_weft.Trace):
         arguments as in events().
         """
         from ._frames import events_frame
-        return events_frame(self, self._batches(
-            self._events(streams, start, end, codes, order, batch_size, fields)), fields)
+        it = self._events(streams, start, end, codes, order, batch_size, fields)
+        if not fields:  # all in one batch: no batches to join
+            return events_frame(self, self._batches(iter([it._read_all()])), fields)
+        return events_frame(self, self._batches(it), fields)
 
     def spans(self, streams=None, start=None, end=None, codes=None, instants=False):
         """The calls of the trace as a pandas DataFrame, one row per span.

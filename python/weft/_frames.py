@@ -76,7 +76,7 @@ def events_frame(trace, batches, fields):
 
     columns = {name: [] for name, _ in EVENT_COLUMNS}
     field_parts, lengths, names = [], [], {}
-    for batch in batches:
+    for batch in batches:  # one batch of everything when without fields
         for name in columns:
             columns[name].append(batch[name])
         lengths.append(len(batch["time"]))
@@ -89,7 +89,8 @@ def events_frame(trace, batches, fields):
     data = {}
     for name, dtype in EVENT_COLUMNS:
         parts = columns.pop(name)
-        data[name] = np.concatenate(parts) if parts else np.empty(0, dtype)
+        data[name] = parts[0] if len(parts) == 1 else \
+            np.concatenate(parts) if parts else np.empty(0, dtype)
         del parts
         if name == "stream":
             data[name] = _categorical(pd, data[name], trace.stream_paths)
