@@ -8,13 +8,8 @@
  * event (weft_event_fields) go into columns of their own, one per name,
  * also without the GIL (fields.c).
  */
-#include "weftpy.h"
+#include "columns.h"
 #include "fields.h"
-
-#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#define PY_ARRAY_UNIQUE_SYMBOL weftpy_ARRAY_API
-#define NO_IMPORT_ARRAY
-#include <numpy/arrayobject.h>
 
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -36,21 +31,6 @@ struct wpy_events {
 	uint32_t stream_count, next_stream;
 	weft_filter filter;
 };
-
-/* The columns of a batch: name, numpy type, element size. */
-enum { COL_TIME, COL_END, COL_STREAM, COL_CODE, COL_OFFSET, COL_DEPTH, COL_PARENT, COL_COUNT };
-static const struct { const char *name; int type; } columns[COL_COUNT] = {
-	{"time", NPY_UINT64}, {"end", NPY_UINT64}, {"stream", NPY_UINT32}, {"code", NPY_UINT32},
-	{"offset", NPY_UINT64}, {"depth", NPY_INT32}, {"parent", NPY_INT64},
-};
-
-/* The pointers the loop of a batch writes through. */
-typedef struct batch_out {
-	uint64_t *time, *end, *offset;
-	uint32_t *stream, *code;
-	int32_t *depth;
-	int64_t *parent;
-} batch_out;
 
 /* Links the iterator into its trace's list. */
 static void link_iter(wpy_events *it)
@@ -269,22 +249,6 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	return wpy_progress_finish(self, (PyObject *)it);
 }
 
-/* Stores one event in row n of the columns; -1 without memory (code table). */
-static inline int store_event(wpy_codes *codes, const batch_out *o, size_t n, const weft_event *ev)
-{
-	int64_t code = wpy_codes_index_fast(codes, ev->code, ev->code_len);
-	if (code < 0)
-		return -1;
-	o->time[n] = ev->time;
-	o->end[n] = ev->end;
-	o->stream[n] = ev->stream;
-	o->code[n] = (uint32_t)code;
-	o->offset[n] = ev->offset;
-	o->depth[n] = ev->depth;
-	o->parent[n] = ev->parent;
-	return 0;
-}
-
 /*
  * Reads up to `cap` events into the columns, without the GIL: the count
  * read into *n; returns the cursor's last status (1: more may follow, 0:
@@ -440,8 +404,6 @@ typedef struct all_columns {
 	size_t cap;
 } all_columns;
 
-static const size_t column_size[COL_COUNT] = {8, 8, 4, 4, 8, 4, 8};
-
 static int all_grow(all_columns *a, size_t need)
 {
 	if (need <= a->cap)
@@ -450,7 +412,7 @@ static int all_grow(all_columns *a, size_t need)
 	while (cap < need)
 		cap *= 2;
 	for (int k = 0; k < COL_COUNT; k++) {
-		void *p = realloc(a->col[k], cap * column_size[k]);
+		void *p = realloc(a->col[k], cap * columns[k].size);
 		if (p == NULL)
 			return -1;
 		a->col[k] = p;
@@ -471,21 +433,16 @@ static void free_column(PyObject *capsule)
 	free(PyCapsule_GetPointer(capsule, "weft.column"));
 }
 
-/*
- * Column k of n rows as a numpy array that owns the C buffer (through a
- * capsule as its base, which frees it); the buffer is taken (set NULL)
- * whether or not this succeeds.
- */
-static PyObject *all_take(all_columns *a, int k, size_t n)
+PyObject *wpy_column_take(void **buffer, int k, size_t n)
 {
 	npy_intp dims[1] = {(npy_intp)n};
-	void *data = a->col[k];
-	a->col[k] = NULL;
+	void *data = *buffer;
+	*buffer = NULL;
 	if (n == 0) {
 		free(data);
 		return PyArray_SimpleNew(1, dims, columns[k].type);
 	}
-	void *fit = realloc(data, n * column_size[k]);
+	void *fit = realloc(data, n * columns[k].size);
 	if (fit != NULL)
 		data = fit;
 	PyObject *capsule = PyCapsule_New(data, "weft.column", free_column);
@@ -530,14 +487,7 @@ static PyObject *events_read_all(wpy_events *it, PyObject *unused)
 			rc = WEFT_ENOMEM;
 			break;
 		}
-		batch_out o = {
-			.time = (uint64_t *)a.col[COL_TIME] + n, .end = (uint64_t *)a.col[COL_END] + n,
-			.offset = (uint64_t *)a.col[COL_OFFSET] + n,
-			.stream = (uint32_t *)a.col[COL_STREAM] + n,
-			.code = (uint32_t *)a.col[COL_CODE] + n,
-			.depth = (int32_t *)a.col[COL_DEPTH] + n,
-			.parent = (int64_t *)a.col[COL_PARENT] + n,
-		};
+		batch_out o = batch_out_at(a.col, n);
 		size_t got = 0;
 		rc = read_plain(it, &o, a.cap - n, &got);
 		n += got;
@@ -553,7 +503,7 @@ static PyObject *events_read_all(wpy_events *it, PyObject *unused)
 	}
 	result = PyDict_New();
 	for (int k = 0; result != NULL && k < COL_COUNT; k++) {
-		PyObject *arr = all_take(&a, k, n);
+		PyObject *arr = wpy_column_take(&a.col[k], k, n);
 		if (arr == NULL || PyDict_SetItemString(result, columns[k].name, arr) < 0)
 			Py_CLEAR(result);
 		Py_XDECREF(arr);

@@ -56,15 +56,21 @@ PyObject *wpy_raise(int status)
 {
 	if (status == WEFT_ENOMEM)
 		return PyErr_NoMemory();
-	const char *msg = weft_last_error();
-	const char *file = NULL, *text = msg;
-	uint64_t offset = WEFT_NO_OFFSET;
+	return wpy_raise_error(status, weft_last_error(), weft_last_error_file(),
+			       weft_last_error_offset(), weft_last_error_text());
+}
+
+PyObject *wpy_raise_error(int status, const char *msg, const char *file, uint64_t offset,
+			  const char *text)
+{
+	if (status == WEFT_ENOMEM)
+		return PyErr_NoMemory();
 	if (msg == NULL || *msg == '\0') {
 		msg = text = weft_strerror(status);
-	} else {
-		file = weft_last_error_file();
-		offset = weft_last_error_offset();
-		text = weft_last_error_text();
+		file = NULL;
+		offset = WEFT_NO_OFFSET;
+	} else if (text == NULL) {
+		text = msg;
 	}
 	PyObject *exc = PyObject_CallFunction(error_class(status), "s", msg);
 	if (exc == NULL)

@@ -26,6 +26,13 @@ extern PyObject *wpy_Error, *wpy_FormatError, *wpy_IOError, *wpy_NotFoundError,
  * NULL, for `return wpy_raise(rc);`.
  */
 PyObject *wpy_raise(int status);
+/*
+ * The same with an error taken elsewhere (on another thread: the
+ * library's last error is per thread): the whole message, its file (or
+ * NULL), offset (or WEFT_NO_OFFSET) and text after the location.
+ */
+PyObject *wpy_raise_error(int status, const char *msg, const char *file, uint64_t offset,
+			  const char *text);
 
 /*
  * The codes met so far, each with an index: the order of first meeting.
