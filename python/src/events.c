@@ -30,6 +30,7 @@ struct wpy_events {
 	uint32_t *streams;
 	uint32_t stream_count, next_stream;
 	weft_filter filter;
+	struct wpy_par *par;    /* order="stream" with threads: the readers (parallel.c) */
 };
 
 /* Links the iterator into its trace's list. */
@@ -47,6 +48,8 @@ static void link_iter(wpy_events *it)
 static void end_iter(wpy_events *it)
 {
 	it->done = 1;
+	wpy_par_free(it->par);
+	it->par = NULL;
 	if (it->cursor != NULL) {
 		weft_cursor_free(it->cursor);
 		it->cursor = NULL;
@@ -186,15 +189,19 @@ static int copy_pattern(const char *s, char **out)
 /* Trace._events(...): creates the cursor (without the GIL) and the iterator. */
 PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = {"streams", "start", "end", "codes", "order", "batch_size", "fields", NULL};
+	static char *kwlist[] = {"streams", "start", "end", "codes", "order", "batch_size", "fields",
+				 "threads", NULL};
 	const char *streams = NULL, *codes = NULL, *order_name = NULL;
 	PyObject *start = NULL, *end = NULL, *fields = NULL;
 	Py_ssize_t batch = 65536;
+	int threads = 1;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zOOzznO", kwlist, &streams, &start, &end,
-					 &codes, &order_name, &batch, &fields) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zOOzznOi", kwlist, &streams, &start, &end,
+					 &codes, &order_name, &batch, &fields, &threads) ||
 	    wpy_trace_check(self) < 0)
 		return NULL;
+	if (threads < 1 || threads > 256)
+		return PyErr_Format(PyExc_ValueError, "threads must be between 1 and 256");
 	weft_filter f;
 	int per_stream;
 	memset(&f, 0, sizeof f);
@@ -203,6 +210,9 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 		return NULL;
 	if (batch < 1 || batch > (Py_ssize_t)1 << 30)
 		return PyErr_Format(PyExc_ValueError, "batch_size must be between 1 and 2**30");
+	if (threads > 1 && (!per_stream || (fields != NULL && fields != Py_None && fields != Py_False)))
+		return PyErr_Format(PyExc_ValueError,
+				    "threads > 1 reads with order=\"stream\" and without fields");
 	wpy_events *it = PyObject_New(wpy_events, &wpy_EventsType);
 	if (it == NULL)
 		return NULL;
@@ -214,6 +224,7 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	it->stream_pattern = it->code_pattern = NULL;
 	it->streams = NULL;
 	it->stream_count = it->next_stream = 0;
+	it->par = NULL;
 	memset(&it->fields, 0, sizeof it->fields);
 	if (copy_pattern(streams, &it->stream_pattern) < 0 || copy_pattern(codes, &it->code_pattern) < 0 ||
 	    wpy_fields_init(&it->fields, fields) < 0 ||
@@ -226,6 +237,16 @@ PyObject *wpy_trace_events(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	it->filter = f;
 	if (per_stream && it->stream_count == 0) {
 		it->done = 1; /* nothing selected: an iterator that ends at once */
+		return (PyObject *)it;
+	}
+	if (threads > 1) {
+		it->par = wpy_par_start(self, it->streams, it->stream_count, &it->filter,
+					(size_t)batch, threads);
+		if (it->par == NULL) {
+			Py_DECREF(it);
+			return NULL;
+		}
+		link_iter(it);
 		return (PyObject *)it;
 	}
 	int rc;
@@ -355,6 +376,13 @@ static PyObject *events_next(wpy_events *it)
 {
 	if (it->done)
 		return NULL;
+	if (it->par != NULL && it->owner->trace != NULL) {
+		int finished;
+		PyObject *batch = wpy_par_next(it->par, it->owner, &finished);
+		if (batch == NULL)
+			end_iter(it);
+		return batch;
+	}
 	if (it->owner->trace == NULL || it->cursor == NULL) {
 		end_iter(it);
 		PyErr_SetString(PyExc_ValueError, "the trace is closed");
@@ -466,8 +494,8 @@ PyObject *wpy_column_take(void **buffer, int k, size_t n)
  */
 static PyObject *events_read_all(wpy_events *it, PyObject *unused)
 {
-	if (it->fields.active) {
-		PyErr_SetString(PyExc_ValueError, "_read_all() reads no fields (use the batches)");
+	if (it->fields.active || it->par != NULL) {
+		PyErr_SetString(PyExc_ValueError, "_read_all() reads no fields and no threads (use the batches)");
 		return NULL;
 	}
 	if (!it->done && (it->owner->trace == NULL || it->cursor == NULL)) {

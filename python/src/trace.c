@@ -60,6 +60,9 @@ static void trace_dealloc(wpy_trace *self)
 	Py_CLEAR(self->code_list);
 	Py_CLEAR(self->dict);
 	wpy_progress_clear(self);
+	free(self->open_path);
+	Py_CLEAR(self->open_keep);
+	Py_CLEAR(self->diag_log);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -203,7 +206,16 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 		goto fail;
 	}
 	Py_DECREF(Py_None);
-	Py_DECREF(keep);
+	self->open_path = strdup(cpath);
+	self->diag_log = PyList_New(0);
+	if (self->open_path == NULL || self->diag_log == NULL) {
+		PyErr_NoMemory();
+		trace_release(self);
+		goto fail;
+	}
+	self->open_options = o;
+	self->open_options.format = weft_trace_format(t); /* no detection again */
+	self->open_keep = keep;
 	Py_DECREF(path);
 	return 0;
 fail:
@@ -320,13 +332,44 @@ PyDoc_STRVAR(diagnostics_doc, "_diagnostics(start=0) -> list of tuple\n\n"
 	     "The diagnostics from index `start` on: (severity, severity name, file,\n"
 	     "offset, message, line).");
 
+/* Appends the library's diagnostics recorded since the last call to diag_log. */
+static int log_library_diags(wpy_trace *self)
+{
+	size_t total = weft_trace_diag_count(self->trace);
+	for (; self->diags_logged < total; self->diags_logged++) {
+		PyObject *d = diag_tuple(self->trace, self->diags_logged);
+		if (d == NULL || PyList_Append(self->diag_log, d) < 0) {
+			Py_XDECREF(d);
+			return -1;
+		}
+		Py_DECREF(d);
+	}
+	return 0;
+}
+
+int wpy_trace_add_diag(wpy_trace *self, int severity, const char *file, uint64_t offset,
+		       const char *message, const char *line)
+{
+	if (log_library_diags(self) < 0)
+		return -1;
+	PyObject *d = Py_BuildValue("(isNNNN)", severity, weft_severity_name(severity),
+				    str_or_none(file),
+				    offset == WEFT_NO_OFFSET ? Py_NewRef(Py_None)
+							     : PyLong_FromUnsignedLongLong(offset),
+				    str_or_none(message), str_or_none(line));
+	int rc = d == NULL ? -1 : PyList_Append(self->diag_log, d);
+	Py_XDECREF(d);
+	return rc;
+}
+
 static PyObject *trace_diagnostics(wpy_trace *self, PyObject *args)
 {
 	Py_ssize_t start = 0;
-	if (!PyArg_ParseTuple(args, "|n", &start) || wpy_trace_check(self) < 0)
+	if (!PyArg_ParseTuple(args, "|n", &start) || wpy_trace_check(self) < 0 ||
+	    log_library_diags(self) < 0)
 		return NULL;
-	return wpy_list_of(self->trace, start > 0 ? (size_t)start : 0,
-			   weft_trace_diag_count(self->trace), diag_tuple);
+	Py_ssize_t n = PyList_GET_SIZE(self->diag_log);
+	return PyList_GetSlice(self->diag_log, start < 0 ? 0 : start > n ? n : start, n);
 }
 
 /* Field i of an event kind as a dict. */

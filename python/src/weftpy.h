@@ -129,7 +129,36 @@ typedef struct wpy_trace {
 	int64_t progress_interval_ns;
 	/* what the callable raised during the running call (progress.c) */
 	PyObject *progress_exc_type, *progress_exc_value, *progress_exc_tb;
+	/* How it was opened, for the reader threads that open it again
+	 * (parallel.c): the path, the options, and the strings they point to. */
+	char *open_path;
+	weft_open_options open_options;
+	PyObject *open_keep;
+	/* The diagnostics as Python tuples: the library's, in their order,
+	 * and those the reader threads found on their own handles, in the
+	 * order the batches met them (wpy_trace_add_diag). */
+	PyObject *diag_log;
+	size_t diags_logged;    /* the library's diagnostics in diag_log */
 } wpy_trace;
+
+/*
+ * Appends a diagnostic found on another handle of the trace to its list
+ * (after those of the library recorded so far): 0, or -1 with an error.
+ */
+int wpy_trace_add_diag(wpy_trace *self, int severity, const char *file, uint64_t offset,
+		       const char *message, const char *line);
+
+/*
+ * Threaded reading, order="stream" (parallel.c): readers started on the
+ * selected streams (positions into `streams`, which the caller keeps),
+ * the next batch (NULL: *finished at the end, else an error), and the
+ * stop (joins the readers; NULL is fine).
+ */
+struct wpy_par;
+struct wpy_par *wpy_par_start(wpy_trace *owner, const uint32_t *streams, size_t stream_count,
+			      const weft_filter *filter, size_t batch, int threads);
+PyObject *wpy_par_next(struct wpy_par *p, wpy_trace *owner, int *finished);
+void wpy_par_free(struct wpy_par *p);
 
 extern PyTypeObject wpy_TraceType;
 extern PyTypeObject wpy_EventsType;

@@ -208,7 +208,7 @@ class Trace(_weft.Trace):
         return self._start_time()
 
     def events(self, streams=None, start=None, end=None, codes=None, order=None,
-               batch_size=65536):
+               batch_size=65536, threads=1):
         """The events in batches: each a dict of numpy arrays of equal length.
 
         time, end (uint64, ns; end == time for point events), stream (uint32,
@@ -225,10 +225,14 @@ class Trace(_weft.Trace):
         stream index order: the fastest for traces of one file per stream)
         or None (as the trace was opened).
         batch_size: the events per batch (memory is about 40 bytes per
-        event of a batch). The library reads without the GIL. Problems met
-        while reading are issued as TraceWarning and kept in diagnostics.
+        event of a batch). threads: with order="stream", the streams are
+        read by that many threads at once (each opens the trace again), the
+        batches delivered in the same order, each within one stream. The
+        library reads without the GIL. Problems met while reading are
+        issued as TraceWarning and kept in diagnostics.
         """
-        return self._batches(self._events(streams, start, end, codes, order, batch_size))
+        return self._batches(self._events(streams, start, end, codes, order, batch_size,
+                                          threads=threads))
 
     def _batches(self, it):
         """Yields the batches of `it`, issuing the new diagnostics after each."""
@@ -241,7 +245,7 @@ class Trace(_weft.Trace):
                 self._issue_warnings(2)
 
     def to_pandas(self, streams=None, start=None, end=None, codes=None, order=None,
-                  fields=None, batch_size=1 << 20):
+                  fields=None, batch_size=1 << 20, threads=1):
         """The events as one pandas DataFrame.
 
         Columns: time, end, stream and code (categorical: the stream paths
@@ -256,8 +260,9 @@ class Trace(_weft.Trace):
         arguments as in events().
         """
         from ._frames import events_frame
-        it = self._events(streams, start, end, codes, order, batch_size, fields)
-        if not fields:  # all in one batch: no batches to join
+        it = self._events(streams, start, end, codes, order, batch_size, fields,
+                          threads=threads)
+        if not fields and threads == 1:  # all in one batch: no batches to join
             return events_frame(self, self._batches(iter([it._read_all()])), fields)
         return events_frame(self, self._batches(it), fields)
 
