@@ -74,3 +74,26 @@ def test_open_has_the_settings_of_the_library():
     fn = next(n for n in stub_tree().body if isinstance(n, ast.FunctionDef) and n.name == "open")
     for setting in weft._OPEN_SETTINGS:
         assert setting in params(fn)
+
+
+def test_everything_public_has_a_docstring():
+    """Every public name of the package, and every public attribute and
+    method of its classes, says what it is (help(weft) is the reference)."""
+    missing = []
+    for name in weft.__all__:
+        obj = getattr(weft, name)
+        if isinstance(obj, (tuple, str, int)):
+            continue
+        if not (obj.__doc__ or "").strip():
+            missing.append(name)
+        if inspect.isclass(obj):
+            for attr, value in vars(obj).items():
+                if attr.startswith("_") or not (callable(value) or isinstance(value, property)
+                                                or type(value).__name__ == "getset_descriptor"):
+                    continue
+                if not (getattr(value, "__doc__", None) or "").strip():
+                    missing.append(f"{name}.{attr}")
+    assert not missing
+    for attr in dir(weft.Trace):
+        if not attr.startswith("_"):
+            assert (getattr(weft.Trace, attr).__doc__ or "").strip(), attr
