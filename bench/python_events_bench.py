@@ -3,7 +3,8 @@
 """Benchmark of the Python module weft (docs/python.md).
 
 1. Every event of the 1 GB ovni trace of the read benchmarks
-   (bench/read_bench.sh) into numpy columns with trace.events(): events
+   (bench/read_bench.sh) into numpy columns with trace.events(), merged
+   by time (the default) and stream after stream (order="stream"): events
    per second and the peak resident memory of the process.
 2. A smaller ovni trace into one pandas DataFrame: trace.to_pandas()
    (with and without the typed fields) against what users do without the
@@ -31,7 +32,7 @@ import resource, sys, time, weft
 t0 = time.perf_counter()
 n = 0
 with weft.open(sys.argv[1]) as t:
-    for b in t.events(batch_size=int(sys.argv[2])):
+    for b in t.events(batch_size=int(sys.argv[2]), order=sys.argv[3] or None):
         n += len(b["time"])
 s = time.perf_counter() - t0
 print(n, s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -98,9 +99,10 @@ def main():
     ensure_trace(build, trace, "1G")
     ensure_trace(build, small, a.small_bytes)
 
-    n, s, rss = best(a.runs, EVENTS, trace, a.batch_size, env=env)
-    print(f"events() into numpy, {trace}: {n} events in {s:.2f} s, "
-          f"{n / s / 1e6:.1f} M events/s, peak RSS {rss:.0f} MB (batch {a.batch_size})")
+    for order in ("", "stream"):
+        n, s, rss = best(a.runs, EVENTS, trace, a.batch_size, order, env=env)
+        print(f"events(order={order or 'None'}) into numpy, {trace}: {n} events in {s:.2f} s, "
+              f"{n / s / 1e6:.1f} M events/s, peak RSS {rss:.0f} MB (batch {a.batch_size})")
     rows = {}
     for what, code, args in (("to_pandas()", TO_PANDAS, ("no",)),
                              ("to_pandas(fields=True)", TO_PANDAS, ("fields",)),

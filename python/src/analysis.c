@@ -249,7 +249,7 @@ PyObject *wpy_trace_spans(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	free(r.rows);
 	ptr_index_free(&r.names);
 	ptr_index_free(&r.timelines);
-	return result;
+	return wpy_progress_finish(self, result);
 }
 
 /* ---- Profiles --------------------------------------------------------------------------- */
@@ -317,7 +317,7 @@ PyObject *wpy_trace_profile(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	Py_END_ALLOW_THREADS
 	self->busy = 0;
 	if (rc < 0)
-		return wpy_raise(rc);
+		return wpy_progress_finish(self, wpy_raise(rc));
 	size_t n = weft_profile_row_count(p);
 	PyObject *rows = PyList_New((Py_ssize_t)n);
 	for (size_t i = 0; rows != NULL && i < n; i++) {
@@ -331,5 +331,5 @@ PyObject *wpy_trace_profile(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	PyObject *result = rows == NULL ? NULL :
 		Py_BuildValue("(Ns)", rows, weft_profile_source_name(weft_profile_source_used(p)));
 	weft_profile_free(p);
-	return result;
+	return wpy_progress_finish(self, result);
 }

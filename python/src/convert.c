@@ -61,5 +61,5 @@ PyObject *wpy_trace_convert(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	self->busy = 0;
 	PyObject *result = rc < 0 ? wpy_raise(rc) : report_dict(&report);
 	weft_convert_report_free(&report);
-	return result;
+	return wpy_progress_finish(self, result);
 }

@@ -56,15 +56,21 @@ PyObject *wpy_raise(int status)
 {
 	if (status == WEFT_ENOMEM)
 		return PyErr_NoMemory();
-	const char *msg = weft_last_error();
-	const char *file = NULL, *text = msg;
-	uint64_t offset = WEFT_NO_OFFSET;
+	return wpy_raise_error(status, weft_last_error(), weft_last_error_file(),
+			       weft_last_error_offset(), weft_last_error_text());
+}
+
+PyObject *wpy_raise_error(int status, const char *msg, const char *file, uint64_t offset,
+			  const char *text)
+{
+	if (status == WEFT_ENOMEM)
+		return PyErr_NoMemory();
 	if (msg == NULL || *msg == '\0') {
 		msg = text = weft_strerror(status);
-	} else {
-		file = weft_last_error_file();
-		offset = weft_last_error_offset();
-		text = weft_last_error_text();
+		file = NULL;
+		offset = WEFT_NO_OFFSET;
+	} else if (text == NULL) {
+		text = msg;
 	}
 	PyObject *exc = PyObject_CallFunction(error_class(status), "s", msg);
 	if (exc == NULL)
@@ -204,8 +210,8 @@ int64_t wpy_codes_index(wpy_codes *t, const char *code, uint32_t len)
 {
 	if (len > 7)
 		return codes_find(t, code, len);
-	uint64_t k = code_key(code, len) | (uint64_t)len << 56;
-	uint32_t s = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - WPY_FAST_BITS));
+	uint64_t k = wpy_code_key(code, len);
+	uint32_t s = wpy_code_slot(k);
 	if (t->fast_key != NULL && t->fast_key[s] == k)
 		return t->fast_index[s];
 	if (t->fast_key == NULL) {
@@ -356,7 +362,8 @@ PyMODINIT_FUNC PyInit__weft(void)
 	if (mod == NULL)
 		return NULL;
 	if (add_errors(mod) < 0 || PyType_Ready(&wpy_TraceType) < 0 ||
-	    PyType_Ready(&wpy_EventsType) < 0 || wpy_extras_register(mod) < 0 ||
+	    PyType_Ready(&wpy_EventsType) < 0 || wpy_progress_init_type(mod) < 0 ||
+	    wpy_extras_register(mod) < 0 ||
 	    PyModule_AddObjectRef(mod, "Trace", (PyObject *)&wpy_TraceType) < 0) {
 		Py_DECREF(mod);
 		return NULL;

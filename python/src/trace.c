@@ -59,6 +59,10 @@ static void trace_dealloc(wpy_trace *self)
 	wpy_codes_free(&self->codes);
 	Py_CLEAR(self->code_list);
 	Py_CLEAR(self->dict);
+	wpy_progress_clear(self);
+	free(self->open_path);
+	Py_CLEAR(self->open_keep);
+	Py_CLEAR(self->diag_log);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -66,12 +70,15 @@ static int trace_traverse(wpy_trace *self, visitproc visit, void *arg)
 {
 	Py_VISIT(self->code_list);
 	Py_VISIT(self->dict);
+	Py_VISIT(self->progress_fn);
 	return 0;
 }
 
 static int trace_clear(wpy_trace *self)
 {
 	Py_CLEAR(self->dict);
+	Py_CLEAR(self->progress_fn);
+	wpy_progress_install(self, 0);
 	return 0;
 }
 
@@ -103,15 +110,46 @@ static int set_format_options(weft_open_options *o, PyObject *pairs, PyObject *k
 	return 0;
 }
 
+/* A progress interval in seconds (None: the library's 0.1 s) as ns into *out: -1 with an error. */
+static int parse_interval(PyObject *o, int64_t *out)
+{
+	*out = 0;
+	if (o == NULL || o == Py_None)
+		return 0;
+	double s = PyFloat_AsDouble(o);
+	if (s == -1.0 && PyErr_Occurred())
+		return -1;
+	if (!(s >= 0 && s <= 86400.0)) {
+		PyErr_SetString(wpy_ArgumentError, "progress_interval: seconds from 0 to 86400");
+		return -1;
+	}
+	*out = (int64_t)(s * 1e9);
+	if (*out == 0)
+		*out = 1; /* 0 means "the default" to the library: as often as it looks */
+	return 0;
+}
+
+/* A progress callable (None: none) into self->progress_fn: -1 with TypeError. */
+static int set_progress_fn(wpy_trace *self, PyObject *fn)
+{
+	if (fn != NULL && fn != Py_None && !PyCallable_Check(fn)) {
+		PyErr_SetString(PyExc_TypeError, "progress: a callable taking a weft.Progress, or None");
+		return -1;
+	}
+	Py_XSETREF(self->progress_fn, fn == NULL || fn == Py_None ? NULL : Py_NewRef(fn));
+	return 0;
+}
+
 /*
  * Trace(path, format=None, options=(), stored_order=False, threads=0,
- * read_budget_bytes=0): opens the trace, without the GIL.
+ * read_budget_bytes=0, progress=None, progress_interval=None): opens the
+ * trace, without the GIL.
  */
 static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = {"path", "format", "options", "stored_order", "threads",
-				 "read_budget_bytes", NULL};
-	PyObject *path = NULL, *options = NULL;
+				 "read_budget_bytes", "progress", "progress_interval", NULL};
+	PyObject *path = NULL, *options = NULL, *progress = NULL, *interval = NULL;
 	const char *format = NULL;
 	int stored_order = 0, threads = 0;
 	unsigned long long budget = 0;
@@ -120,9 +158,15 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 		PyErr_SetString(PyExc_RuntimeError, "Trace.__init__ called twice");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|zOpiK", kwlist, PyUnicode_FSConverter,
-					 &path, &format, &options, &stored_order, &threads, &budget))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|zOpiKOO", kwlist, PyUnicode_FSConverter,
+					 &path, &format, &options, &stored_order, &threads, &budget,
+					 &progress, &interval))
 		return -1;
+	if (parse_interval(interval, &self->progress_interval_ns) < 0 ||
+	    set_progress_fn(self, progress) < 0) {
+		Py_DECREF(path);
+		return -1;
+	}
 	weft_open_options o;
 	weft_open_options_init(&o);
 	o.stored_order = stored_order;
@@ -142,6 +186,7 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	}
 	if (options != NULL && options != Py_None && set_format_options(&o, options, keep) < 0)
 		goto fail;
+	wpy_progress_open_options(self, &o, self->progress_interval_ns);
 	self->code_list = PyList_New(0);
 	if (self->code_list == NULL)
 		goto fail;
@@ -152,10 +197,25 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	Py_END_ALLOW_THREADS
 	if (rc < 0) {
 		wpy_raise(rc);
+		wpy_progress_finish(self, NULL);
 		goto fail;
 	}
 	self->trace = t;
-	Py_DECREF(keep);
+	if (wpy_progress_finish(self, Py_NewRef(Py_None)) == NULL) {
+		trace_release(self);
+		goto fail;
+	}
+	Py_DECREF(Py_None);
+	self->open_path = strdup(cpath);
+	self->diag_log = PyList_New(0);
+	if (self->open_path == NULL || self->diag_log == NULL) {
+		PyErr_NoMemory();
+		trace_release(self);
+		goto fail;
+	}
+	self->open_options = o;
+	self->open_options.format = weft_trace_format(t); /* no detection again */
+	self->open_keep = keep;
 	Py_DECREF(path);
 	return 0;
 fail:
@@ -272,13 +332,44 @@ PyDoc_STRVAR(diagnostics_doc, "_diagnostics(start=0) -> list of tuple\n\n"
 	     "The diagnostics from index `start` on: (severity, severity name, file,\n"
 	     "offset, message, line).");
 
+/* Appends the library's diagnostics recorded since the last call to diag_log. */
+static int log_library_diags(wpy_trace *self)
+{
+	size_t total = weft_trace_diag_count(self->trace);
+	for (; self->diags_logged < total; self->diags_logged++) {
+		PyObject *d = diag_tuple(self->trace, self->diags_logged);
+		if (d == NULL || PyList_Append(self->diag_log, d) < 0) {
+			Py_XDECREF(d);
+			return -1;
+		}
+		Py_DECREF(d);
+	}
+	return 0;
+}
+
+int wpy_trace_add_diag(wpy_trace *self, int severity, const char *file, uint64_t offset,
+		       const char *message, const char *line)
+{
+	if (log_library_diags(self) < 0)
+		return -1;
+	PyObject *d = Py_BuildValue("(isNNNN)", severity, weft_severity_name(severity),
+				    str_or_none(file),
+				    offset == WEFT_NO_OFFSET ? Py_NewRef(Py_None)
+							     : PyLong_FromUnsignedLongLong(offset),
+				    str_or_none(message), str_or_none(line));
+	int rc = d == NULL ? -1 : PyList_Append(self->diag_log, d);
+	Py_XDECREF(d);
+	return rc;
+}
+
 static PyObject *trace_diagnostics(wpy_trace *self, PyObject *args)
 {
 	Py_ssize_t start = 0;
-	if (!PyArg_ParseTuple(args, "|n", &start) || wpy_trace_check(self) < 0)
+	if (!PyArg_ParseTuple(args, "|n", &start) || wpy_trace_check(self) < 0 ||
+	    log_library_diags(self) < 0)
 		return NULL;
-	return wpy_list_of(self->trace, start > 0 ? (size_t)start : 0,
-			   weft_trace_diag_count(self->trace), diag_tuple);
+	Py_ssize_t n = PyList_GET_SIZE(self->diag_log);
+	return PyList_GetSlice(self->diag_log, start < 0 ? 0 : start > n ? n : start, n);
 }
 
 /* Field i of an event kind as a dict. */
@@ -326,11 +417,9 @@ static PyObject *trace_start_time(wpy_trace *self, PyObject *unused)
 	rc = weft_trace_start_time(self->trace, &start);
 	Py_END_ALLOW_THREADS
 	self->busy = 0;
-	if (rc < 0)
-		return wpy_raise(rc);
-	if (rc == 0)
-		Py_RETURN_NONE;
-	return PyLong_FromUnsignedLongLong(start);
+	PyObject *r = rc < 0 ? wpy_raise(rc) : rc == 0 ? Py_NewRef(Py_None)
+						      : PyLong_FromUnsignedLongLong(start);
+	return wpy_progress_finish(self, r);
 }
 
 /* ---- Attributes ------------------------------------------------------------- */
@@ -404,7 +493,29 @@ static PyObject *get_shared_files(wpy_trace *self, void *unused)
 	return PyBool_FromLong(weft_trace_shared_files(self->trace));
 }
 
+static PyObject *get_progress(wpy_trace *self, void *unused)
+{
+	return Py_NewRef(self->progress_fn ? self->progress_fn : Py_None);
+}
+
+static int set_progress(wpy_trace *self, PyObject *fn, void *unused)
+{
+	if (self->busy) {
+		PyErr_SetString(PyExc_RuntimeError, "the trace is busy (a call runs on it)");
+		return -1;
+	}
+	if (set_progress_fn(self, fn) < 0)
+		return -1;
+	wpy_progress_install(self, self->progress_interval_ns);
+	return 0;
+}
+
 static PyGetSetDef trace_getset[] = {
+	{"progress", (getter)get_progress, (setter)set_progress,
+	 "The progress callable (None: none), called with a weft.Progress at most\n"
+	 "every progress_interval seconds (weft.open(); 0.1 by default) while the\n"
+	 "library works on the trace, and with finished=True when an operation\n"
+	 "ends. What it raises is raised when the running call returns.", NULL},
 	{"closed", (getter)get_closed, NULL, "True once the trace is closed.", NULL},
 	{"format", (getter)get_format, NULL, "The format's name: \"ovni\", \"heph\", \"ross\" or \"pallas\".", NULL},
 	{"path", (getter)get_path, NULL, "The path the trace was opened at.", NULL},

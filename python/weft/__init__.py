@@ -17,12 +17,12 @@ import warnings as _warnings
 
 from . import _weft
 from ._weft import (ArgumentError, Error, FormatError, IOError, NotFoundError,
-                    format_options, formats, version)
+                    Progress, format_options, formats, version)
 from ._extras import FormatExtras as _FormatExtras, Grammar, ross_levels
 
 __all__ = ["open", "Trace", "Diagnostic", "TraceWarning", "Error", "FormatError",
            "IOError", "NotFoundError", "ArgumentError", "formats", "format_options",
-           "version", "EVENT_COLUMNS", "Grammar", "ross_levels"]
+           "version", "EVENT_COLUMNS", "Progress", "Grammar", "ross_levels"]
 
 #: The columns of an event batch (Trace.events()) and of Trace.to_pandas(),
 #: with their numpy types.
@@ -32,7 +32,8 @@ EVENT_COLUMNS = (("time", "uint64"), ("end", "uint64"), ("stream", "uint32"),
 
 # Options of weft.open() that are settings of the library's open options
 # rather than format options (weft_open_options_set).
-_OPEN_SETTINGS = ("stored_order", "threads", "read_budget_bytes")
+_OPEN_SETTINGS = ("stored_order", "threads", "read_budget_bytes", "progress",
+                  "progress_interval")
 
 
 class TraceWarning(UserWarning):
@@ -100,6 +101,11 @@ def open(path, format=None, **options):
     (**{"ross.kind": "gvt"}); weft.format_options() lists them. Also
     stored_order=True (events as the files hold them), threads=N (threads
     for opening; 1: none) and read_budget_bytes=N.
+    progress: a callable given a weft.Progress (phase, bytes and events
+    done and total, fraction, finished) at most every progress_interval
+    seconds (0.1 by default) while the library works on the trace, from
+    the opening on; Trace.progress changes it later. What it raises is
+    raised when the running call returns (the library is not stopped).
 
     Raises weft.NotFoundError (a FileNotFoundError) when there is nothing
     at `path` or no format recognises it, weft.FormatError when the trace
@@ -203,7 +209,7 @@ class Trace(_FormatExtras, _weft.Trace):
         return self._start_time()
 
     def events(self, streams=None, start=None, end=None, codes=None, order=None,
-               batch_size=65536):
+               batch_size=65536, threads=1):
         """The events in batches: each a dict of numpy arrays of equal length.
 
         time, end (uint64, ns; end == time for point events), stream (uint32,
@@ -216,12 +222,18 @@ class Trace(_FormatExtras, _weft.Trace):
         streams, codes: glob patterns (fnmatch) on the stream path and on
         the code. start, end: the time window in ns, both inclusive.
         order: "time" (merged by time), "stored" (as the files hold them),
-        "natural" (the format's best) or None (as the trace was opened).
+        "natural" (the format's best), "stream" (each stream in turn, in
+        stream index order: the fastest for traces of one file per stream)
+        or None (as the trace was opened).
         batch_size: the events per batch (memory is about 40 bytes per
-        event of a batch). The library reads without the GIL. Problems met
-        while reading are issued as TraceWarning and kept in diagnostics.
+        event of a batch). threads: with order="stream", the streams are
+        read by that many threads at once (each opens the trace again), the
+        batches delivered in the same order, each within one stream. The
+        library reads without the GIL. Problems met while reading are
+        issued as TraceWarning and kept in diagnostics.
         """
-        return self._batches(self._events(streams, start, end, codes, order, batch_size))
+        return self._batches(self._events(streams, start, end, codes, order, batch_size,
+                                          threads=threads))
 
     def _batches(self, it):
         """Yields the batches of `it`, issuing the new diagnostics after each."""
@@ -234,7 +246,7 @@ class Trace(_FormatExtras, _weft.Trace):
                 self._issue_warnings(2)
 
     def to_pandas(self, streams=None, start=None, end=None, codes=None, order=None,
-                  fields=None, batch_size=1 << 20):
+                  fields=None, batch_size=1 << 20, threads=1):
         """The events as one pandas DataFrame.
 
         Columns: time, end, stream and code (categorical: the stream paths
@@ -249,8 +261,11 @@ class Trace(_FormatExtras, _weft.Trace):
         arguments as in events().
         """
         from ._frames import events_frame
-        return events_frame(self, self._batches(
-            self._events(streams, start, end, codes, order, batch_size, fields)), fields)
+        it = self._events(streams, start, end, codes, order, batch_size, fields,
+                          threads=threads)
+        if not fields and threads == 1:  # all in one batch: no batches to join
+            return events_frame(self, self._batches(iter([it._read_all()])), fields)
+        return events_frame(self, self._batches(it), fields)
 
     def spans(self, streams=None, start=None, end=None, codes=None, instants=False):
         """The calls of the trace as a pandas DataFrame, one row per span.

@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Building pandas DataFrames from the event batches of weft._weft."""
 
-import warnings
-
 import numpy as np
 
 from . import EVENT_COLUMNS
@@ -76,7 +74,7 @@ def events_frame(trace, batches, fields):
 
     columns = {name: [] for name, _ in EVENT_COLUMNS}
     field_parts, lengths, names = [], [], {}
-    for batch in batches:
+    for batch in batches:  # one batch of everything when without fields
         for name in columns:
             columns[name].append(batch[name])
         lengths.append(len(batch["time"]))
@@ -89,7 +87,8 @@ def events_frame(trace, batches, fields):
     data = {}
     for name, dtype in EVENT_COLUMNS:
         parts = columns.pop(name)
-        data[name] = np.concatenate(parts) if parts else np.empty(0, dtype)
+        data[name] = parts[0] if len(parts) == 1 else \
+            np.concatenate(parts) if parts else np.empty(0, dtype)
         del parts
         if name == "stream":
             data[name] = _categorical(pd, data[name], trace.stream_paths)
@@ -103,18 +102,12 @@ def events_frame(trace, batches, fields):
         # A field named as an event column (a Heph attribute "time") keeps both.
         column = "fields." + name if name in data else name
         data[column] = _join_field(pd, pieces, lengths) if pieces else np.empty(0, np.float64)
-    # Column by column into an empty frame: pandas keeps each array as its
-    # own block instead of copying the columns of one type into one (the
-    # copy the DataFrame constructor makes, as large as those columns).
-    # (With many field columns pandas calls such a frame fragmented; it
-    # consolidates it when an operation needs to, not at the peak here.)
-    n = len(data["time"])
-    frame = pd.DataFrame(index=pd.RangeIndex(n))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", pd.errors.PerformanceWarning)
-        for name in list(data):
-            frame[name] = data.pop(name)
-    return frame
+    # copy=False: pandas keeps each array as a block of its own, without a
+    # copy (the default copies the columns of one type into one block, and
+    # assigning the columns one by one copies each). With many field
+    # columns pandas calls such a frame fragmented; it consolidates it when
+    # an operation needs to, not at the peak here.
+    return pd.DataFrame(data, index=pd.RangeIndex(len(data["time"])), copy=False)
 
 
 # Flags of weft_span (weft/span.h).
