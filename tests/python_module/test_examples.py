@@ -24,7 +24,7 @@ def load(name):
     return mod
 
 
-def run(name, *args):
+def run_example(name, *args):
     env = dict(os.environ)
     r = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py"), *map(str, args)],
                        capture_output=True, text=True, env=env, check=False)
@@ -53,7 +53,7 @@ def test_thread_states_against_the_dump():
             assert table.loc[stream, state] == ns, (stream, state)
         assert table.loc[stream].sum() == sum(row.values())
     assert table.loc["loom.node1.trace/proc.1000/thread.1001.obs", "paused"] == 50
-    out = run("thread_states", trace)
+    out = run_example("thread_states", trace)
     assert "running" in out and "thread.1001" in out
 
 
@@ -77,5 +77,31 @@ def test_mpi_message_sizes_against_the_dump(ring):
         by_pair[(e["stream"], e["fields"]["peer"])] += e["fields"]["length"]
     got = sends.groupby([sends["stream"].astype(str), "peer"])["length"].sum().to_dict()
     assert got == dict(by_pair)
-    out = run("mpi_message_sizes", ring)
+    out = run_example("mpi_message_sizes", ring)
     assert "messages" in out and "bytes" in out
+
+
+def test_ross_efficiency_against_weft_table():
+    import csv
+    import io
+    import math
+    run = DATA / "ross" / "phold-gvt-pekplp" / "np2"
+    per_gvt, totals = load("ross_efficiency").efficiency(run)
+    r = subprocess.run([weft_bin(), "table", "--level", "pe", "--stream", "gvt/*", str(run)],
+                       capture_output=True, text=True, check=True)
+    rows = [x for x in csv.DictReader(io.StringIO(r.stdout)) if x["is_end"] == "false"]
+    assert rows
+    sums = defaultdict(lambda: [0, 0])
+    for x in rows:
+        pe, vt = int(x["pe_id"]), float(x["virtual_time"])
+        if x["efficiency"]:
+            assert math.isclose(per_gvt.loc[vt, pe], float(x["efficiency"]), rel_tol=1e-6)
+        sums[pe][0] += int(x["events_processed"])
+        sums[pe][1] += int(x["events_rolled_back"])
+    assert sorted(totals.index) == sorted(sums)
+    for pe, (processed, rolled) in sums.items():
+        assert totals.loc[pe, "events_processed"] == processed
+        assert math.isclose(totals.loc[pe, "efficiency"],
+                            100 * (1 - rolled / (processed - rolled)))
+    out = run_example("ross_efficiency", run)
+    assert "efficiency" in out
