@@ -6,6 +6,7 @@
  * (python/weft/__init__.py) is the layer users import.
  */
 #include "weftpy.h"
+#include "writers.h"
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL weftpy_ARRAY_API
@@ -357,7 +358,8 @@ PyMODINIT_FUNC PyInit__weft(void)
 		return NULL;
 	if (add_errors(mod) < 0 || PyType_Ready(&wpy_TraceType) < 0 ||
 	    PyType_Ready(&wpy_EventsType) < 0 ||
-	    PyModule_AddObjectRef(mod, "Trace", (PyObject *)&wpy_TraceType) < 0) {
+	    PyModule_AddObjectRef(mod, "Trace", (PyObject *)&wpy_TraceType) < 0 ||
+	    wpy_writers_add(mod) < 0) {
 		Py_DECREF(mod);
 		return NULL;
 	}

@@ -18,10 +18,12 @@ import warnings as _warnings
 from . import _weft
 from ._weft import (ArgumentError, Error, FormatError, IOError, NotFoundError,
                     format_options, formats, version)
+from ._writers import HephStream, HephWriter, PallasThread, PallasWriter
 
 __all__ = ["open", "Trace", "Diagnostic", "TraceWarning", "Error", "FormatError",
            "IOError", "NotFoundError", "ArgumentError", "formats", "format_options",
-           "version", "EVENT_COLUMNS"]
+           "version", "EVENT_COLUMNS", "HephWriter", "HephStream", "PallasWriter",
+           "PallasThread"]
 
 #: The columns of an event batch (Trace.events()) and of Trace.to_pandas(),
 #: with their numpy types.
