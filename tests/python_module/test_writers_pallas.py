@@ -157,6 +157,47 @@ def test_rewrite_a_trace_of_tests_data(tmp_path, name):
     assert by_time(without_name_refs(command_events(out))) == by_time(expected)
 
 
+@pytest.mark.parametrize("name", ["wb_enterleave_f3_n1000_t2_logical",
+                                  "wb_enterleave_f3_n1000_t2_logical_None",
+                                  "wb_generic_f2_n2000_t4_logical", "write_pattern"])
+def test_rewrite_gives_the_files_of_pallas(tmp_path, name):
+    """Traces written by Pallas 0.20 (docs/pallas-writer.md, "Byte
+    compatibility") rewritten from Python with their definitions in ref
+    order, their settings and their events: every file is Pallas's, byte
+    for byte."""
+    src = DATA / "pallas" / name / "trace"
+    with weft.open(src) as t:
+        df = t.to_pandas(fields=True)
+        nodes, meta = t.nodes, t.metadata
+    defs, settings = meta["definitions"], meta["settings"]
+    out = tmp_path / "copy"
+    compression = {"ZSTD": "zstd", "None": "raw"}[settings["compression"]]
+    with weft.PallasWriter(out, compression=compression,
+                           zstd_level=settings["zstd_level"]) as w:
+        for ref in sorted(defs["strings"], key=int):
+            assert w.string(defs["strings"][ref]) == int(ref)
+        for ref in sorted(defs["regions"], key=int):
+            w.region(defs["regions"][ref], ref=int(ref))
+        for n in nodes:
+            if n["kind"] == "archive":
+                w.process(n["metadata"]["name"], id=n["number"], parent=n["metadata"]["parent"])
+        for n in nodes:
+            if n["kind"] == "thread":
+                w.location(n["metadata"]["name"], process=stream_ids(n["path"])[0],
+                           id=n["number"])
+        for i in range(len(df)):
+            t = w.thread(stream_ids(str(df["stream"].iat[i]))[1])
+            code, time = str(df["code"].iat[i]), int(df["time"].iat[i])
+            if code == "Generic":
+                t.generic(int(df["name_ref"].iat[i]), time)
+            else:
+                (t.enter if code == "Enter" else t.leave)(int(df["region_ref"].iat[i]), time)
+    files = sorted(p.relative_to(src) for p in src.rglob("*") if p.is_file())
+    assert sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file()) == files
+    for f in files:
+        assert (out / f).read_bytes() == (src / f).read_bytes(), f
+
+
 def test_time_going_backwards(tmp_path):
     with weft.PallasWriter(tmp_path / "t") as w:
         t = w.thread(w.location("main"))
