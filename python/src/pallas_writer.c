@@ -422,9 +422,13 @@ static int attrs_build(weft_pallas_attrs *l, PyObject *attrs)
 	for (Py_ssize_t k = 0; k < n; k++) {
 		unsigned int ref;
 		int type;
-		PyObject *value;
+		PyObject *value, *item = PyTuple_GET_ITEM(attrs, k);
 		const char *name;
-		if (!PyArg_ParseTuple(PyTuple_GET_ITEM(attrs, k), "IiOs", &ref, &type, &value, &name) ||
+		if (!PyTuple_Check(item)) {
+			PyErr_SetString(PyExc_TypeError, "attrs must hold (ref, type, value, name) tuples");
+			return -1;
+		}
+		if (!PyArg_ParseTuple(item, "IiOs", &ref, &type, &value, &name) ||
 		    attrs_add(l, ref, type, value, name) < 0)
 			return -1;
 	}
@@ -480,7 +484,7 @@ static int thread_init(wpy_pallas_thread *self, PyObject *args, PyObject *kwargs
 	return 0;
 }
 
-/* Calls the record function of Pallas kind `kind` with payload p[]: its status. */
+/* Calls the record function of Pallas kind `kind` with payload p[]: its status (1: no such kind). */
 static int record(weft_pallas_thread *t, const weft_pallas_attrs *l, uint64_t ts, int kind,
 		  const uint64_t *p)
 {
@@ -516,7 +520,7 @@ static int record(weft_pallas_thread *t, const weft_pallas_attrs *l, uint64_t ts
 	case 37: return weft_pallas_record_thread_end(t, l, ts);
 	case 58: return weft_pallas_record_generic(t, l, ts, a);
 	}
-	return WEFT_EINVAL;
+	return 1; /* not a kind the module records */
 }
 
 /*
@@ -567,6 +571,8 @@ static PyObject *thread_record(wpy_pallas_thread *self, PyObject *args)
 				    "thread's previous event (%llu)", self->group, self->location,
 				    (unsigned long long)ts, (unsigned long long)self->last_ts);
 	int rc = record(self->t, attrs != Py_None ? &l : NULL, ts, kind, p);
+	if (rc == 1)
+		return PyErr_Format(PyExc_ValueError, "record kind %d is not one _record writes", kind);
 	if (rc < 0)
 		return wpy_raise(rc);
 	self->last_ts = ts;

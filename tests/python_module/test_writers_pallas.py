@@ -230,10 +230,29 @@ def test_bad_attributes(tmp_path):
             t.mpi_send(2**32, 0, 0, 0, 1)
         with pytest.raises(weft.ArgumentError, match="not defined"):
             w.thread(99)
+        with pytest.raises(weft.ArgumentError, match="at most 127"):
+            t.generic("e", 1, **{"a%d" % i: i for i in range(128)})
+        with pytest.raises(ValueError, match="record kind 99"):  # the C part's own checks
+            t._record(99, 1, None)
+        with pytest.raises(TypeError, match="tuples"):
+            t._record(2, 1, (1, 2, 3), 1)
         t.generic("kept", 2, byte=255, text="ok")
     assert module_events(tmp_path / "t") == [
         {"time": 2, "end": 2, "stream": "archive_0/thread_0", "code": "Generic",
          "fields": {"name": "kept", "name_ref": w._strings["kept"], "byte": 255, "text": "ok"}}]
+
+
+def test_nesting_beyond_what_pallas_reads(tmp_path):
+    """The library refuses the 99th open block (WEFT_EUNSUPPORTED: a
+    weft.FormatError); the thread goes on."""
+    with weft.PallasWriter(tmp_path / "t") as w:
+        t = w.thread(w.location("main"))
+        for i in range(98):
+            t.enter("r%d" % i, i)
+        with pytest.raises(weft.FormatError, match="98 nested blocks"):
+            t.enter("deep", 100)
+        t.generic("after", 101)
+    assert len(module_events(tmp_path / "t")) == 99
 
 
 def test_write_after_close(tmp_path):
