@@ -6,7 +6,8 @@
 1. by weft.HephStream.event(), one Python call per event, without and
    with two attributes (an int and a float);
 2. by weft.HephStream.events(), the same events from numpy arrays in one
-   call (the fast path);
+   call (the fast path), also with a column of texts and with a pandas
+   nullable UInt64 column missing one value in three;
 3. by weft.PallasThread.enter()/leave() (one call per record), a loop of
    4 regions, without and with one int attribute.
 
@@ -41,12 +42,20 @@ def heph_loop(weft, path, n, attrs):
 
 
 def heph_arrays(weft, np, path, n, attrs):
-    """The same n events with one events() call (the arrays made before the clock starts)."""
+    """The same n events with one events() call (the arrays made before the
+    clock starts); attrs: None, "numbers", "text" or "nullable"."""
     import pandas as pd
     names = pd.Categorical.from_codes(np.arange(n) & 3, ["compute", "send", "recv", "wait"])
     starts = np.arange(n, dtype=np.uint64) * 10
     ends = starts + 5
-    cols = {"count": np.arange(n, dtype=np.uint64), "ratio": np.full(n, 0.5)} if attrs else {}
+    cols = {}
+    if attrs == "numbers":
+        cols = {"count": np.arange(n, dtype=np.uint64), "ratio": np.full(n, 0.5)}
+    elif attrs == "text":
+        cols = {"who": np.array(["alpha", "beta"], dtype=object)[np.arange(n) & 1]}
+    elif attrs == "nullable":
+        cols = {"count": pd.array(np.arange(n), dtype="UInt64")}
+        cols["count"][::3] = pd.NA
     t0 = time.perf_counter()
     with weft.HephWriter(path, epoch=0) as w:
         w.stream(0).events(names, starts, ends, **cols)
@@ -99,9 +108,13 @@ def main():
     cases = [
         ("heph event()", lambda: heph_loop(weft, fresh("t.bin.log"), n, False)),
         ("heph event() + 2 attributes", lambda: heph_loop(weft, fresh("t.bin.log"), n, True)),
-        ("heph events()", lambda: heph_arrays(weft, np, fresh("t.bin.log"), n, False)),
+        ("heph events()", lambda: heph_arrays(weft, np, fresh("t.bin.log"), n, None)),
         ("heph events() + 2 attributes",
-         lambda: heph_arrays(weft, np, fresh("t.bin.log"), n, True)),
+         lambda: heph_arrays(weft, np, fresh("t.bin.log"), n, "numbers")),
+        ("heph events() + a str column",
+         lambda: heph_arrays(weft, np, fresh("t.bin.log"), n, "text")),
+        ("heph events() + a UInt64 column, NA",
+         lambda: heph_arrays(weft, np, fresh("t.bin.log"), n, "nullable")),
         ("pallas enter/leave", lambda: pallas_loop(weft, fresh("trace"), n, False)),
         ("pallas enter/leave + 1 attribute", lambda: pallas_loop(weft, fresh("trace"), n, True)),
     ]

@@ -461,11 +461,13 @@ static PyObject *stream_event(wpy_heph_stream *self, PyObject *args, PyObject *k
 	return crc < 0 ? wpy_raise(crc) : Py_NewRef(Py_None);
 }
 
-/* A numeric attribute column of the fast path: its name, type and values. */
+/* An attribute column of the fast path: its name, type, values and missing rows. */
 typedef struct heph_column {
 	const char *name;
-	int type;               /* NPY_UINT64, NPY_INT64 or NPY_FLOAT64 */
-	const void *data;
+	int type;               /* NPY_UINT64, NPY_INT64, NPY_FLOAT64 or NPY_UNICODE */
+	const void *data;       /* the numbers; for texts, const char *[n] (NULL: missing) */
+	size_t *lens;           /* texts: their lengths (PyMem) */
+	const npy_bool *mask;   /* NULL, or true where the event has no value */
 } heph_column;
 
 /* What _events() writes, gathered with the GIL, written without it. */
@@ -502,7 +504,97 @@ static int batch_table(heph_batch *b, PyObject *table)
 	return 0;
 }
 
-/* The attribute columns (a dict of 1-D numeric arrays of n elements), kept in `keep`. */
+/* `o` as a 1-D array of n elements, kept alive by `keep`: NULL with an error. */
+static PyArrayObject *kept_array(PyObject *o, Py_ssize_t n, const char *name, PyObject *keep)
+{
+	PyArrayObject *a = (PyArrayObject *)PyArray_FROM_O(o);
+	if (a == NULL || PyList_Append(keep, (PyObject *)a) < 0) {
+		Py_XDECREF(a);
+		return NULL;
+	}
+	Py_DECREF(a);
+	if (PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != n) {
+		PyErr_Format(PyExc_ValueError, "attribute %s: a column must be a 1-D array of %zd "
+			     "values", name, n);
+		return NULL;
+	}
+	return a;
+}
+
+/* `a` cast to `type`, C-contiguous, kept alive by `keep`: its data, or NULL with an error. */
+static const void *kept_cast(PyArrayObject *a, int type, PyObject *keep)
+{
+	PyObject *cast = PyArray_FROM_OTF((PyObject *)a, type, NPY_ARRAY_IN_ARRAY);
+	if (cast == NULL || PyList_Append(keep, cast) < 0) {
+		Py_XDECREF(cast);
+		return NULL;
+	}
+	Py_DECREF(cast);
+	return PyArray_DATA((PyArrayObject *)cast);
+}
+
+/* The texts of a str (or object) column: str values, None where missing. */
+static int text_column(heph_column *col, PyArrayObject *a, Py_ssize_t n, PyObject *keep)
+{
+	PyObject *list = PyArray_ToList(a);
+	if (list == NULL || PyList_Append(keep, list) < 0) {
+		Py_XDECREF(list);
+		return -1;
+	}
+	Py_DECREF(list);
+	col->type = NPY_UNICODE; /* from here, batch_free_columns frees what is allocated */
+	const char **texts = PyMem_Calloc((size_t)n + 1, sizeof *texts);
+	col->lens = PyMem_Calloc((size_t)n + 1, sizeof *col->lens);
+	col->data = texts;
+	if (texts == NULL || col->lens == NULL)
+		return PyErr_NoMemory(), -1;
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *v = PyList_GET_ITEM(list, i);
+		Py_ssize_t len = 0;
+		if (v == Py_None)
+			continue;
+		if (!PyUnicode_Check(v))
+			return bad_type(col->name, v, "a column of texts holds str (None: missing)");
+		if ((texts[i] = utf8(v, &len)) == NULL)
+			return -1;
+		col->lens[i] = (size_t)len;
+	}
+	return 0;
+}
+
+/*
+ * Column c of the fast path: `value` is a 1-D array of n numbers or texts,
+ * or (values, mask), the mask true where the event has no value. -1 with
+ * an error.
+ */
+static int batch_column(heph_batch *b, heph_column *col, PyObject *value, PyObject *keep)
+{
+	PyObject *mask = NULL;
+	if (PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 2) {
+		mask = PyTuple_GET_ITEM(value, 1);
+		value = PyTuple_GET_ITEM(value, 0);
+	}
+	PyArrayObject *a = kept_array(value, b->n, col->name, keep);
+	if (a == NULL)
+		return -1;
+	if (mask != NULL) {
+		PyArrayObject *m = kept_array(mask, b->n, col->name, keep);
+		if (m == NULL || PyArray_DESCR(m)->kind != 'b')
+			return m == NULL ? -1 : bad_type(col->name, mask, "a mask holds bools");
+		if ((col->mask = kept_cast(m, NPY_BOOL, keep)) == NULL)
+			return -1;
+	}
+	char kind = PyArray_DESCR(a)->kind;
+	if (kind == 'U' || kind == 'O')
+		return text_column(col, a, b->n, keep);
+	col->type = kind == 'u' ? NPY_UINT64 : kind == 'i' ? NPY_INT64 : kind == 'f' ? NPY_FLOAT64 : -1;
+	if (col->type < 0)
+		return bad_type(col->name, value,
+				"a column holds unsigned, signed or float numbers or texts");
+	return (col->data = kept_cast(a, col->type, keep)) == NULL ? -1 : 0;
+}
+
+/* The attribute columns (a dict of columns of n elements), kept alive by `keep`. */
 static int batch_columns(heph_batch *b, PyObject *columns, PyObject *keep)
 {
 	PyObject *key, *value;
@@ -518,28 +610,40 @@ static int batch_columns(heph_batch *b, PyObject *columns, PyObject *keep)
 				PyErr_SetString(PyExc_TypeError, "attribute names must be str");
 			return -1;
 		}
-		PyArrayObject *a = (PyArrayObject *)PyArray_FROM_O(value);
-		if (a == NULL || PyList_Append(keep, (PyObject *)a) < 0) {
-			Py_XDECREF(a);
+		b->cols[c].name = name;
+		if (batch_column(b, &b->cols[c], value, keep) < 0)
 			return -1;
-		}
-		Py_DECREF(a);
-		char kind = PyArray_DESCR(a)->kind;
-		int type = kind == 'u' ? NPY_UINT64 : kind == 'i' ? NPY_INT64 : kind == 'f' ? NPY_FLOAT64 : -1;
-		if (type < 0 || PyArray_NDIM(a) != 1 || PyArray_DIM(a, 0) != b->n) {
-			PyErr_Format(PyExc_TypeError, "attribute %s: a column must be a 1-D array of "
-				     "%zd unsigned, signed or float numbers", name, b->n);
-			return -1;
-		}
-		PyObject *cast = PyArray_FROM_OTF((PyObject *)a, type, NPY_ARRAY_IN_ARRAY);
-		if (cast == NULL || PyList_Append(keep, cast) < 0) {
-			Py_XDECREF(cast);
-			return -1;
-		}
-		Py_DECREF(cast);
-		b->cols[c] = (heph_column){name, type, PyArray_DATA((PyArrayObject *)cast)};
 	}
 	return 0;
+}
+
+/* Adds the value of column `col` for event i (none when missing): the library's status. */
+static int add_column_value(weft_heph_stream *s, const heph_column *col, Py_ssize_t i)
+{
+	if (col->mask != NULL && col->mask[i])
+		return 0;
+	switch (col->type) {
+	case NPY_UINT64:
+		return weft_heph_event_add_u64(s, col->name, ((const uint64_t *)col->data)[i]);
+	case NPY_INT64:
+		return weft_heph_event_add_i64(s, col->name, ((const int64_t *)col->data)[i]);
+	case NPY_FLOAT64:
+		return weft_heph_event_add_f64(s, col->name, ((const double *)col->data)[i]);
+	}
+	const char *text = ((const char *const *)col->data)[i];
+	return text != NULL ? weft_heph_event_add_str(s, col->name, text, col->lens[i]) : 0;
+}
+
+/* Frees what the columns allocated. */
+static void batch_free_columns(heph_batch *b)
+{
+	for (Py_ssize_t c = 0; b->cols != NULL && c < b->ncols; c++) {
+		if (b->cols[c].type == NPY_UNICODE) {
+			PyMem_Free((void *)b->cols[c].data);
+			PyMem_Free(b->cols[c].lens);
+		}
+	}
+	PyMem_Free(b->cols);
 }
 
 /* A u64 column of n elements (None: NULL), kept in `keep`: -1 with an error. */
@@ -586,15 +690,8 @@ static int batch_write(weft_heph_stream *s, const heph_batch *b)
 		int rc = weft_heph_event_begin(s, b->sub != NULL ? b->sub[i] : 0, start,
 					       b->end != NULL ? b->end[i] : start, b->desc[k],
 					       b->desc_len[k]);
-		for (Py_ssize_t c = 0; rc == 0 && c < b->ncols; c++) {
-			const heph_column *col = &b->cols[c];
-			if (col->type == NPY_UINT64)
-				rc = weft_heph_event_add_u64(s, col->name, ((const uint64_t *)col->data)[i]);
-			else if (col->type == NPY_INT64)
-				rc = weft_heph_event_add_i64(s, col->name, ((const int64_t *)col->data)[i]);
-			else
-				rc = weft_heph_event_add_f64(s, col->name, ((const double *)col->data)[i]);
-		}
+		for (Py_ssize_t c = 0; rc == 0 && c < b->ncols; c++)
+			rc = add_column_value(s, &b->cols[c], i);
 		rc = weft_heph_event_end(s);
 		if (rc < 0)
 			return rc;
@@ -646,8 +743,9 @@ PyDoc_STRVAR(stream_events_doc, "_events(table, index, starts, ends, substreams,
 	     "Writes len(starts) events without the GIL: event i is named table[index[i]]\n"
 	     "(index None: table[i]), starts at starts[i], ends at ends[i] (None: starts),\n"
 	     "on substreams[i] (None: 0), with one attribute per column (a dict of 1-D\n"
-	     "numeric arrays). Checked before anything is written. weft.HephStream.events()\n"
-	     "is the interface.");
+	     "arrays of numbers or texts, or of (values, mask) pairs, the mask true where\n"
+	     "the event has no value; None in a column of texts: no value). Checked\n"
+	     "before anything is written. weft.HephStream.events() is the interface.");
 
 static PyObject *stream_events(wpy_heph_stream *self, PyObject *args)
 {
@@ -681,7 +779,7 @@ static PyObject *stream_events(wpy_heph_stream *self, PyObject *args)
 done:
 	PyMem_Free(b.desc);
 	PyMem_Free(b.desc_len);
-	PyMem_Free(b.cols);
+	batch_free_columns(&b);
 	Py_DECREF(keep);
 	return result;
 }

@@ -29,14 +29,42 @@ class HephStream(_weft.HephStream):
         (one per event), or a pandas Categorical or category Series (its
         categories and codes). starts, ends (None: the starts), substreams
         (None: 0): integer arrays (or sequences) of ns >= 0. attributes:
-        one 1-D numeric array per attribute, one value per event (unsigned
-        integers: u64, signed: i64, floats: f64). Everything is checked
-        before anything is written (TypeError, ValueError, or
-        weft.ArgumentError when an event ends before it starts).
+        one column per attribute, one value per event: a 1-D numpy array
+        of unsigned integers (u64), signed integers (i64), floats (f64) or
+        str (str; None: no value), a numpy masked array (masked: no value),
+        or a pandas Series or array (NA, NaN or None: no value; the
+        nullable UInt64/Int64 types keep their signedness), so that the
+        columns of Trace.to_pandas(fields=...) go back as they are.
+        Everything is checked before anything is written (TypeError,
+        ValueError, or weft.ArgumentError when an event ends before it
+        starts).
         """
         starts = _np.asarray(starts)
         table, index = _name_table(names, len(starts))
-        self._events(table, index, starts, ends, substreams, attributes)
+        columns = {k: _attribute_column(v) for k, v in attributes.items()}
+        self._events(table, index, starts, ends, substreams, columns)
+
+
+#: The numpy type of the values of a column of numbers, by kind.
+_COLUMN_TYPES = {"u": _np.uint64, "i": _np.int64, "f": _np.float64}
+
+
+def _attribute_column(values):
+    """A column of events() as the C part takes it: an array, or (an
+    array, a mask true where the event has no value)."""
+    if isinstance(values, _np.ma.MaskedArray):
+        return (_np.ma.getdata(values), _np.ma.getmaskarray(values))
+    if not type(values).__module__.startswith("pandas"):
+        return values
+    import pandas as pd
+    series = values if isinstance(values, pd.Series) else pd.Series(values)
+    mask = series.isna().to_numpy(dtype=bool)
+    kind = series.dtype.kind
+    if kind in _COLUMN_TYPES:
+        data = series.to_numpy(dtype=_COLUMN_TYPES[kind], na_value=0)
+    else:
+        data = series.to_numpy(dtype=object, na_value=None)
+    return (data, mask) if mask.any() else data
 
 
 def _name_table(names, n):

@@ -123,6 +123,54 @@ def test_fast_path_names(tmp_path):
                    ("x", 6, 9), ("y", 7, 9), ("x", 8, 9)]
 
 
+def test_fast_path_columns_with_missing_values(tmp_path):
+    """Columns of texts, masked arrays and pandas nullable columns: a
+    missing value leaves the attribute out of that event, as event()
+    without it."""
+    import pandas as pd
+    n = 6
+    texts = np.array(["a", None, "", "é", None, "z"], dtype=object)
+    masked = np.ma.masked_array(np.arange(n, dtype=np.int32), [0, 1, 0, 0, 1, 0])
+    nullable = pd.array([1, None, 2**64 - 1, None, 0, 5], dtype="UInt64")
+    floats = pd.Series([0.5, np.nan, 1.5, None, 2.5, 3.5])
+    cols = {"t": texts, "m": masked, "u": nullable, "f": floats, "s": np.array(["x"] * n)}
+    with weft.HephWriter(tmp_path / "slow") as w:
+        for i in range(n):
+            attrs = {"t": texts[i], "m": None if masked.mask[i] else np.int64(masked[i]),
+                     "u": None if nullable[i] is pd.NA else int(nullable[i]),
+                     "f": None if np.isnan(floats[i]) else floats[i], "s": "x"}
+            w.stream(0).event("e", i, **{k: v for k, v in attrs.items() if v is not None})
+    with weft.HephWriter(tmp_path / "fast") as w:
+        w.stream(0).events("e", np.arange(n), **cols)
+    assert (tmp_path / "fast").read_bytes() == (tmp_path / "slow").read_bytes()
+    with weft.HephWriter(tmp_path / "bad") as w:
+        for bad in (np.array([True] * n), np.array([1, "a", None, 2, 3, 4], dtype=object),
+                    (np.arange(n), np.zeros(n))):
+            with pytest.raises(TypeError, match="attribute c"):
+                w.stream(0).events("e", np.arange(n), c=bad)
+        with pytest.raises(ValueError, match="attribute c"):
+            w.stream(0).events("e", np.arange(n), c=np.arange(n + 1))
+
+
+def test_rewrite_through_the_fast_path(tmp_path):
+    """The columns of to_pandas(fields=True), one events() call per
+    stream: the same events as the trace read."""
+    src = DATA / "heph" / "heph_sample_compat.bin.log"
+    with weft.open(src) as t:
+        epoch = t.metadata.get("epoch")
+        df = t.to_pandas(fields=True)
+    fields = [c for c in df.columns if c not in ("time", "end", "stream", "code", "offset",
+                                                 "depth", "parent")]
+    ids = df["stream"].astype(str).str.extract(r"stream\.(\d+)/substream\.(\d+)").astype(int)
+    with weft.HephWriter(tmp_path / "copy", epoch=epoch) as w:
+        for stream_id, rows in df.groupby(ids[0].to_numpy()):
+            w.stream(int(stream_id)).events(
+                rows["code"].astype(str).to_numpy(), rows["time"].to_numpy() - epoch,
+                rows["end"].to_numpy() - epoch, ids[1].to_numpy()[rows.index],
+                **{f: rows[f] for f in fields if rows[f].notna().any()})
+    assert_same_events(tmp_path / "copy", module_events(src))
+
+
 def typed(value, ftype, array):
     """A field value read from a trace with its Heph type, for the writer."""
     kinds = {"u64": np.uint64, "i64": np.int64, "f64": np.float64}
@@ -228,7 +276,7 @@ def test_bad_attribute_types_name_the_attribute(tmp_path):
             s.event("x" * 70000, 1)
         assert e.value.status and e.value.code < 0
         with pytest.raises(TypeError, match="attribute col"):
-            s.events("e", [1, 2], col=np.array(["a", "b"]))
+            s.events("e", [1, 2], col=np.array([b"a", b"b"]))
         with pytest.raises(weft.ArgumentError, match="event 1 ends"):
             s.events("e", [1, 2], [1, 1])
         with pytest.raises(ValueError, match="1 names for 2 events"):
