@@ -6,6 +6,7 @@
  * (python/weft/__init__.py) is the layer users import.
  */
 #include "weftpy.h"
+#include "writers.h"
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #define PY_ARRAY_UNIQUE_SYMBOL weftpy_ARRAY_API
@@ -364,7 +365,8 @@ PyMODINIT_FUNC PyInit__weft(void)
 	if (add_errors(mod) < 0 || PyType_Ready(&wpy_TraceType) < 0 ||
 	    PyType_Ready(&wpy_EventsType) < 0 || wpy_progress_init_type(mod) < 0 ||
 	    wpy_extras_register(mod) < 0 ||
-	    PyModule_AddObjectRef(mod, "Trace", (PyObject *)&wpy_TraceType) < 0) {
+	    PyModule_AddObjectRef(mod, "Trace", (PyObject *)&wpy_TraceType) < 0 ||
+	    wpy_writers_add(mod) < 0) {
 		Py_DECREF(mod);
 		return NULL;
 	}

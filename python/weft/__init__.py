@@ -19,10 +19,12 @@ from . import _weft
 from ._weft import (ArgumentError, Error, FormatError, IOError, NotFoundError,
                     Progress, format_options, formats, version)
 from ._extras import FormatExtras as _FormatExtras, Grammar, ross_levels
+from ._writers import HephStream, HephWriter, PallasThread, PallasWriter
 
 __all__ = ["open", "Trace", "Diagnostic", "TraceWarning", "Error", "FormatError",
            "IOError", "NotFoundError", "ArgumentError", "formats", "format_options",
-           "version", "EVENT_COLUMNS", "Progress", "Grammar", "ross_levels"]
+           "version", "EVENT_COLUMNS", "Progress", "Grammar", "ross_levels",
+           "HephWriter", "HephStream", "PallasWriter", "PallasThread"]
 
 #: The columns of an event batch (Trace.events()) and of Trace.to_pandas(),
 #: with their numpy types.

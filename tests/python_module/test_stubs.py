@@ -7,6 +7,8 @@ import ast
 import inspect
 import pathlib
 
+import pytest
+
 import weft
 
 STUB = pathlib.Path(weft.__file__).with_name("__init__.pyi")
@@ -48,26 +50,37 @@ def test_every_public_name_has_a_stub():
     assert not missing
 
 
-def test_every_trace_attribute_has_a_stub_with_its_parameters():
-    cls = stub_class(stub_tree(), "Trace")
+CLASSES = ["Trace", "Grammar", "HephWriter", "HephStream", "PallasWriter", "PallasThread"]
+
+
+@pytest.mark.parametrize("name", CLASSES)
+def test_every_class_attribute_has_a_stub_with_its_parameters(name):
+    cls = stub_class(stub_tree(), name)
+    real_cls = getattr(weft, name)
     stubs = {}
     for n in cls.body:
         if isinstance(n, ast.FunctionDef):
             stubs[n.name] = n
         elif isinstance(n, ast.AnnAssign):
             stubs[n.target.id] = None
-    public = [n for n in dir(weft.Trace) if not n.startswith("_")]
+    public = [n for n in dir(real_cls) if not n.startswith("_")]
     assert not set(public) - set(stubs)
-    for name, fn in stubs.items():
-        real = getattr(weft.Trace, name, None)
+    for attr, fn in stubs.items():
+        real = getattr(real_cls, attr, None)
         if fn is None or isinstance(real, property) or not callable(real) or \
-                name in ("__enter__", "__exit__"):
+                attr in ("__enter__", "__exit__"):
             continue
         try:
             sig = inspect.signature(real)
         except ValueError:  # a C method without a signature
             continue
-        assert params(fn) == list(sig.parameters), name
+        if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()) and \
+                fn.args.kwonlyargs:
+            # **options spelled out in the stub: the named parameters first
+            named = [p for p, v in sig.parameters.items() if v.kind is not v.VAR_KEYWORD]
+            assert params(fn)[:len(named)] == named, attr
+            continue
+        assert params(fn) == list(sig.parameters), attr
 
 
 def test_open_has_the_settings_of_the_library():
