@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * python/src/parallel.c - events(order="stream", threads=N): the selected
- * streams read by N threads at once, delivered in the order one thread
- * would deliver them.
+ * streams read by N threads at once, each stream's batches in order.
  *
  * A trace belongs to one thread at a time (weft/trace.h), so each reader
  * thread opens the trace again (the path and open options of the
@@ -10,14 +9,15 @@
  * cursor of its own, into chunks of at most batch_size events: C columns
  * and a code table of its own. The streams are dealt out by bytes (the
  * largest first, to the reader with the fewest), and each reader reads
- * its streams in index order, so the consumer, the Python thread, takes
- * the chunks of stream 0, then stream 1, ... from the queue of the reader
- * that has it: the batches are those of order="stream" without threads,
- * cut at the end of every stream. The queues hold a few chunks each
- * (memory stays bounded); a reader waits while its queue is full. The
- * consumer maps each reader's code indices to the trace's (the chunks
- * carry the codes each reader met first in them) and hands the columns to
- * numpy without a copy.
+ * its streams in index order. The consumer, the Python thread, takes the
+ * chunks as they come, from each reader's queue in turn: a stream's
+ * batches come in order, the streams interleaved. (Taking stream 0, then
+ * 1, ... would let a reader run ahead only as far as its queue, a few
+ * chunks: no parallelism. Trace.to_pandas() puts the streams back in
+ * order.) The queues hold a few chunks each (memory stays bounded); a
+ * reader waits while its queue is full. The consumer maps each reader's
+ * code indices to the trace's (the chunks carry the codes each reader met
+ * first in them) and hands the columns to numpy without a copy.
  *
  * Diagnostics recorded on a reader's trace while it reads a stream travel
  * with the stream's last chunk and join the Python trace's list
@@ -84,8 +84,9 @@ struct wpy_par {
 	int reader_count;
 	const uint32_t *streams; /* the selected streams (the iterator's) */
 	size_t stream_count;
-	int *owner;              /* reader of each position */
-	size_t pos;              /* the consumer's stream */
+	size_t streams_done;     /* streams whose last chunk the consumer took */
+	int next_reader;         /* the queue the consumer looks at first */
+	int failed;              /* the consumer met an error: no more batches */
 	size_t batch;
 	const char *path;        /* the trace's path and open options */
 	weft_open_options options;
@@ -333,11 +334,8 @@ static int before(const void *a, const void *b)
 static int deal(struct wpy_par *p, weft_trace *trace)
 {
 	by_size *order = malloc(p->stream_count * sizeof *order);
-	p->owner = malloc(p->stream_count * sizeof *p->owner);
-	if (order == NULL || p->owner == NULL) {
-		free(order);
+	if (order == NULL)
 		return -1;
-	}
 	for (size_t i = 0; i < p->stream_count; i++) {
 		order[i].pos = i;
 		order[i].bytes = weft_trace_stream(trace, p->streams[i])->file_size;
@@ -351,7 +349,6 @@ static int deal(struct wpy_par *p, weft_trace *trace)
 		reader *r = &p->readers[best];
 		r->positions[r->count++] = order[i].pos;
 		r->bytes += order[i].bytes + 1; /* + 1: empty streams are dealt out too */
-		p->owner[order[i].pos] = best;
 	}
 	free(order);
 	for (int k = 0; k < p->reader_count; k++)
@@ -361,15 +358,29 @@ static int deal(struct wpy_par *p, weft_trace *trace)
 
 /* ---- The consumer ---------------------------------------------------------------------- */
 
-/* Takes the next chunk of the consumer's stream, waiting without the GIL. */
-static chunk *take_chunk(struct wpy_par *p)
+/*
+ * Takes the next chunk of any reader (their queues in turn, so that none
+ * waits on a full queue for long), waiting without the GIL; *from: its reader.
+ */
+static chunk *take_chunk(struct wpy_par *p, reader **from)
 {
-	reader *r = &p->readers[p->owner[p->pos]];
+	reader *r = NULL;
 	chunk *c;
 	Py_BEGIN_ALLOW_THREADS
 	pthread_mutex_lock(&p->lock);
-	while (r->head == NULL)
+	for (;;) {
+		for (int k = 0; k < p->reader_count && r == NULL; k++) {
+			int i = (p->next_reader + k) % p->reader_count;
+			if (p->readers[i].head != NULL) {
+				r = &p->readers[i];
+				p->next_reader = (i + 1) % p->reader_count;
+			}
+		}
+		if (r != NULL)
+			break;
 		pthread_cond_wait(&p->changed, &p->lock);
+	}
+	*from = r;
 	c = r->head;
 	r->head = c->next;
 	if (r->head == NULL)
@@ -439,9 +450,9 @@ static PyObject *chunk_batch(chunk *c)
 PyObject *wpy_par_next(struct wpy_par *p, wpy_trace *owner, int *finished)
 {
 	*finished = 0;
-	while (p->pos < p->stream_count) {
-		chunk *c = take_chunk(p);
-		reader *r = &p->readers[p->owner[p->pos]];
+	while (!p->failed && p->streams_done < p->stream_count) {
+		reader *r;
+		chunk *c = take_chunk(p, &r);
 		PyObject *batch = NULL;
 		int failed = 0;
 		if (map_codes(owner, r, c) < 0) {
@@ -457,10 +468,10 @@ PyObject *wpy_par_next(struct wpy_par *p, wpy_trace *owner, int *finished)
 			failed = batch == NULL;
 		}
 		if (c->last)
-			p->pos++;
+			p->streams_done++;
 		chunk_free(c);
 		if (failed) {
-			p->pos = p->stream_count;
+			p->failed = 1;
 			return NULL;
 		}
 		if (batch != NULL)
@@ -493,7 +504,6 @@ void wpy_par_free(struct wpy_par *p)
 		free(r->remap);
 	}
 	free(p->readers);
-	free(p->owner);
 	pthread_cond_destroy(&p->changed);
 	pthread_mutex_destroy(&p->lock);
 	free(p);

@@ -229,8 +229,9 @@ class Trace(_FormatExtras, _weft.Trace):
         or None (as the trace was opened).
         batch_size: the events per batch (memory is about 40 bytes per
         event of a batch). threads: with order="stream", the streams are
-        read by that many threads at once (each opens the trace again), the
-        batches delivered in the same order, each within one stream. The
+        read by that many threads at once (each opens the trace again);
+        each batch holds events of one stream, a stream's batches come in
+        order, and the streams' batches come interleaved as read. The
         library reads without the GIL. Problems met while reading are
         issued as TraceWarning and kept in diagnostics.
         """
@@ -267,6 +268,12 @@ class Trace(_FormatExtras, _weft.Trace):
                           threads=threads)
         if not fields and threads == 1:  # all in one batch: no batches to join
             return events_frame(self, self._batches(iter([it._read_all()])), fields)
+        if threads != 1:  # the streams' batches come interleaved: one stream after another
+            by_stream = {}
+            for b in self._batches(it):
+                by_stream.setdefault(int(b["stream"][0]), []).append(b)
+            return events_frame(self, iter([b for s in sorted(by_stream) for b in by_stream[s]]),
+                                fields)
         return events_frame(self, self._batches(it), fields)
 
     def spans(self, streams=None, start=None, end=None, codes=None, instants=False):
