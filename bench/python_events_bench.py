@@ -4,18 +4,22 @@
 
 1. Every event of the 1 GB ovni trace of the read benchmarks
    (bench/read_bench.sh) into numpy columns with trace.events(), merged
-   by time (the default) and stream after stream (order="stream"): events
-   per second and the peak resident memory of the process.
+   by time (the default), stream after stream (order="stream") and so with
+   2 reader threads: events per second and the peak resident memory of
+   the process.
 2. A smaller ovni trace into one pandas DataFrame: trace.to_pandas()
    (with and without the typed fields) against what users do without the
    module, `weft dump --json TRACE | pandas.read_json(lines=True)`: seconds,
    peak memory and the ratio.
+3. to_pandas() of a 12 M-event Pallas trace of 2 threads
+   (bench/make_pallas_trace.py --iterations 1000000 --threads 2), in the
+   three orders of 1.
 
 Each measurement runs in a fresh interpreter (peak RSS is per process);
 the fastest of --runs is shown.
 
 usage: /usr/bin/python3 bench/python_events_bench.py [--build DIR] [--trace DIR]
-           [--small DIR] [--small-bytes 50M] [--runs N] [--batch-size N]
+           [--small DIR] [--small-bytes 50M] [--pallas DIR] [--runs N] [--batch-size N]
 """
 
 import argparse
@@ -32,7 +36,8 @@ import resource, sys, time, weft
 t0 = time.perf_counter()
 n = 0
 with weft.open(sys.argv[1]) as t:
-    for b in t.events(batch_size=int(sys.argv[2]), order=sys.argv[3] or None):
+    for b in t.events(batch_size=int(sys.argv[2]), order=sys.argv[3] or None,
+                      threads=int(sys.argv[4])):
         n += len(b["time"])
 s = time.perf_counter() - t0
 print(n, s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -43,7 +48,8 @@ import resource, sys, time, weft
 import pandas
 t0 = time.perf_counter()
 with weft.open(sys.argv[1]) as t:
-    df = t.to_pandas(fields=sys.argv[2] == "fields")
+    df = t.to_pandas(fields=sys.argv[2] == "fields", order=sys.argv[3] or None,
+                     threads=int(sys.argv[4]))
 s = time.perf_counter() - t0
 print(len(df), s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
@@ -90,6 +96,7 @@ def main():
     ap.add_argument("--trace", default="/tmp/weft-bench-trace")
     ap.add_argument("--small", default="/tmp/weft-py-bench-small")
     ap.add_argument("--small-bytes", default="50M")
+    ap.add_argument("--pallas", default="/tmp/py-pallas-12m")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--batch-size", type=int, default=65536)
     a = ap.parse_args()
@@ -99,13 +106,14 @@ def main():
     ensure_trace(build, trace, "1G")
     ensure_trace(build, small, a.small_bytes)
 
-    for order in ("", "stream"):
-        n, s, rss = best(a.runs, EVENTS, trace, a.batch_size, order, env=env)
-        print(f"events(order={order or 'None'}) into numpy, {trace}: {n} events in {s:.2f} s, "
-              f"{n / s / 1e6:.1f} M events/s, peak RSS {rss:.0f} MB (batch {a.batch_size})")
+    for order, threads in (("", 1), ("stream", 1), ("stream", 2)):
+        n, s, rss = best(a.runs, EVENTS, trace, a.batch_size, order, threads, env=env)
+        print(f"events(order={order or 'None'}, threads={threads}) into numpy, {trace}: "
+              f"{n} events in {s:.2f} s, {n / s / 1e6:.1f} M events/s, peak RSS {rss:.0f} MB "
+              f"(batch {a.batch_size})")
     rows = {}
-    for what, code, args in (("to_pandas()", TO_PANDAS, ("no",)),
-                             ("to_pandas(fields=True)", TO_PANDAS, ("fields",)),
+    for what, code, args in (("to_pandas()", TO_PANDAS, ("no", "", 1)),
+                             ("to_pandas(fields=True)", TO_PANDAS, ("fields", "", 1)),
                              ("weft dump --json | pandas.read_json", DUMP_PANDAS,
                               (build / "weft",))):
         n, s, rss = best(a.runs, code, small, *args, env=env)
@@ -116,6 +124,14 @@ def main():
     print(f"ratio: to_pandas() {ref / rows['to_pandas()']:.0f}x, "
           f"to_pandas(fields=True) {ref / rows['to_pandas(fields=True)']:.1f}x faster than "
           f"dump --json | pandas")
+    pallas = pathlib.Path(a.pallas)
+    if not pallas.exists():
+        subprocess.run(["/usr/bin/python3", str(TOP / "bench" / "make_pallas_trace.py"),
+                        str(pallas), "--iterations", "1000000", "--threads", "2"], check=True)
+    for order, threads in (("", 1), ("stream", 1), ("stream", 2)):
+        n, s, rss = best(a.runs, TO_PANDAS, pallas, "no", order, threads, env=env)
+        print(f"to_pandas(order={order or 'None'}, threads={threads}), {pallas}: {n} rows in "
+              f"{s:.2f} s, peak RSS {rss:.0f} MB")
 
 
 if __name__ == "__main__":
