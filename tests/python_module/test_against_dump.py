@@ -197,3 +197,22 @@ def test_fields_joined_across_batches(path):
         whole = quiet_frame(t, fields=True)
         pieces = quiet_frame(t, fields=True, batch_size=7)
     pd.testing.assert_frame_equal(whole, pieces)
+
+
+def test_a_field_named_as_a_column_keeps_both(tmp_path):
+    """A Heph attribute named "time" or "stream" (any column's name) is the
+    column "fields.<name>"; the event columns keep their meaning."""
+    path = tmp_path / "clash.bin.log"
+    with weft.HephWriter(path, epoch=0) as w:
+        s = w.stream(0)
+        s.event("work", 100, 200, 0, {"time": 7, "stream": "x", "cpu": 3})
+        s.event("work", 300, 400)
+    with quiet_open(path) as t:
+        df = quiet_frame(t, fields=True)
+    assert df["time"].tolist() == [100, 300]
+    assert str(df["stream"].dtype) == "category"
+    assert df["fields.time"].tolist()[0] == 7 and df["fields.time"].isna().tolist()[1]
+    assert df["fields.stream"].tolist() == ["x", None]
+    assert "cpu" in df.columns and "fields.cpu" not in df.columns
+    lines = [json.loads(x) for x in dump_json(path)]
+    assert lines[0]["fields"]["time"] == 7 and lines[0]["time"] == 100

@@ -57,15 +57,30 @@ def test_thread_states_against_the_dump():
     assert "running" in out and "thread.1001" in out
 
 
-@pytest.fixture
-def ring(tmp_path):
-    """A 4-rank Pallas MPI ring written by examples/pallas_mpi_ring (C)."""
+@pytest.fixture(params=["python", "c"])
+def ring(tmp_path, request):
+    """A 4-rank Pallas MPI ring of 5 rounds, written from Python by
+    examples/python/write_mpi_ring.py, or by examples/pallas_mpi_ring (C)."""
+    out = tmp_path / "ring"
+    if request.param == "python":
+        text = run_example("write_mpi_ring", out, 4, 5)
+        assert "4 ranks, 5 rounds" in text
+        return out
     exe = pathlib.Path(weft_bin()).parent / "examples" / "pallas_mpi_ring"
     if not exe.exists():
         pytest.skip(f"{exe} is not built")
-    out = tmp_path / "ring"
     subprocess.run([str(exe), str(out), "4", "5"], check=True, capture_output=True)
     return out
+
+
+def test_written_ring_is_a_valid_pallas_trace(tmp_path):
+    out = tmp_path / "ring"
+    load("write_mpi_ring").write_ring(out, 3, 6)
+    r = subprocess.run([weft_bin(), "check", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0 and "no problems" in r.stdout, r.stdout + r.stderr
+    lengths = sorted({json.loads(x)["fields"]["length"]
+                      for x in dump_json(out, "--mcv", "MPI_Send")})
+    assert lengths == [1024, 2048, 4096, 8192]
 
 
 def test_mpi_message_sizes_against_the_dump(ring):
