@@ -377,8 +377,14 @@ static PyObject *events_next(wpy_events *it)
 	if (it->done)
 		return NULL;
 	if (it->par != NULL && it->owner->trace != NULL) {
+		/* busy while it waits without the GIL: a close() from another
+		 * thread would free the readers under it */
+		if (wpy_trace_check(it->owner) < 0)
+			return NULL;
 		int finished;
+		it->owner->busy = 1;
 		PyObject *batch = wpy_par_next(it->par, it->owner, &finished);
+		it->owner->busy = 0;
 		if (batch == NULL)
 			end_iter(it);
 		return batch;

@@ -201,3 +201,43 @@ def test_threads_raise_a_reader_error(tmp_path):
         with pytest.raises(weft.Error) as e:
             list(t.events(order="stream", threads=2))
         assert e.value.file is not None or "ovni" in str(e.value)
+
+
+def test_threads_refuse_a_close_from_another_thread_while_waiting():
+    """While the loop waits for the readers (without the GIL), the trace is
+    busy: another thread's close() raises RuntimeError instead of freeing
+    the readers under the loop (a use after free that the sanitizer build,
+    which runs this test too, reports; a plain build may not notice it)."""
+    import threading
+    with weft.open(OVNI) as t:
+        total = len(t.to_pandas())
+        it = t.events(order="stream", batch_size=1, threads=2)
+        refused = []
+
+        go = threading.Event()
+
+        def closer():
+            go.wait()
+            for _ in range(2000):
+                try:
+                    t.close()
+                    refused.append(False)
+                    return
+                except RuntimeError:
+                    refused.append(True)
+        next(it)
+        n = 1
+        th = threading.Thread(target=closer)
+        th.start()
+        go.set()  # the closer runs when this thread next gives up the GIL
+        try:
+            for _ in it:
+                n += 1
+        except ValueError:
+            pass  # closed between two batches: the loop says so and ends
+        th.join()
+        # the closer first gets the GIL when the loop gives it up, waiting for
+        # the readers: that attempt must be refused
+        assert refused[0] is True and n > 0
+        # whatever the interleaving, the trace ends closed or readable
+        assert t.closed or len(t.to_pandas()) == total
