@@ -66,9 +66,9 @@ static PyObject *trace_ross_table(wpy_trace *self, PyObject *args)
 	Py_END_ALLOW_THREADS
 	self->busy = 0;
 	if (rc < 0)
-		return wpy_raise(rc);
-	return Py_BuildValue("(KK)", (unsigned long long)report.rows,
-			     (unsigned long long)report.short_data);
+		return wpy_progress_finish(self, wpy_raise(rc));
+	return wpy_progress_finish(self, Py_BuildValue("(KK)", (unsigned long long)report.rows,
+						       (unsigned long long)report.short_data));
 }
 
 /*
@@ -100,7 +100,7 @@ static PyObject *trace_ross_summary(wpy_trace *self, PyObject *args)
 	PyObject *result = rc < 0 ? wpy_raise(rc) : closed != 0 ? PyErr_NoMemory() :
 			   PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace");
 	free(text);
-	return result;
+	return wpy_progress_finish(self, result);
 }
 
 /* The level names of ROSS tables (weft_ross_table_level_name()). */

@@ -143,6 +143,13 @@ PyObject *wpy_progress_finish(wpy_trace *self, PyObject *result)
 	return NULL;
 }
 
+void wpy_progress_drop(wpy_trace *self)
+{
+	Py_CLEAR(self->progress_exc_type);
+	Py_CLEAR(self->progress_exc_value);
+	Py_CLEAR(self->progress_exc_tb);
+}
+
 void wpy_progress_clear(wpy_trace *self)
 {
 	Py_CLEAR(self->progress_fn);

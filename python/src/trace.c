@@ -21,6 +21,9 @@ int wpy_trace_check(wpy_trace *self)
 				"the trace is being read by another thread (open it once per thread)");
 		return -1;
 	}
+	/* What a progress callback raised during a call that did not raise it
+	 * (none should: see wpy_progress_finish) is not raised by a later one. */
+	wpy_progress_drop(self);
 	return 0;
 }
 

@@ -188,6 +188,8 @@ void wpy_progress_open_options(wpy_trace *self, weft_open_options *o, int64_t in
 void wpy_progress_install(wpy_trace *self, int64_t interval_ns);
 PyObject *wpy_progress_finish(wpy_trace *self, PyObject *result);
 void wpy_progress_clear(wpy_trace *self);
+/* Forgets what the callable raised (a call that did not pass it on). */
+void wpy_progress_drop(wpy_trace *self);
 
 /* Trace._convert(...) (convert.c). */
 PyObject *wpy_trace_convert(wpy_trace *self, PyObject *args, PyObject *kwargs);

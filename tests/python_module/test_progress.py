@@ -160,3 +160,20 @@ def test_callback_referring_to_its_trace_is_collected():
     del trace
     gc.collect()
     assert ref() is None
+
+
+def test_exception_during_a_ross_table_is_raised_by_it():
+    """Every call that runs the library with the callback raises what the
+    callback raised (ross_table reports the phase "tabulating"), and no
+    later call raises it again."""
+    run = DATA / "ross" / "phold-gvt-pekplp" / "np2"
+
+    def fail(p):
+        raise KeyError("tabulating")
+
+    with weft.open(run) as trace:
+        trace.progress = fail
+        with pytest.raises(KeyError, match="tabulating"):
+            trace.ross_table("pe")
+        trace.progress = None
+        assert len(trace.ross_table("pe")) > 0
