@@ -105,7 +105,7 @@ static void check_case(const char *dir, const char *headers)
 static void check_copied_cases(void)
 {
 	for (size_t i = 0; accepted[i] != NULL; i++) {
-		char dir[4096], headers[4096];
+		char dir[4096], headers[4200];
 		snprintf(dir, sizeof dir, "%s", tu_data_path("ovni-emu"));
 		size_t n = strlen(dir);
 		snprintf(dir + n, sizeof dir - n, "/%s", accepted[i]);
