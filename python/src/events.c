@@ -381,9 +381,8 @@ static PyObject *events_next(wpy_events *it)
 		 * thread would free the readers under it */
 		if (wpy_trace_check(it->owner) < 0)
 			return NULL;
-		int finished;
 		it->owner->busy = 1;
-		PyObject *batch = wpy_par_next(it->par, it->owner, &finished);
+		PyObject *batch = wpy_par_next(it->par, it->owner);
 		it->owner->busy = 0;
 		if (batch == NULL)
 			end_iter(it);

@@ -47,7 +47,6 @@ typedef struct saved_diag {
 
 typedef struct chunk {
 	struct chunk *next;
-	size_t pos;             /* index into the selected streams */
 	int last;               /* the stream's last chunk */
 	size_t n;               /* rows */
 	void *col[COL_COUNT];
@@ -73,7 +72,7 @@ typedef struct reader {
 	chunk *head, *tail;     /* its queue */
 	size_t queued;
 	uint32_t *remap;        /* local code index -> the trace's (consumer side) */
-	uint32_t remap_len, remap_cap;
+	uint32_t remap_cap;
 } reader;
 
 struct wpy_par {
@@ -210,12 +209,11 @@ static void attach_error(chunk *c, int status)
 	c->err_offset = weft_last_error_offset();
 }
 
-static chunk *chunk_new(size_t pos, size_t rows)
+static chunk *chunk_new(size_t rows)
 {
 	chunk *c = calloc(1, sizeof *c);
 	if (c == NULL)
 		return NULL;
-	c->pos = pos;
 	for (int k = 0; k < COL_COUNT; k++) {
 		c->col[k] = malloc(rows * columns[k].size);
 		if (c->col[k] == NULL) {
@@ -236,7 +234,7 @@ static int read_stream(reader_state *s, size_t pos)
 	weft_cursor *cur = NULL;
 	int rc = weft_cursor_create_stream_filtered(s->trace, p->streams[pos], &p->filter, &cur);
 	for (;;) {
-		chunk *c = chunk_new(pos, p->batch);
+		chunk *c = chunk_new(p->batch);
 		if (c == NULL) {
 			weft_cursor_free(cur);
 			return -1;
@@ -281,7 +279,6 @@ static void *reader_main(void *arg)
 	if (rc < 0) {
 		chunk *c = calloc(1, sizeof *c);
 		if (c != NULL) {
-			c->pos = s.r->positions[0];
 			attach_error(c, rc);
 			queue_push(s.r, c);
 		}
@@ -295,7 +292,6 @@ static void *reader_main(void *arg)
 			if (done < 0) {
 				chunk *c = calloc(1, sizeof *c);
 				if (c != NULL) {
-					c->pos = s.r->positions[i];
 					c->status = WEFT_ENOMEM;
 					c->last = 1;
 					queue_push(s.r, c);
@@ -410,7 +406,6 @@ static int map_codes(wpy_trace *owner, reader *r, chunk *c)
 				return -1;
 			r->remap[c->code_base + i] = (uint32_t)g;
 		}
-		r->remap_len = need;
 	}
 	uint32_t *code = c->col[COL_CODE];
 	for (size_t i = 0; i < c->n; i++)
@@ -444,12 +439,11 @@ static PyObject *chunk_batch(chunk *c)
 }
 
 /*
- * The next batch: a dict, or NULL with *finished set at the end (no
- * error) or with an error raised (the reading is over either way).
+ * The next batch: a dict, or NULL at the end (no error set) or with an
+ * error raised (the reading is over either way).
  */
-PyObject *wpy_par_next(struct wpy_par *p, wpy_trace *owner, int *finished)
+PyObject *wpy_par_next(struct wpy_par *p, wpy_trace *owner)
 {
-	*finished = 0;
 	while (!p->failed && p->streams_done < p->stream_count) {
 		reader *r;
 		chunk *c = take_chunk(p, &r);
@@ -477,7 +471,6 @@ PyObject *wpy_par_next(struct wpy_par *p, wpy_trace *owner, int *finished)
 		if (batch != NULL)
 			return batch;
 	}
-	*finished = 1;
 	return NULL;
 }
 

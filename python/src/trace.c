@@ -315,18 +315,24 @@ static PyObject *trace_streams(wpy_trace *self, PyObject *unused)
 	return wpy_list_of(self->trace, 0, weft_trace_stream_count(self->trace), stream_dict);
 }
 
-/* Diagnostic i as (severity, severity name, file, offset, message, line). */
+/* A diagnostic as (severity, severity name, file, offset, message, line). */
+static PyObject *diag_values(int severity, const char *file, uint64_t offset,
+			     const char *message, const char *line)
+{
+	return Py_BuildValue("(isNNNN)", severity, weft_severity_name(severity), str_or_none(file),
+			     offset == WEFT_NO_OFFSET ? Py_NewRef(Py_None)
+						      : PyLong_FromUnsignedLongLong(offset),
+			     str_or_none(message), str_or_none(line));
+}
+
+/* Diagnostic i of the library's trace as diag_values() makes it. */
 static PyObject *diag_tuple(const void *t, size_t i)
 {
 	const weft_diag *d = weft_trace_diag(t, i);
 	char *line = weft_diag_line(d, weft_trace_path(t));
 	if (line == NULL)
 		return PyErr_NoMemory();
-	PyObject *tuple = Py_BuildValue("(isNNNN)", d->severity, weft_severity_name(d->severity),
-					str_or_none(d->file),
-					d->offset == WEFT_NO_OFFSET ? Py_NewRef(Py_None)
-								    : PyLong_FromUnsignedLongLong(d->offset),
-					str_or_none(d->message), str_or_none(line));
+	PyObject *tuple = diag_values(d->severity, d->file, d->offset, d->message, line);
 	free(line);
 	return tuple;
 }
@@ -355,11 +361,7 @@ int wpy_trace_add_diag(wpy_trace *self, int severity, const char *file, uint64_t
 {
 	if (log_library_diags(self) < 0)
 		return -1;
-	PyObject *d = Py_BuildValue("(isNNNN)", severity, weft_severity_name(severity),
-				    str_or_none(file),
-				    offset == WEFT_NO_OFFSET ? Py_NewRef(Py_None)
-							     : PyLong_FromUnsignedLongLong(offset),
-				    str_or_none(message), str_or_none(line));
+	PyObject *d = diag_values(severity, file, offset, message, line);
 	int rc = d == NULL ? -1 : PyList_Append(self->diag_log, d);
 	Py_XDECREF(d);
 	return rc;

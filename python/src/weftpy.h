@@ -151,13 +151,13 @@ int wpy_trace_add_diag(wpy_trace *self, int severity, const char *file, uint64_t
 /*
  * Threaded reading, order="stream" (parallel.c): readers started on the
  * selected streams (positions into `streams`, which the caller keeps),
- * the next batch (NULL: *finished at the end, else an error), and the
+ * the next batch (NULL at the end, or with an error raised), and the
  * stop (joins the readers; NULL is fine).
  */
 struct wpy_par;
 struct wpy_par *wpy_par_start(wpy_trace *owner, const uint32_t *streams, size_t stream_count,
 			      const weft_filter *filter, size_t batch, int threads);
-PyObject *wpy_par_next(struct wpy_par *p, wpy_trace *owner, int *finished);
+PyObject *wpy_par_next(struct wpy_par *p, wpy_trace *owner);
 void wpy_par_free(struct wpy_par *p);
 
 extern PyTypeObject wpy_TraceType;
