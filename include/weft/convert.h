@@ -62,7 +62,20 @@ typedef struct weft_convert_options {
 	 * the process dies of the signal: for commands; a program with its
 	 * own handlers leaves it 0 (the default). */
 	int remove_on_signal;
+	/* ovni traces: replay the runtimes' models as ovniemu does
+	 * (docs/emulation.md). paraver then writes ovniemu's two traces,
+	 * thread.{prv,pcf,row} and cpu.{prv,pcf,row}, into the directory OUT
+	 * (the views ovni ships open them). WEFT_EMULATE_AUTO (0): emulate
+	 * an ovni trace whose threads declare their models (ovni.require)
+	 * for the outputs that can (WEFT_OUTPUT_EMULATE); ON: emulate (an
+	 * error where it cannot); OFF: the generic mapping of every format. */
+	int emulate;
+	/* With emulation: every model, required or not (ovniemu -a). */
+	int all_models;
 } weft_convert_options;
+
+/* weft_convert_options.emulate */
+enum weft_emulate { WEFT_EMULATE_AUTO = 0, WEFT_EMULATE_ON = 1, WEFT_EMULATE_OFF = 2 };
 
 /* Everything off: output chosen by the path, no window, real time. */
 void weft_convert_options_init(weft_convert_options *options);

@@ -27,6 +27,8 @@ enum weft_output_flag {
 				       * dropped on request */
 	WEFT_OUTPUT_DIRECTORY = 4,    /* OUT is a directory (a trace of files) */
 	WEFT_OUTPUT_HEPH_COMPAT = 8,  /* can write the bytes of Heph's converter */
+	WEFT_OUTPUT_EMULATE = 16,     /* can show an ovni trace's emulated models
+				       * (weft_convert_options.emulate) */
 };
 
 /* One output. */

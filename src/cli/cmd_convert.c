@@ -25,7 +25,10 @@ enum convert_option_id {
 	OPT_HEPH_COMPAT,
 	OPT_TIME,
 	OPT_VT_UNIT,
-	OPT_ALLOW_LOSS
+	OPT_ALLOW_LOSS,
+	OPT_EMULATE,
+	OPT_RAW,
+	OPT_ALL_MODELS
 };
 
 const cli_option cli_convert_options[] = {
@@ -44,6 +47,9 @@ const cli_option cli_convert_options[] = {
 	{ "time", 0, 1, OPT_TIME },
 	{ "vt-unit", 0, 1, OPT_VT_UNIT },
 	{ "allow-loss", 0, 0, OPT_ALLOW_LOSS },
+	{ "emulate", 0, 0, OPT_EMULATE },
+	{ "raw", 0, 0, OPT_RAW },
+	{ "all-models", 0, 0, OPT_ALL_MODELS },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -82,7 +88,14 @@ static void print_convert_help(void)
 	       "  --vt-unit T          the length of one unit of virtual time (default 1us)\n"
 	       "  --allow-loss         viewer formats: drop spans nested deeper than the\n"
 	       "                       viewers keep (512 levels) with a warning, instead of\n"
-	       "                       an error (exit 1)\n");
+	       "                       an error (exit 1); with --emulate, keep what came\n"
+	       "                       before an event the models refuse (as ovniemu)\n"
+	       "  --emulate            ovni: replay the runtimes' models as ovniemu does\n"
+	       "                       (the default for traces whose threads declare their\n"
+	       "                       models): -t paraver writes ovniemu's thread.prv and\n"
+	       "                       cpu.prv (with .pcf, .row) into the directory OUT\n"
+	       "  --raw                the generic mapping, without emulation\n"
+	       "  --all-models         emulate every model, required or not (ovniemu -a)\n");
 	cli_print_common_help(stdout, NULL);
 	printf("\n"
 	       "exit status: 0 done (warnings on stderr); 1 done, but some data could not\n"
@@ -91,7 +104,8 @@ static void print_convert_help(void)
 	       "\n"
 	       "examples:\n"
 	       "  weft convert ovni/ -o run.pftrace\n"
-	       "  weft convert ovni/ -t paraver --from +1s --to +2s -o run\n"
+	       "  weft convert ovni/ -t paraver -o run/   (emulated: run/thread.prv, run/cpu.prv)\n"
+	       "  weft convert ovni/ -t paraver --raw --from +1s --to +2s -o run\n"
 	       "  weft convert run.bin.log -t chrome -o run.json\n");
 }
 
@@ -106,6 +120,8 @@ typedef struct convert_settings {
 	int heph_compat;
 	int virtual_time;         /* --time virtual */
 	int allow_loss;           /* --allow-loss */
+	int emulate;              /* --emulate, --raw: enum weft_emulate */
+	int all_models;           /* --all-models */
 	uint64_t vt_unit;         /* --vt-unit: ns per unit of virtual time */
 } convert_settings;
 
@@ -185,6 +201,19 @@ static int apply_convert_option(convert_settings *s, int id, const char *value)
 	case OPT_ALLOW_LOSS:
 		s->allow_loss = 1;
 		return 0;
+	case OPT_EMULATE:
+	case OPT_RAW: {
+		int mode = id == OPT_EMULATE ? WEFT_EMULATE_ON : WEFT_EMULATE_OFF;
+		if (s->emulate != WEFT_EMULATE_AUTO && s->emulate != mode) {
+			cli_usage_error("convert", "--emulate and --raw exclude each other");
+			return -1;
+		}
+		s->emulate = mode;
+		return 0;
+	}
+	case OPT_ALL_MODELS:
+		s->all_models = 1;
+		return 0;
 	case OPT_TIME:
 		if (strcmp(value, "real") != 0 && strcmp(value, "virtual") != 0) {
 			cli_usage_error("convert", "--time takes real or virtual, not '%s'", value);
@@ -225,6 +254,12 @@ static int check_convert_settings(convert_settings *s)
 	if (s->allow_loss && (s->heph_compat || !(s->to->flags & WEFT_OUTPUT_VIEWER)))
 		return cli_usage_error("convert", "--allow-loss is for the viewer formats "
 				       "(%s)", viewers);
+	if (s->all_models && s->emulate == WEFT_EMULATE_OFF)
+		return cli_usage_error("convert", "--all-models is for the emulation, not --raw");
+	if (s->emulate == WEFT_EMULATE_ON && !(s->to->flags & WEFT_OUTPUT_EMULATE))
+		return cli_usage_error("convert", "--emulate is for -t %s",
+				       weft_output_names(WEFT_OUTPUT_EMULATE, viewers,
+							 sizeof viewers));
 	return -1;
 }
 
@@ -270,6 +305,8 @@ static void convert_options_from(const convert_settings *s, weft_convert_options
 	o->heph_compat = s->heph_compat;
 	o->virtual_unit_ns = s->virtual_time ? s->vt_unit : 0;
 	o->allow_loss = s->allow_loss;
+	o->emulate = s->emulate;
+	o->all_models = s->all_models;
 	o->remove_on_signal = 1;
 }
 

@@ -51,6 +51,7 @@ typedef struct weft__emu_thread {
 typedef struct weft__emu_cpu {
 	size_t loom;          /* index in weft__emu_system.looms */
 	int64_t phyid;        /* -1 for the loom's virtual CPU */
+	int64_t index;        /* loom_cpus index (OHx's cpu argument); -1: virtual */
 } weft__emu_cpu;
 
 /* What ovniemu knows of a trace before its first event. */
@@ -97,5 +98,94 @@ char *weft__emu_prv_header(const weft__emu_system *sys, weft__emu_kind kind,
 			   uint64_t duration);
 /* The 42-line head of every .pcf ovniemu writes (a static string). */
 const char *weft__emu_pcf_head(void);
+
+/* ---- The emulator (emu.c, engine.c, model_*.c) -------------------------------- */
+
+typedef struct weft__emu weft__emu;
+
+typedef struct weft__emu_options {
+	int all_models;   /* enable every model, required or not (ovniemu -a) */
+	int no_end_checks;/* skip the checks of what is left open at the end
+	                     (ovniemu runs them only with -l) */
+} weft__emu_options;
+
+/* One record of thread.prv or cpu.prv: a row's channel changed. */
+typedef struct weft__emu_record {
+	uint64_t time;        /* ns since the first event of the trace */
+	weft__emu_kind kind;  /* which trace */
+	uint32_t row;         /* 0-based: thread or CPU index */
+	uint32_t type;        /* Paraver event type */
+	int64_t value;        /* Paraver value (0: null) */
+	uint32_t depth;       /* stack channels: entries shown (0 when null) */
+	uint16_t slot;        /* model channel slot, or WEFT__EMU_NO_SLOT */
+} weft__emu_record;
+
+#define WEFT__EMU_NO_SLOT UINT16_MAX
+
+/* Where the records go: 0, or < 0 to stop (the error set). */
+typedef struct weft__emu_sink {
+	void *ctx;
+	int (*record)(void *ctx, const weft__emu_record *r);
+} weft__emu_sink;
+
+/* What the emulation reports: the rule an event broke (error), warnings. */
+typedef struct weft__emu_diag {
+	weft_diag d;          /* file, offset, message owned by the emulator */
+	uint64_t time;        /* ns since the first event; UINT64_MAX: none */
+	uint64_t count;       /* warnings: how many times it was met */
+} weft__emu_diag;
+
+/*
+ * An emulator for `trace` (an ovni trace): its system, the models its
+ * threads require (all with all_models), their channels. `sink` may be
+ * NULL (checking only). 0 or a negative WEFT_E* code with the last error
+ * set (a loom without CPUs, a required version that is not emulated, a
+ * trace that is not ovni: WEFT_EFORMAT).
+ */
+int weft__emu_create(weft_trace *trace, const weft__emu_options *options,
+		     const weft__emu_sink *sink, weft__emu **out);
+/*
+ * Handles the next event, in time order: 0, or WEFT_EFORMAT when it
+ * breaks a rule of its model (the emulation stops: the error is the last
+ * diagnostic), or the sink's error. Events after a failure are refused.
+ */
+int weft__emu_event(weft__emu *e, const weft_event *ev);
+/*
+ * Ends the emulation: the end checks, when `complete` (every event of the
+ * trace was handled: not after a reading that stopped early) and they are
+ * on. 0, or WEFT_EFORMAT when an error was found (now or before).
+ */
+int weft__emu_finish(weft__emu *e, int complete);
+/*
+ * Writes to the sink, at `time` (ns since the first event), a record of
+ * every row whose last record holds a value: the state of the rows at the
+ * start of a time window. 0 or the sink's error.
+ */
+int weft__emu_snapshot(weft__emu *e, uint64_t time);
+/* The time of the first event (the trace clock of time 0), once started. */
+uint64_t weft__emu_first_time(const weft__emu *e);
+/* The system (looms, processes, threads, CPUs). */
+const weft__emu_system *weft__emu_system_of(const weft__emu *e);
+/* The header duration: the time of the last event handled. */
+uint64_t weft__emu_now(const weft__emu *e);
+/* Events handled, and whether the emulation failed. */
+uint64_t weft__emu_event_count(const weft__emu *e);
+int weft__emu_failed(const weft__emu *e);
+/* The diagnostics, in the order they were found. */
+size_t weft__emu_diag_count(const weft__emu *e);
+const weft__emu_diag *weft__emu_diag_get(const weft__emu *e, size_t i);
+/* The .pcf of thread.prv or cpu.prv (malloc'd; NULL without memory). */
+char *weft__emu_pcf_text(weft__emu *e, weft__emu_kind kind);
+/*
+ * 1 when `trace` is an ovni trace whose thread streams all declare the
+ * models they use (ovni.require, libovni 1.5 and later), each a model the
+ * emulator knows in a version it handles: what the outputs emulate by
+ * default (WEFT_EMULATE_AUTO).
+ */
+int weft__emu_declares_models(const weft_trace *trace);
+/* Enabled models: count, and the name and version of each (ovniemu's order). */
+size_t weft__emu_model_count(const weft__emu *e);
+const char *weft__emu_model_name(const weft__emu *e, size_t i);
+void weft__emu_free(weft__emu *e);
 
 #endif

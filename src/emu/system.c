@@ -4,6 +4,7 @@
  * as ovniemu numbers them (docs/emulation.md, section 1.3), read from the
  * trace's nodes and their merged metadata (public API only).
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,34 +203,63 @@ static void sort_objects(build *b)
 
 /* ---- CPUs ------------------------------------------------------------------- */
 
-/* int64 ascending, for qsort. */
-static int cmp_i64p(const void *pa, const void *pb)
+/* A CPU of loom_cpus: its physical id and its index. */
+typedef struct cpu_id {
+	int64_t phyid, index;
+} cpu_id;
+
+/* By phyid, for qsort. */
+static int cmp_phyid(const void *pa, const void *pb)
 {
-	return cmp_i64(*(const int64_t *)pa, *(const int64_t *)pb);
+	return cmp_i64(((const cpu_id *)pa)->phyid, ((const cpu_id *)pb)->phyid);
 }
 
 /*
- * The distinct phyids of a loom's merged loom_cpus, sorted (malloc'd into
- * *out, count returned; WEFT_ENOMEM).
+ * The distinct CPUs of a loom's merged loom_cpus, sorted by phyid
+ * (malloc'd into *out, count returned), checked as ovniemu checks them:
+ * a phyid listed twice keeps its index, indexes are 0..count-1 and each
+ * names one CPU. WEFT_EFORMAT (file: the loom) or WEFT_ENOMEM.
  */
-static int loom_phyids(const weft_node *n, int64_t **out)
+static int loom_cpu_ids(const weft_node *n, cpu_id **out)
 {
 	json_t *ovni = node_ovni(n);
 	const json_t *cpus = json_object_get(ovni, "loom_cpus");
 	size_t cap = json_array_size(cpus), count = 0;
-	int64_t *ids = malloc((cap ? cap : 1) * sizeof *ids);
-	for (size_t i = 0; ids != NULL && i < cap; i++) {
-		int64_t id = ovni_int(json_array_get(cpus, i), "phyid", -1);
+	cpu_id *ids = malloc((cap ? cap : 1) * sizeof *ids);
+	int rc = ids ? 0 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	for (size_t i = 0; rc == 0 && i < cap; i++) {
+		const json_t *c = json_array_get(cpus, i);
+		cpu_id id = { ovni_int(c, "phyid", -1), ovni_int(c, "index", -1) };
 		size_t k = 0;
-		while (k < count && ids[k] != id)
+		while (k < count && ids[k].phyid != id.phyid)
 			k++;
-		if (id >= 0 && k == count)
+		if (id.phyid < 0 || id.index < 0)
+			rc = weft__error(WEFT_EFORMAT, n->path, WEFT_NO_OFFSET,
+					 "loom_cpus entry %zu has no valid phyid and index "
+					 "(ovniemu refuses the trace at load)", i);
+		else if (k < count && ids[k].index != id.index)
+			rc = weft__error(WEFT_EFORMAT, n->path, WEFT_NO_OFFSET,
+					 "CPU with phyid %" PRId64 " listed with indexes %" PRId64
+					 " and %" PRId64 " (ovniemu: mismatch index in existing cpu)",
+					 id.phyid, ids[k].index, id.index);
+		else if (k == count)
 			ids[count++] = id;
 	}
 	json_decref(ovni);
-	if (ids == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	qsort(ids, count, sizeof *ids, cmp_i64p);
+	/* every index names exactly one CPU of 0..count-1 */
+	for (size_t i = 0; rc == 0 && i < count; i++)
+		for (size_t j = 0; rc == 0 && j <= i; j++)
+			if (ids[i].index >= (int64_t)count || (j < i && ids[j].index == ids[i].index))
+				rc = weft__error(WEFT_EFORMAT, n->path, WEFT_NO_OFFSET,
+						 "CPU index %" PRId64 " %s (the loom has %zu CPUs; "
+						 "ovniemu refuses the trace at load)", ids[i].index,
+						 ids[i].index >= (int64_t)count ? "out of bounds"
+						 : "already taken", count);
+	if (rc < 0) {
+		free(ids);
+		return rc;
+	}
+	qsort(ids, count, sizeof *ids, cmp_phyid);
 	*out = ids;
 	return (int)count;
 }
@@ -239,8 +269,8 @@ static int add_loom_cpus(build *b, size_t l)
 {
 	weft__emu_system *s = b->sys;
 	const weft_node *n = weft_trace_node(b->trace, s->looms[l].node);
-	int64_t *ids = NULL;
-	int count = loom_phyids(n, &ids);
+	cpu_id *ids = NULL;
+	int count = loom_cpu_ids(n, &ids);
 	if (count == 0)
 		count = weft__error(WEFT_EFORMAT, n->path, WEFT_NO_OFFSET,
 				    "loom %s has no physical CPUs: no stream of it lists "
@@ -254,8 +284,9 @@ static int add_loom_cpus(build *b, size_t l)
 		s->looms[l].first_cpu = s->ncpus;
 		s->looms[l].ncpus = (size_t)count;
 		for (int i = 0; i < count; i++)
-			p[s->ncpus++] = (weft__emu_cpu){ .loom = l, .phyid = ids[i] };
-		p[s->ncpus++] = (weft__emu_cpu){ .loom = l, .phyid = -1 };
+			p[s->ncpus++] = (weft__emu_cpu){ .loom = l, .phyid = ids[i].phyid,
+							 .index = ids[i].index };
+		p[s->ncpus++] = (weft__emu_cpu){ .loom = l, .phyid = -1, .index = -1 };
 	} else if (count >= 0) {
 		count = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}

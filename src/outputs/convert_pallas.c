@@ -59,6 +59,7 @@
 
 #include "core/internal.h"
 #include "outputs/convert_pallas.h"
+#include "outputs/outdir.h"
 #include "weft/pallas_grammar.h"
 
 /* Pallas record kinds whose payload holds a reference (docs/pallas-writer.md). */
@@ -487,12 +488,12 @@ static int conv_close(conv *c, int ok)
 	ok = ok && c->global != NULL && rc == 0;
 	weft_pallas_global_free(c->global);
 	c->global = NULL;
-	rc = ok && !interrupted ? weft__pconv_commit_output(c->report, c->tmp_dir, c->out,
+	rc = ok && !interrupted ? weft__outdir_commit(c->report, c->tmp_dir, c->out,
 							     c->replace) : -1;
 	if (c->watching)
 		watch_signals(NULL, c->old_handlers);
 	if (rc < 0 && c->tmp_dir != NULL)
-		weft__pconv_remove_tree(c->tmp_dir);
+		weft__outdir_remove_tree(c->tmp_dir);
 	if (rc == 0)
 		report_notes(c);
 	int lost = weft__convert_diags(c->report, c->trace) || c->lost;
@@ -527,7 +528,7 @@ static int conv_start(conv *c, const uint8_t *selected)
 		c->loc_of[c->selected[loc]] = loc;
 	}
 	c->same_format = weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
-	if ((c->tmp_dir = weft__pconv_make_sibling_dir(c->report, c->out, "tmp")) == NULL)
+	if ((c->tmp_dir = weft__outdir_make_sibling(c->report, c->out, "tmp")) == NULL)
 		return -1;
 	interrupted = 0;
 	if (c->job->options->remove_on_signal) {
@@ -545,6 +546,17 @@ static int conv_start(conv *c, const uint8_t *selected)
 	return weft__pconv_define_structure(c);
 }
 
+/* 1 when a directory entry belongs to a Pallas trace (or its leftovers). */
+static int pallas_entry(const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(name, "archive_", 8) == 0 ||
+	       (n > 7 && strcmp(name + n - 7, ".pallas") == 0) ||
+	       (n > 11 && strcmp(name + n - 11, ".pallas.tmp") == 0);
+}
+
+static const weft__outdir_kind pallas_dir = { "a Pallas trace", pallas_entry };
+
 /*
  * Starts a Pallas trace in a temporary directory next to DIR, after
  * checking DIR. Its events: each stream's in time order, with the
@@ -559,7 +571,7 @@ static int pallas_writer_create(weft_output_writer *w)
 		weft__convert_say(r, "missing the output directory: -o DIR");
 		return WEFT_EINVAL;
 	}
-	int rc = weft__pconv_check_output(r, out, w->options.force, &replace);
+	int rc = weft__outdir_check(r, out, w->options.force, &pallas_dir, &replace);
 	conv *c = rc < 0 ? NULL : calloc(1, sizeof *c);
 	if (c == NULL) {
 		if (rc == 0)

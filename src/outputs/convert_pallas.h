@@ -24,7 +24,6 @@
 #define PAYLOAD_CHUNKS_MAX WEFT_PALLAS_ATTRS_MAX
 #define FIELD_CACHE_SIZE 64
 #define NONE UINT32_MAX
-#define REMOVE_DEPTH_MAX 32           /* directory levels removed at most */
 
 /* ---- Types --------------------------------------------------------------------- */
 
@@ -221,25 +220,5 @@ int weft__pconv_decode_fields(conv *c, const weft_event *ev);
 
 /* 1 when field i is named `name`. */
 int weft__pconv_field_named(const conv *c, int i, int count, const char *name);
-
-/* ---- The output directory (convert_pallas_output.c) ---------------------------- */
-
-/* Removes a directory tree given by its path; 0 or -1. */
-int weft__pconv_remove_tree(const char *path);
-
-/*
- * Checks DIR before anything is read: missing is fine; existing needs
- * --force and must be a Pallas trace (or empty), never anything else
- * (WEFT_EEXIST). *replace is set when DIR is to be replaced. 0 or < 0.
- */
-int weft__pconv_check_output(weft_convert_report *r, const char *out, int force,
-			     int *replace);
-
-/* Creates "<out>.<what>.XXXXXX" (mode 0777 less the umask); NULL after saying why. */
-char *weft__pconv_make_sibling_dir(weft_convert_report *r, const char *out, const char *what);
-
-/* Puts the finished trace in place (see replace_output); 0 or -1. */
-int weft__pconv_commit_output(weft_convert_report *r, const char *tmp, const char *out,
-			      int replace);
 
 #endif /* WEFT_OUTPUTS_CONVERT_PALLAS_H */

@@ -19,22 +19,24 @@ static const char *const pallas_suffixes[] = { ".pallas", "/", NULL };
 typedef struct output_entry {
 	weft_output_info info;
 	const weft__writer_ops *ops;
+	const weft__writer_ops *emu_ops;  /* its writer of emulated ovni models */
 } output_entry;
 
 static const output_entry outputs[] = {
 	{ { "perfetto", "Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev",
 	    perfetto_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER, weft_convert },
-	  &weft__perfetto_writer_ops },
+	  &weft__perfetto_writer_ops, NULL },
 	{ { "chrome", "Chrome's Trace Event JSON (default for OUT ending in .json)",
 	    chrome_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_HEPH_COMPAT,
 	    weft_convert },
-	  &weft__chrome_writer_ops },
-	{ { "paraver", "Paraver's OUT.prv, OUT.pcf, OUT.row (default for OUT.prv)",
-	    paraver_suffixes, WEFT_OUTPUT_VIEWER, weft_convert },
-	  &weft__paraver_writer_ops },
+	  &weft__chrome_writer_ops, NULL },
+	{ { "paraver", "Paraver's OUT.prv, OUT.pcf, OUT.row (default for OUT.prv); "
+	    "emulated ovni: ovniemu's thread.* and cpu.* in the directory OUT",
+	    paraver_suffixes, WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_EMULATE, weft_convert },
+	  &weft__paraver_writer_ops, &weft__paraver_emu_writer_ops },
 	{ { "pallas", "a Pallas 0.20 trace in the directory OUT",
 	    pallas_suffixes, WEFT_OUTPUT_DIRECTORY, weft_convert },
-	  &weft__pallas_writer_ops },
+	  &weft__pallas_writer_ops, NULL },
 };
 #define OUTPUT_COUNT (sizeof outputs / sizeof outputs[0])
 
@@ -99,5 +101,13 @@ const weft__writer_ops *weft__output_ops(const weft_output_info *info)
 	for (size_t i = 0; i < OUTPUT_COUNT; i++)
 		if (&outputs[i].info == info)
 			return outputs[i].ops;
+	return NULL;
+}
+
+const weft__writer_ops *weft__output_emu_ops(const weft_output_info *info)
+{
+	for (size_t i = 0; i < OUTPUT_COUNT; i++)
+		if (&outputs[i].info == info)
+			return outputs[i].emu_ops;
 	return NULL;
 }

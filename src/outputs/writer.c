@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "emu/emu.h"
 #include "outputs/writer.h"
 
 /* ---- Options --------------------------------------------------------------------- */
@@ -48,6 +49,43 @@ static int check_options(const weft_convert_options *o, const weft_output_info *
 		return refuse(r, "virtual time is for the viewer outputs (%s)", names);
 	if (o->allow_loss && (o->heph_compat || !(out->flags & WEFT_OUTPUT_VIEWER)))
 		return refuse(r, "allow_loss is for the viewer outputs (%s)", names);
+	return 0;
+}
+
+/*
+ * Whether the output shows the trace's emulated models (options->emulate):
+ * AUTO for an ovni trace whose threads declare their models and an output
+ * that can; ON only where it can (WEFT_EINVAL otherwise).
+ */
+static int resolve_emulation(weft_trace *trace, const weft_convert_options *o,
+			     const weft_output_info *out, weft_convert_report *r, int *emulated)
+{
+	char names[128];
+	int can = (out->flags & WEFT_OUTPUT_EMULATE) && weft__output_emu_ops(out) != NULL;
+	weft_output_names(WEFT_OUTPUT_EMULATE, names, sizeof names);
+	*emulated = 0;
+	if (o->emulate == WEFT_EMULATE_OFF) {
+		if (o->all_models)
+			return refuse(r, "all_models is for the emulation of ovni models%s", "");
+		return 0;
+	}
+	if (o->emulate == WEFT_EMULATE_ON) {
+		if (!can)
+			return refuse(r, "the emulation of ovni models is for the outputs %s",
+				      names);
+		if (weft_trace_format(trace) != WEFT_FORMAT_OVNI)
+			return refuse(r, "only ovni traces can be emulated (the models of their "
+				      "runtimes)%s", "");
+		*emulated = 1;
+		return 0;
+	}
+	if (o->emulate != WEFT_EMULATE_AUTO)
+		return refuse(r, "unknown emulate mode%s", "");
+	*emulated = can && weft_trace_format(trace) == WEFT_FORMAT_OVNI &&
+		    (o->all_models || weft__emu_declares_models(trace));
+	if (o->all_models && !*emulated)
+		return refuse(r, "all_models is for the emulation of ovni models (outputs %s)",
+			      names);
 	return 0;
 }
 
@@ -141,7 +179,10 @@ static int writer_create(weft_trace *trace, const weft_convert_options *options,
 	if ((rc = check_options(options, output, report)) < 0)
 		goto fail;
 	w->info = output;
-	w->ops = weft__output_ops(output);
+	int emulated = 0;
+	if ((rc = resolve_emulation(trace, options, output, report, &emulated)) < 0)
+		goto fail;
+	w->ops = emulated ? weft__output_emu_ops(output) : weft__output_ops(output);
 	if (w->ops == NULL) { /* an entry without a writer: none today */
 		rc = refuse(report, "the output %s cannot take events one by one", output->name);
 		rc = WEFT_EUNSUPPORTED;

@@ -85,13 +85,16 @@ static inline int weft__writer_by_stream(const weft_output_writer *w)
 	return w->ops->by_stream;
 }
 
-/* The writer functions of a registry entry (registry.c). */
+/* The writer functions of a registry entry (registry.c), and its writer
+ * of emulated ovni models (NULL: the output cannot show them). */
 const weft__writer_ops *weft__output_ops(const weft_output_info *info);
+const weft__writer_ops *weft__output_emu_ops(const weft_output_info *info);
 
 /* The ops of each output (convert_view.c, convert_pallas.c). */
 extern const weft__writer_ops weft__perfetto_writer_ops;
 extern const weft__writer_ops weft__chrome_writer_ops;
 extern const weft__writer_ops weft__paraver_writer_ops;
 extern const weft__writer_ops weft__pallas_writer_ops;
+extern const weft__writer_ops weft__paraver_emu_writer_ops;
 
 #endif /* WEFT_OUTPUTS_WRITER_H */

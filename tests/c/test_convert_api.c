@@ -52,6 +52,7 @@ static void convert_both(weft_trace *t, const char *trace_path, const char *name
 	o.output = output->name;
 	o.path = out;
 	o.heph_compat = heph_compat;
+	o.emulate = WEFT_EMULATE_OFF; /* the generic mapping (emulation: test_emu_*) */
 	int rc = weft_convert(t, &o, &r);
 	if (rc != 0)
 		tu_fail(__FILE__, __LINE__, "%s to %s: %d: %s", name, output->name, rc,
@@ -61,7 +62,7 @@ static void convert_both(weft_trace *t, const char *trace_path, const char *name
 	CHECK(r.messages == NULL && r.message_count == 0);
 
 	int status = -1;
-	snprintf(args, sizeof args, "convert -t %s%s -o '%s'", output->name,
+	snprintf(args, sizeof args, "convert --raw -t %s%s -o '%s'", output->name,
 		 heph_compat ? " --heph-compat" : "", cli);
 	free(tu_run_weft(args, trace_path, &status));
 	/* the command exits 1 when data was lost, as data_lost says */
@@ -171,6 +172,7 @@ static void test_refusals(void)
 	/* paraver writes three files: not to standard output */
 	o.output = "paraver";
 	o.path = "-";
+	o.emulate = WEFT_EMULATE_OFF;
 	r = refused(t, &o, WEFT_EINVAL);
 	CHECK(said(&r, "-t paraver writes 3 files"));
 	weft_convert_report_free(&r);

@@ -54,6 +54,7 @@ static void options_for(weft_convert_options *o, char *out, size_t size, const c
 	weft_convert_options_init(o);
 	o->output = output;
 	o->path = out;
+	o->emulate = WEFT_EMULATE_OFF; /* the generic mapping (emulation: test_emu_*) */
 }
 
 /*

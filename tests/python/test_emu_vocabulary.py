@@ -30,7 +30,8 @@ EMU_DATA = weftlib.DATA_DIR / "ovni-emu"
 TSV = EMU_DATA / "pcf-vocabulary.tsv"
 MARK_BASE = 100
 CASES = sorted(p.parent.name for p in EMU_DATA.glob("*/ovniemu")
-               if (p / "thread.pcf").exists()) if EMU_DATA.is_dir() else []
+               if (p / "thread.pcf").exists() and (p / "thread.pcf").stat().st_size > 0
+               ) if EMU_DATA.is_dir() else []
 
 
 def load_tsv():

@@ -16,7 +16,7 @@ def test_paraver_instants_without_category(tmp_path, trace):
     """instant_cache_key copied from a NULL category (memcpy of 0 bytes
     from NULL: undefined behaviour) for the ovni-sort traces' instants."""
     src = DATA_DIR / "ovni" / "v3" / trace / "ovni"
-    proc = run_weft("convert", src, "-t", "paraver", "-o", tmp_path / "out")
+    proc = run_weft("convert", src, "-t", "paraver", "--raw", "-o", tmp_path / "out")
     assert proc.returncode in (0, 1), proc.stderr
     assert "runtime error" not in proc.stderr
     assert (tmp_path / "out.prv").stat().st_size > 0

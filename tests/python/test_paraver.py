@@ -57,7 +57,7 @@ RANGES = {"span": 100000000, "instant": 200000000, "counter": 300000000}
 
 def convert(trace, out_base, *args):
     """Runs the conversion (it must succeed)."""
-    proc = run_weft("convert", trace, "-t", "paraver", "-o", out_base, *args)
+    proc = run_weft("convert", trace, "-t", "paraver", "--raw", "-o", out_base, *args)
     assert proc.returncode == 0, proc.stderr
     return proc
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/convert_pallas_output.c - the conversion to Pallas: the output
- * directory: what may be replaced (--force: a Pallas trace or an empty
- * directory only), the temporary directory next to it, and putting the
- * finished trace in place.
+ * outputs/outdir.c - outputs that are directories (a Pallas trace, the
+ * emulated Paraver traces): what may be replaced (--force: an output of
+ * the same kind or an empty directory only, never anything else), the
+ * temporary directory next to it, and putting the finished output in
+ * place.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "outputs/convert_pallas.h"
+#include "outputs/convert.h"
+#include "outputs/outdir.h"
 #include "outputs/outfile.h"
 
 /* malloc'd "<a><b>" or NULL. */
@@ -33,14 +35,14 @@ static char *concat(const char *a, const char *b)
 
 /*
  * Removes `name` in directory `dirfd` and, for a directory, everything in
- * it, at most REMOVE_DEPTH_MAX levels deep (only the command's own
+ * it, at most WEFT__OUTDIR_DEPTH_MAX levels deep (only the command's own
  * temporary directory, or a Pallas trace replaced with --force). 0 or -1.
  */
 static int remove_at(int parent, const char *name, int depth)
 {
 	if (unlinkat(parent, name, 0) == 0)
 		return 0;
-	if ((errno != EISDIR && errno != EPERM) || depth >= REMOVE_DEPTH_MAX)
+	if ((errno != EISDIR && errno != EPERM) || depth >= WEFT__OUTDIR_DEPTH_MAX)
 		return -1;
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
 	if (fd < 0)
@@ -61,29 +63,20 @@ static int remove_at(int parent, const char *name, int depth)
 }
 
 /* Removes a directory tree given by its path; 0 or -1. */
-int weft__pconv_remove_tree(const char *path)
+int weft__outdir_remove_tree(const char *path)
 {
 	return remove_at(AT_FDCWD, path, 0);
 }
 
-/* 1 when a directory entry belongs to a Pallas trace (or its leftovers). */
-static int pallas_entry(const char *name)
-{
-	size_t n = strlen(name);
-	return strncmp(name, "archive_", 8) == 0 ||
-	       (n > 7 && strcmp(name + n - 7, ".pallas") == 0) ||
-	       (n > 11 && strcmp(name + n - 11, ".pallas.tmp") == 0);
-}
-
-/* 1 when `path` is an empty directory or holds only a Pallas trace's entries. */
-static int is_pallas_dir(const char *path)
+/* 1 when `path` is an empty directory or holds only entries `kind` owns. */
+static int is_kind_dir(const char *path, const weft__outdir_kind *kind)
 {
 	DIR *d = opendir(path);
 	struct dirent *e;
 	int ok = d != NULL;
 	while (ok && (e = readdir(d)) != NULL)
 		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			ok = pallas_entry(e->d_name);
+			ok = kind->owns(e->d_name);
 	if (d != NULL)
 		closedir(d);
 	return ok;
@@ -91,11 +84,11 @@ static int is_pallas_dir(const char *path)
 
 /*
  * Checks DIR before anything is read: missing is fine; existing needs
- * --force and must be a Pallas trace (or empty), never anything else
- * (WEFT_EEXIST). *replace is set when DIR is to be replaced. 0 or < 0.
+ * --force and must be an output of this kind (or empty), never anything
+ * else (WEFT_EEXIST). *replace is set when DIR is to be replaced. 0 or < 0.
  */
-int weft__pconv_check_output(weft_convert_report *r, const char *out, int force,
-			     int *replace)
+int weft__outdir_check(weft_convert_report *r, const char *out, int force,
+		       const weft__outdir_kind *kind, int *replace)
 {
 	struct stat st;
 	*replace = 0;
@@ -109,9 +102,9 @@ int weft__pconv_check_output(weft_convert_report *r, const char *out, int force,
 		weft__convert_say(r, "'%s' exists; use --force to replace it", out);
 		return WEFT_EEXIST;
 	}
-	if (!S_ISDIR(st.st_mode) || !is_pallas_dir(out)) {
-		weft__convert_say(r, "'%s' is not a Pallas trace directory: not "
-			"replaced, even with --force", out);
+	if (!S_ISDIR(st.st_mode) || !is_kind_dir(out, kind)) {
+		weft__convert_say(r, "'%s' is not %s directory: not replaced, even with "
+			"--force", out, kind->what);
 		return WEFT_EEXIST;
 	}
 	*replace = 1;
@@ -119,7 +112,7 @@ int weft__pconv_check_output(weft_convert_report *r, const char *out, int force,
 }
 
 /* Creates "<out>.<what>.XXXXXX" (mode 0777 less the umask); NULL after saying why. */
-char *weft__pconv_make_sibling_dir(weft_convert_report *r, const char *out, const char *what)
+char *weft__outdir_make_sibling(weft_convert_report *r, const char *out, const char *what)
 {
 	char suffix[32];
 	snprintf(suffix, sizeof suffix, ".%s.XXXXXX", what);
@@ -138,14 +131,14 @@ char *weft__pconv_make_sibling_dir(weft_convert_report *r, const char *out, cons
 }
 
 /*
- * Replaces the existing trace DIR by the new one: DIR is moved aside
+ * Replaces the existing output DIR by the new one: DIR is moved aside
  * (renamed over an empty directory made for it), the new trace renamed
  * to DIR, then the old one removed; DIR is put back if the second rename
  * fails. 0 or -1.
  */
 static int replace_output(weft_convert_report *r, const char *tmp, const char *out)
 {
-	char *aside = weft__pconv_make_sibling_dir(r, out, "old");
+	char *aside = weft__outdir_make_sibling(r, out, "old");
 	if (aside == NULL)
 		return -1;
 	int rc = -1;
@@ -158,16 +151,16 @@ static int replace_output(weft_convert_report *r, const char *tmp, const char *o
 		rename(aside, out);
 	} else {
 		rc = 0;
-		if (weft__pconv_remove_tree(aside) < 0)
-			weft__convert_say(r, "warning: the old trace is left in '%s'", aside);
+		if (weft__outdir_remove_tree(aside) < 0)
+			weft__convert_say(r, "warning: the old output is left in '%s'", aside);
 	}
 	free(aside);
 	return rc;
 }
 
-/* Puts the finished trace in place (see replace_output); 0 or -1. */
-int weft__pconv_commit_output(weft_convert_report *r, const char *tmp, const char *out,
-			      int replace)
+/* Puts the finished output in place (see replace_output); 0 or -1. */
+int weft__outdir_commit(weft_convert_report *r, const char *tmp, const char *out,
+			int replace)
 {
 	int rc;
 	if (replace) {

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outputs/paraver/paraver_emu.c - the Paraver output of an emulated ovni
+ * trace (docs/emulation.md): the records of the emulator (src/emu) as
+ * ovniemu writes them, into two traces in the directory OUT:
+ * thread.{prv,pcf,row} (a row per thread) and cpu.{prv,pcf,row} (a row per
+ * CPU and one virtual CPU per loom), so that the Paraver views ovni ships
+ * open them unchanged.
+ *
+ * The emulator replays the events in time order and its records come in
+ * time order, so each .prv is written straight through a buffer; its
+ * header has a fixed width (the duration in 20 digits) and is rewritten
+ * in place at the end. The .pcf (whose task type labels are known only at
+ * the end) and the .row are written then. Everything goes into a
+ * temporary directory next to OUT, renamed over it at the end.
+ *
+ * A trace the emulation refuses (a rule of its models broken) leaves OUT
+ * as it was, unless data loss is allowed: then the records up to the
+ * failing event are kept, as ovniemu keeps them, and the loss reported.
+ *
+ * A time window [from, to] cuts the records: the emulation still replays
+ * every event from the start (the state at `from` depends on them), the
+ * records before `from` are not written, the state of every row at
+ * `from` is (a record of each row channel that holds a value), and the
+ * reading stops after `to`. Times then count from `from`.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "emu/emu.h"
+#include "outputs/outdir.h"
+#include "outputs/outputs.h"
+#include "outputs/writer.h"
+
+static const char *const file_names[2][3] = {
+	{ "thread.prv", "thread.pcf", "thread.row" },
+	{ "cpu.prv", "cpu.pcf", "cpu.row" },
+};
+
+/* One .prv being written. */
+typedef struct prv_file {
+	int fd;
+	weft__outbuf ob;
+} prv_file;
+
+typedef struct emu_writer {
+	weft__emu *emu;
+	char *out;            /* OUT (the directory) */
+	char *tmp;            /* the temporary directory being written */
+	int replace;          /* OUT exists and is replaced */
+	int committed;
+	prv_file prv[2];      /* thread, cpu */
+	uint64_t records;
+	/* the time window (trace clock; to 0: none) */
+	uint64_t from, to;
+	int windowed;
+	int opened;           /* records are written (the window has begun) */
+	int cut;              /* the reading stopped at the window's end */
+	uint64_t base;        /* emulator time of the window's start */
+} emu_writer;
+
+/* 1 for the entries an emulated Paraver output has (what --force replaces). */
+static int emu_entry(const char *name)
+{
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 3; i++)
+			if (strcmp(name, file_names[k][i]) == 0)
+				return 1;
+	return strcmp(name, "cfg") == 0;
+}
+
+static const weft__outdir_kind emu_dir = { "an emulated Paraver output (thread.prv, cpu.prv)",
+					   emu_entry };
+
+/* "<dir>/<name>" (malloc'd, or NULL). */
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir), m = strlen(name);
+	char *p = malloc(n + m + 2);
+	if (p != NULL) {
+		memcpy(p, dir, n);
+		p[n] = '/';
+		memcpy(p + n + 1, name, m + 1);
+	}
+	return p;
+}
+
+/* Writes a whole file `name` of the temporary directory. 0 or WEFT_EIO. */
+static int write_file(emu_writer *ew, const char *name, const char *text)
+{
+	char *path = join(ew->tmp, name);
+	int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
+	int rc = fd < 0 ? -1 : weft__write_full(fd, text, strlen(text), WEFT__AT_POSITION, NULL);
+	if (fd >= 0 && rc == 0 && fsync(fd) != 0)
+		rc = errno;
+	if (fd >= 0 && close(fd) != 0 && rc == 0)
+		rc = errno;
+	int err = fd < 0 ? errno : rc;
+	free(path);
+	if (fd < 0 || rc != 0)
+		return weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot write: %s",
+				   strerror(err ? err : EIO));
+	return 0;
+}
+
+/* ---- Records -------------------------------------------------------------------- */
+
+/* One record: "2:0:1:1:<row>:<time>:<type>:<value>". */
+static int put_record(void *ctx, const weft__emu_record *r)
+{
+	emu_writer *ew = ctx;
+	if (!ew->opened)
+		return 0;
+	weft__outbuf *ob = &ew->prv[r->kind].ob;
+	char *p = weft__outbuf_reserve(ob, 96);
+	memcpy(p, "2:0:1:1:", 8);
+	p = weft__fmt_u64(p + 8, (uint64_t)r->row + 1);
+	*p++ = ':';
+	p = weft__fmt_u64(p, r->time - ew->base);
+	*p++ = ':';
+	p = weft__fmt_u64(p, r->type);
+	*p++ = ':';
+	p = weft__fmt_i64(p, r->value);
+	*p++ = '\n';
+	weft__outbuf_commit(ob, p);
+	ew->records++;
+	if (ob->error != 0)
+		return weft__error(WEFT_EIO, file_names[r->kind][0], WEFT_NO_OFFSET,
+				   "cannot write: %s", strerror(ob->error));
+	return 0;
+}
+
+/* Opens thread.prv or cpu.prv in the temporary directory with its header. */
+static int open_prv(emu_writer *ew, int kind)
+{
+	char *path = join(ew->tmp, file_names[kind][0]);
+	prv_file *f = &ew->prv[kind];
+	f->fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
+	free(path);
+	if (f->fd < 0)
+		return weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
+				   "cannot create: %s", strerror(errno));
+	int rc = weft__outbuf_init(&f->ob, f->fd, 4u << 20);
+	char *head = weft__emu_prv_header(weft__emu_system_of(ew->emu), (weft__emu_kind)kind, 0);
+	if (rc == 0 && head == NULL)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (rc == 0)
+		weft__outbuf_puts(&f->ob, head);
+	free(head);
+	return rc;
+}
+
+/*
+ * The header's duration: the last event's time (ovniemu's); with a window,
+ * from its start to its end, or to the last event without an end.
+ */
+static uint64_t duration(const emu_writer *ew)
+{
+	uint64_t now = weft__emu_now(ew->emu);
+	if (!ew->windowed)
+		return now;
+	if (ew->to == 0 || weft__emu_event_count(ew->emu) == 0)
+		return now > ew->base ? now - ew->base : 0;
+	uint64_t start = ew->base + weft__emu_first_time(ew->emu);
+	return ew->to > start ? ew->to - start : 0;
+}
+
+/* Closes a .prv: the rest of its buffer, its header with the duration. */
+static int close_prv(emu_writer *ew, int kind)
+{
+	prv_file *f = &ew->prv[kind];
+	int rc = weft__outbuf_flush(&f->ob);
+	char *head = weft__emu_prv_header(weft__emu_system_of(ew->emu), (weft__emu_kind)kind,
+					  duration(ew));
+	if (rc == 0 && (head == NULL ||
+			weft__write_full(f->fd, head, strlen(head), 0, NULL) != 0 ||
+			fsync(f->fd) != 0))
+		rc = weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
+				 "cannot write: %s", strerror(errno ? errno : EIO));
+	free(head);
+	if (close(f->fd) != 0 && rc == 0)
+		rc = weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
+				 "cannot write: %s", strerror(errno));
+	f->fd = -1;
+	weft__outbuf_destroy(&f->ob);
+	return rc;
+}
+
+/* ---- The writer ------------------------------------------------------------------- */
+
+/* The options emulation cannot honour (it replays every event). */
+static int check_options(weft_output_writer *w)
+{
+	const weft_convert_options *o = &w->options;
+	const char *why = NULL;
+	size_t n = strlen(o->path);
+	if (o->filter.stream_pattern != NULL || o->filter.code_pattern != NULL)
+		why = "the emulation replays every event of every thread: no stream or event "
+		      "selection (a time window is fine; --raw converts a selection without "
+		      "emulating)";
+	else if (o->virtual_unit_ns > 0)
+		why = "an ovni trace has no virtual time";
+	else if (strcmp(o->path, "-") == 0 || (n >= 4 && strcmp(o->path + n - 4, ".prv") == 0))
+		why = "with emulation, OUT is a directory that receives ovniemu's two traces, "
+		      "thread.prv and cpu.prv (--raw writes one OUT.prv)";
+	if (why == NULL)
+		return 0;
+	weft__convert_say(w->job.report, "%s", why);
+	return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "%s", why);
+}
+
+/* A note naming the models emulated. */
+static void say_models(weft_output_writer *w, const weft__emu *e)
+{
+	char list[256] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < weft__emu_model_count(e); i++)
+		len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0,
+					"%s%s", i ? ", " : "", weft__emu_model_name(e, i));
+	weft__convert_say(w->job.report, "note: emulating the models of ovniemu 1.14: %s "
+			  "(--raw: the generic mapping)", list);
+}
+
+static void emu_writer_free_impl(emu_writer *ew)
+{
+	if (ew == NULL)
+		return;
+	for (int k = 0; k < 2; k++)
+		if (ew->prv[k].fd >= 0) {
+			close(ew->prv[k].fd);
+			weft__outbuf_destroy(&ew->prv[k].ob);
+		}
+	if (ew->tmp != NULL && !ew->committed)
+		weft__outdir_remove_tree(ew->tmp);
+	weft__emu_free(ew->emu);
+	free(ew->tmp);
+	free(ew->out);
+	free(ew);
+}
+
+static int emu_create(weft_output_writer *w)
+{
+	weft_convert_report *r = w->job.report;
+	int rc = check_options(w);
+	if (rc < 0)
+		return rc;
+	emu_writer *ew = calloc(1, sizeof *ew);
+	if (ew == NULL || (ew->out = strdup(w->options.path)) == NULL) {
+		free(ew);
+		weft__convert_say(r, "out of memory");
+		return WEFT_ENOMEM;
+	}
+	ew->prv[0].fd = ew->prv[1].fd = -1;
+	size_t n = strlen(ew->out);
+	while (n > 1 && ew->out[n - 1] == '/')
+		ew->out[--n] = '\0';
+	rc = weft__outdir_check(r, ew->out, w->options.force, &emu_dir, &ew->replace);
+	if (rc == 0 && (ew->tmp = weft__outdir_make_sibling(r, ew->out, "tmp")) == NULL)
+		rc = WEFT_EIO;
+	if (rc == 0) {
+		weft__emu_options eo = { .all_models = w->options.all_models };
+		weft__emu_sink sink = { ew, put_record };
+		rc = weft__emu_create(w->job.trace, &eo, &sink, &ew->emu);
+		if (rc < 0)
+			weft__convert_say(r, "cannot emulate the trace: %s", weft_last_error());
+	}
+	for (int k = 0; rc == 0 && k < 2; k++)
+		if ((rc = open_prv(ew, k)) < 0)
+			weft__convert_say(r, "%s", weft_last_error());
+	if (rc < 0) {
+		emu_writer_free_impl(ew);
+		return rc;
+	}
+	say_models(w, ew->emu);
+	ew->from = w->options.filter.from;
+	ew->to = w->options.filter.to;
+	ew->windowed = ew->from != 0 || ew->to != 0;
+	ew->opened = !ew->windowed;
+	w->filter = (weft_filter){ .order = WEFT_ORDER_TIME };
+	w->impl = ew;
+	return 0;
+}
+
+/*
+ * The window begins: records are written from now on, starting with the
+ * state of every row at `from` (nothing when no event came before it).
+ */
+static int open_window(emu_writer *ew)
+{
+	ew->opened = 1;
+	if (weft__emu_event_count(ew->emu) == 0)
+		return 0;
+	ew->base = ew->from - weft__emu_first_time(ew->emu);
+	return weft__emu_snapshot(ew->emu, ew->base);
+}
+
+/* One event to the emulator; a refused trace or the window's end stops the reading (1). */
+static int emu_event(weft_output_writer *w, const weft_event *ev)
+{
+	emu_writer *ew = w->impl;
+	if (ew->to != 0 && ev->time > ew->to) {
+		ew->cut = 1;
+		return 1;
+	}
+	if (!ew->opened && ev->time >= ew->from && open_window(ew) < 0)
+		return WEFT_EIO;
+	int rc = weft__emu_event(ew->emu, ev);
+	if (rc == WEFT_EFORMAT)
+		return 1;
+	return rc;
+}
+
+static void emu_read_failed(weft_output_writer *w, uint32_t stream, const char *message)
+{
+	(void)stream;
+	weft__convert_say(w->job.report, "error: %s", message);
+	w->job.report->data_lost = 1;
+}
+
+/* The emulator's diagnostics as report lines; 1 when one is an error. */
+static int say_diags(weft_output_writer *w, const weft__emu *e)
+{
+	int errors = 0;
+	for (size_t i = 0; i < weft__emu_diag_count(e); i++) {
+		const weft__emu_diag *d = weft__emu_diag_get(e, i);
+		char *line = weft_diag_line(&d->d, weft_trace_path(w->job.trace));
+		if (line != NULL && d->count > 1)
+			weft__convert_say(w->job.report, "%s (%llu times)", line,
+					  (unsigned long long)d->count);
+		else if (line != NULL)
+			weft__convert_say(w->job.report, "%s", line);
+		free(line);
+		errors |= d->d.severity == WEFT_SEV_ERROR;
+	}
+	return errors;
+}
+
+/* Writes the .pcf and .row files and the final headers. */
+static int write_rest(emu_writer *ew)
+{
+	const weft__emu_system *sys = weft__emu_system_of(ew->emu);
+	int rc = 0;
+	for (int k = 0; rc == 0 && k < 2; k++) {
+		char *pcf = weft__emu_pcf_text(ew->emu, (weft__emu_kind)k);
+		char *row = weft__emu_row_text(sys, (weft__emu_kind)k);
+		if (pcf == NULL || row == NULL)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		if (rc == 0)
+			rc = write_file(ew, file_names[k][1], pcf);
+		if (rc == 0)
+			rc = write_file(ew, file_names[k][2], row);
+		free(pcf);
+		free(row);
+		if (rc == 0)
+			rc = close_prv(ew, k);
+	}
+	return rc;
+}
+
+static int emu_finish(weft_output_writer *w, int failed)
+{
+	emu_writer *ew = w->impl;
+	weft_convert_report *r = w->job.report;
+	weft__emu_finish(ew->emu, !ew->cut && !failed && !r->data_lost);
+	int refused = say_diags(w, ew->emu);
+	r->events = weft__emu_event_count(ew->emu);
+	weft__convert_diags(r, w->job.trace);
+	if (failed)
+		return WEFT_EIO;
+	if (refused && !w->options.allow_loss) {
+		weft__convert_say(r, "the emulation refused the trace: nothing written "
+				  "(--allow-loss keeps the records before the error, as ovniemu "
+				  "does; --raw converts without emulating)");
+		return WEFT_EFORMAT;
+	}
+	int rc = ew->opened ? 0 : open_window(ew);
+	if (rc == 0)
+		rc = write_rest(ew);
+	if (rc < 0) {
+		weft__convert_say(r, "%s", weft_last_error());
+		return rc;
+	}
+	if (weft__outdir_commit(r, ew->tmp, ew->out, ew->replace) < 0)
+		return WEFT_EIO;
+	ew->committed = 1;
+	r->data_lost |= refused;
+	return 0;
+}
+
+static void emu_free(weft_output_writer *w)
+{
+	emu_writer_free_impl(w->impl);
+	w->impl = NULL;
+}
+
+const weft__writer_ops weft__paraver_emu_writer_ops = {
+	.by_stream = 0,
+	.create = emu_create,
+	.event = emu_event,
+	.read_failed = emu_read_failed,
+	.finish = emu_finish,
+	.free = emu_free,
+};
