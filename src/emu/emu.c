@@ -172,6 +172,34 @@ int weft__emu_model_index(const weft__emu *e, const weft__emu_model_spec *spec)
 	return e->model_by_id[(unsigned char)spec->id];
 }
 
+uint32_t weft__emu_slot_count(const weft__emu *e)
+{
+	return e->nslots;
+}
+
+int weft__emu_slot_describe(const weft__emu *e, uint16_t slot, weft__emu_slot_info *out)
+{
+	if (slot >= e->nslots)
+		return WEFT_EINVAL;
+	const weft__emu_chan_spec *c = e->slots[slot].spec;
+	*out = (weft__emu_slot_info){ e->slots[slot].model->name, c->name, c->prefix, c->type,
+				      c->stack, c->track };
+	return 0;
+}
+
+const char *weft__emu_value_label(weft__emu *e, uint16_t slot, int64_t value)
+{
+	if (slot >= e->nslots)
+		return NULL;
+	const weft__emu_slot *s = &e->slots[slot];
+	for (const weft__emu_label *l = s->spec->labels; l != NULL && l->text != NULL; l++)
+		if (l->value == value)
+			return l->text;
+	int mi = weft__emu_model_index(e, s->model);
+	uint32_t chan = slot - e->model_base[mi];
+	return s->model->label != NULL ? s->model->label(e, chan, value) : NULL;
+}
+
 size_t weft__emu_model_count(const weft__emu *e)
 {
 	return e->nmodels;

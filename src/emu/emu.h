@@ -183,6 +183,25 @@ char *weft__emu_pcf_text(weft__emu *e, weft__emu_kind kind);
  * default (WEFT_EMULATE_AUTO).
  */
 int weft__emu_declares_models(const weft_trace *trace);
+/* What a model channel slot (weft__emu_record.slot) is. */
+typedef struct weft__emu_slot_info {
+	const char *model;    /* "nosv" */
+	const char *name;     /* "subsystem" */
+	const char *prefix;   /* the .pcf name before the tracking suffix */
+	uint32_t type;        /* Paraver event type */
+	int stack;            /* its values nest (push, pop) */
+	int track;            /* thread rows: 0 always, 1 while Running, 2 while active */
+} weft__emu_slot_info;
+
+/* The slot's description: 0, or WEFT_EINVAL past the last slot. */
+int weft__emu_slot_describe(const weft__emu *e, uint16_t slot, weft__emu_slot_info *out);
+/* Model channel slots of every thread and CPU. */
+uint32_t weft__emu_slot_count(const weft__emu *e);
+/*
+ * The label of `value` on `slot` (a fixed label of its model, a task type
+ * or mark label known so far), or NULL (a number, or not known yet).
+ */
+const char *weft__emu_value_label(weft__emu *e, uint16_t slot, int64_t value);
 /* Enabled models: count, and the name and version of each (ovniemu's order). */
 size_t weft__emu_model_count(const weft__emu *e);
 const char *weft__emu_model_name(const weft__emu *e, size_t i);

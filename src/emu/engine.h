@@ -168,13 +168,19 @@ typedef struct weft__emu_model_spec {
 	 * `event` handles one event of the model; `finish` runs the end
 	 * checks (only when every event was handled); `pcf` adds to a .pcf
 	 * after the model's channel types (per-trace values such as task
-	 * type labels, types of its own such as marks); `free` frees
+	 * type labels, types of its own such as marks); `label` names a
+	 * per-trace value; `free` frees
 	 * the state. Each returns 0 or, after weft__emu_fail(), -1. */
 	int (*create)(weft__emu *e);
 	int (*connect)(weft__emu *e);
 	int (*event)(weft__emu *e, const weft__emu_ev *ev);
 	int (*finish)(weft__emu *e);
 	int (*pcf)(weft__emu *e, weft__emu_kind kind, weft__emu_pcf *pcf);
+	/* The label of a per-trace value of channel `chan` (an index in the
+	 * model's table, or past it for channels it added), known so far (a
+	 * task type's label): NULL when none. For the outputs that name
+	 * values as they go (Perfetto). */
+	const char *(*label)(weft__emu *e, uint32_t chan, int64_t value);
 	void (*free)(weft__emu *e);
 } weft__emu_model_spec;
 

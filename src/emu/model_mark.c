@@ -168,7 +168,8 @@ int weft__emu_mark_create(weft__emu *e, weft__emu_mark **out)
 	for (size_t i = 0; i < m->ntypes; i++)
 		m->chans[i] = (weft__emu_chan_spec){
 			.name = m->types[i].title, .type = MARK_PRV_BASE + (uint32_t)m->types[i].type,
-			.prefix = m->types[i].title, .stack = (uint8_t)m->types[i].stack, .dup = 1,
+			.prefix = m->types[i].title, .labels = m->types[i].labels,
+			.stack = (uint8_t)m->types[i].stack, .dup = 1,
 			.track = WEFT__TRACK_ACT, .prv_flags = WEFT__PRV_SKIPDUPNULL };
 	m->first_slot = weft__emu_add_chans(e, &weft__emu_model_ovni, m->chans,
 					    (uint32_t)m->ntypes);
