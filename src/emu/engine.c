@@ -275,6 +275,16 @@ int weft__emu_set(weft__emu *e, weft__emu_chan *c, weft__emu_val v)
 	return mark_dirty(e, c);
 }
 
+int weft__emu_set_depth(weft__emu *e, weft__emu_chan *c, weft__emu_val v, uint32_t depth)
+{
+	int ok = change_allowed(e, c, v);
+	if (ok <= 0)
+		return ok;
+	c->cur = v;
+	c->depth = depth;
+	return mark_dirty(e, c);
+}
+
 int weft__emu_push(weft__emu *e, weft__emu_chan *c, int64_t v)
 {
 	char name[160];

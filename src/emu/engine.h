@@ -327,6 +327,10 @@ static inline weft__emu_chan *weft__emu_cpu_out(weft__emu *e, uint32_t c, int mi
  * allowed, a pop that does not match the top, a stack too deep or empty).
  */
 int weft__emu_set(weft__emu *e, weft__emu_chan *c, weft__emu_val v);
+/* weft__emu_set, giving a single channel a nesting depth that its records
+ * carry (a task id: the bodies on the thread's stack), for the outputs
+ * that draw nesting (Perfetto). */
+int weft__emu_set_depth(weft__emu *e, weft__emu_chan *c, weft__emu_val v, uint32_t depth);
 int weft__emu_push(weft__emu *e, weft__emu_chan *c, int64_t v);
 int weft__emu_pop(weft__emu *e, weft__emu_chan *c, int64_t expected);
 
