@@ -30,6 +30,7 @@
 /* The models of ovniemu 1.14, in its order (by model character). */
 static const weft__emu_model_spec *const known_models[] = {
 	&weft__emu_model_ovni,
+	&weft__emu_model_nosv,
 };
 #define NKNOWN (sizeof known_models / sizeof known_models[0])
 
