@@ -29,7 +29,11 @@
 
 /* The models of ovniemu 1.14, in its order (by model character). */
 static const weft__emu_model_spec *const known_models[] = {
+	&weft__emu_model_nodes,
+	&weft__emu_model_kernel,
+	&weft__emu_model_mpi,
 	&weft__emu_model_ovni,
+	&weft__emu_model_tampi,
 	&weft__emu_model_nosv,
 };
 #define NKNOWN (sizeof known_models / sizeof known_models[0])
