@@ -169,6 +169,11 @@ int weft__emu_declares_models(const weft_trace *trace)
 		all = require_ok(json_object_get(json_object_get(root, "ovni"), "require"));
 		json_decref(root);
 	}
+	/* and the system can be built (looms with CPUs, threads below them) */
+	weft__emu_system *sys = NULL;
+	if (all && weft__emu_system_load(trace, &sys) < 0)
+		all = 0;
+	weft__emu_system_free(sys);
 	return all;
 }
 

@@ -179,8 +179,9 @@ char *weft__emu_pcf_text(weft__emu *e, weft__emu_kind kind);
 /*
  * 1 when `trace` is an ovni trace whose thread streams all declare the
  * models they use (ovni.require, libovni 1.5 and later), each a model the
- * emulator knows in a version it handles: what the outputs emulate by
- * default (WEFT_EMULATE_AUTO).
+ * emulator knows in a version it handles, and whose system can be built
+ * (threads below their process and loom, looms with CPUs): what the
+ * outputs emulate by default (WEFT_EMULATE_AUTO).
  */
 int weft__emu_declares_models(const weft_trace *trace);
 /* What a model channel slot (weft__emu_record.slot) is. */
