@@ -87,10 +87,11 @@ def test_deprecated_spellings_still_work_with_a_note(tmp_path):
     trace = TRACES["ovni"]
     start, end = start_and_end(trace)
     hi = start + (end - start) // 2
-    new = run_weft("convert", trace, "-t", "paraver", "--from", start, "--to", hi,
+    # --raw: the generic mapping, whose files are OUT.prv/.pcf/.row
+    new = run_weft("convert", trace, "-t", "paraver", "--raw", "--from", start, "--to", hi,
                    "-o", tmp_path / "new", expect=0)
-    old = run_weft("convert", trace, "--to", "paraver", "--from", start, "--until", hi,
-                   "-o", tmp_path / "old", expect=0)
+    old = run_weft("convert", trace, "--to", "paraver", "--raw", "--from", start,
+                   "--until", hi, "-o", tmp_path / "old", expect=0)
     assert "note" not in new.stderr
     assert "note: --to paraver is deprecated: write -t paraver" in old.stderr
     assert f"note: --until is deprecated: write --to {hi}" in old.stderr
