@@ -37,10 +37,7 @@
 #include "outputs/outputs.h"
 #include "outputs/writer.h"
 
-static const char *const file_names[2][3] = {
-	{ "thread.prv", "thread.pcf", "thread.row" },
-	{ "cpu.prv", "cpu.pcf", "cpu.row" },
-};
+static const char *const suffixes[3] = { ".prv", ".pcf", ".row" };
 
 /* One .prv being written. */
 typedef struct prv_file {
@@ -54,7 +51,7 @@ typedef struct emu_writer {
 	char *tmp;            /* the temporary directory being written */
 	int replace;          /* OUT exists and is replaced */
 	int committed;
-	prv_file prv[2];      /* thread, cpu */
+	prv_file prv[WEFT__EMU_KINDS]; /* thread, cpu, the breakdowns (fd -1: none) */
 	uint64_t records;
 	/* the time window (trace clock; to 0: none) */
 	uint64_t from, to;
@@ -64,13 +61,22 @@ typedef struct emu_writer {
 	uint64_t base;        /* emulator time of the window's start */
 } emu_writer;
 
+/* "<trace name><suffix>" of trace `kind`, part `part` (.prv, .pcf, .row). */
+static void file_name(int kind, int part, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s%s", weft__emu_trace_name((weft__emu_kind)kind), suffixes[part]);
+}
+
 /* 1 for the entries an emulated Paraver output has (what --force replaces). */
 static int emu_entry(const char *name)
 {
-	for (int k = 0; k < 2; k++)
-		for (int i = 0; i < 3; i++)
-			if (strcmp(name, file_names[k][i]) == 0)
+	char f[64];
+	for (int k = 0; k < WEFT__EMU_KINDS; k++)
+		for (int i = 0; i < 3; i++) {
+			file_name(k, i, f, sizeof f);
+			if (strcmp(name, f) == 0)
 				return 1;
+		}
 	return strcmp(name, "cfg") == 0;
 }
 
@@ -130,23 +136,25 @@ static int put_record(void *ctx, const weft__emu_record *r)
 	weft__outbuf_commit(ob, p);
 	ew->records++;
 	if (ob->error != 0)
-		return weft__error(WEFT_EIO, file_names[r->kind][0], WEFT_NO_OFFSET,
+		return weft__error(WEFT_EIO, weft__emu_trace_name(r->kind), WEFT_NO_OFFSET,
 				   "cannot write: %s", strerror(ob->error));
 	return 0;
 }
 
-/* Opens thread.prv or cpu.prv in the temporary directory with its header. */
+/* Opens a .prv in the temporary directory, with its header. */
 static int open_prv(emu_writer *ew, int kind)
 {
-	char *path = join(ew->tmp, file_names[kind][0]);
+	char name[64];
+	file_name(kind, 0, name, sizeof name);
+	char *path = join(ew->tmp, name);
 	prv_file *f = &ew->prv[kind];
 	f->fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
 	free(path);
 	if (f->fd < 0)
-		return weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
-				   "cannot create: %s", strerror(errno));
-	int rc = weft__outbuf_init(&f->ob, f->fd, 4u << 20);
-	char *head = weft__emu_prv_header(weft__emu_system_of(ew->emu), (weft__emu_kind)kind, 0);
+		return weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot create: %s",
+				   strerror(errno));
+	int rc = weft__outbuf_init(&f->ob, f->fd, kind < 2 ? 4u << 20 : 256u << 10);
+	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, 0);
 	if (rc == 0 && head == NULL)
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	if (rc == 0)
@@ -173,19 +181,20 @@ static uint64_t duration(const emu_writer *ew)
 /* Closes a .prv: the rest of its buffer, its header with the duration. */
 static int close_prv(emu_writer *ew, int kind)
 {
+	char name[64];
+	file_name(kind, 0, name, sizeof name);
 	prv_file *f = &ew->prv[kind];
 	int rc = weft__outbuf_flush(&f->ob);
-	char *head = weft__emu_prv_header(weft__emu_system_of(ew->emu), (weft__emu_kind)kind,
-					  duration(ew));
+	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, duration(ew));
 	if (rc == 0 && (head == NULL ||
 			weft__write_full(f->fd, head, strlen(head), 0, NULL) != 0 ||
 			fsync(f->fd) != 0))
-		rc = weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
-				 "cannot write: %s", strerror(errno ? errno : EIO));
+		rc = weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot write: %s",
+				 strerror(errno ? errno : EIO));
 	free(head);
 	if (close(f->fd) != 0 && rc == 0)
-		rc = weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
-				 "cannot write: %s", strerror(errno));
+		rc = weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot write: %s",
+				 strerror(errno));
 	f->fd = -1;
 	weft__outbuf_destroy(&f->ob);
 	return rc;
@@ -230,7 +239,7 @@ static void emu_writer_free_impl(emu_writer *ew)
 {
 	if (ew == NULL)
 		return;
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < WEFT__EMU_KINDS; k++)
 		if (ew->prv[k].fd >= 0) {
 			close(ew->prv[k].fd);
 			weft__outbuf_destroy(&ew->prv[k].ob);
@@ -255,7 +264,8 @@ static int emu_create(weft_output_writer *w)
 		weft__convert_say(r, "out of memory");
 		return WEFT_ENOMEM;
 	}
-	ew->prv[0].fd = ew->prv[1].fd = -1;
+	for (int k = 0; k < WEFT__EMU_KINDS; k++)
+		ew->prv[k].fd = -1;
 	size_t n = strlen(ew->out);
 	while (n > 1 && ew->out[n - 1] == '/')
 		ew->out[--n] = '\0';
@@ -263,14 +273,15 @@ static int emu_create(weft_output_writer *w)
 	if (rc == 0 && (ew->tmp = weft__outdir_make_sibling(r, ew->out, "tmp")) == NULL)
 		rc = WEFT_EIO;
 	if (rc == 0) {
-		weft__emu_options eo = { .all_models = w->options.all_models };
+		weft__emu_options eo = { .all_models = w->options.all_models,
+					 .breakdown = w->options.breakdown };
 		weft__emu_sink sink = { ew, put_record };
 		rc = weft__emu_create(w->job.trace, &eo, &sink, &ew->emu);
 		if (rc < 0)
 			weft__convert_say(r, "cannot emulate the trace: %s", weft_last_error());
 	}
-	for (int k = 0; rc == 0 && k < 2; k++)
-		if ((rc = open_prv(ew, k)) < 0)
+	for (int k = 0; rc == 0 && k < WEFT__EMU_KINDS; k++)
+		if (weft__emu_trace_on(ew->emu, (weft__emu_kind)k) && (rc = open_prv(ew, k)) < 0)
 			weft__convert_say(r, "%s", weft_last_error());
 	if (rc < 0) {
 		emu_writer_free_impl(ew);
@@ -340,20 +351,24 @@ static int say_diags(weft_output_writer *w, const weft__emu *e)
 	return errors;
 }
 
-/* Writes the .pcf and .row files and the final headers. */
+/* Writes the .pcf and .row files and the final headers of every trace. */
 static int write_rest(emu_writer *ew)
 {
-	const weft__emu_system *sys = weft__emu_system_of(ew->emu);
 	int rc = 0;
-	for (int k = 0; rc == 0 && k < 2; k++) {
+	for (int k = 0; rc == 0 && k < WEFT__EMU_KINDS; k++) {
+		if (ew->prv[k].fd < 0)
+			continue;
+		char pcf_name[64], row_name[64];
+		file_name(k, 1, pcf_name, sizeof pcf_name);
+		file_name(k, 2, row_name, sizeof row_name);
 		char *pcf = weft__emu_pcf_text(ew->emu, (weft__emu_kind)k);
-		char *row = weft__emu_row_text(sys, (weft__emu_kind)k);
+		char *row = weft__emu_trace_row_text(ew->emu, (weft__emu_kind)k);
 		if (pcf == NULL || row == NULL)
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 		if (rc == 0)
-			rc = write_file(ew, file_names[k][1], pcf);
+			rc = write_file(ew, pcf_name, pcf);
 		if (rc == 0)
-			rc = write_file(ew, file_names[k][2], row);
+			rc = write_file(ew, row_name, row);
 		free(pcf);
 		free(row);
 		if (rc == 0)
