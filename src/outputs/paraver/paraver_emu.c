@@ -33,16 +33,29 @@
 
 #include "core/internal.h"
 #include "emu/emu.h"
+#include "outputs/bg_writer.h"
 #include "outputs/outdir.h"
 #include "outputs/outputs.h"
 #include "outputs/writer.h"
 
 static const char *const suffixes[3] = { ".prv", ".pcf", ".row" };
 
-/* One .prv being written. */
+/* Bytes a .prv's buffer hands to its writer thread at once (and slack for
+ * the record that crosses that). */
+#define CHUNK (1u << 20)
+#define CHUNK_SLACK (4u << 10)
+
+/*
+ * One .prv being written: formatted into `ob`, whose full buffers a
+ * thread of its own writes (positioned, written back to the disk as it
+ * goes, as the output is synced at the end), so that formatting and the
+ * kernel's copying overlap: the .prv are several times larger than the
+ * trace.
+ */
 typedef struct prv_file {
 	int fd;
 	weft__outbuf ob;
+	weft__bg_output bg;
 } prv_file;
 
 typedef struct emu_writer {
@@ -135,6 +148,8 @@ static int put_record(void *ctx, const weft__emu_record *r)
 	*p++ = '\n';
 	weft__outbuf_commit(ob, p);
 	ew->records++;
+	if (ew->prv[r->kind].bg.running && ob->len >= CHUNK)
+		weft__bg_output_hand_over(&ew->prv[r->kind].bg, ob);
 	if (ob->error != 0)
 		return weft__error(WEFT_EIO, weft__emu_trace_name(r->kind), WEFT_NO_OFFSET,
 				   "cannot write: %s", strerror(ob->error));
@@ -153,7 +168,9 @@ static int open_prv(emu_writer *ew, int kind)
 	if (f->fd < 0)
 		return weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot create: %s",
 				   strerror(errno));
-	int rc = weft__outbuf_init(&f->ob, f->fd, kind < 2 ? 4u << 20 : 256u << 10);
+	int rc = weft__bg_output_start(&f->bg, f->fd, 1, CHUNK + CHUNK_SLACK);
+	if (rc == 0)
+		rc = weft__outbuf_init(&f->ob, f->fd, CHUNK + CHUNK_SLACK);
 	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, 0);
 	if (rc == 0 && head == NULL)
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
@@ -184,7 +201,9 @@ static int close_prv(emu_writer *ew, int kind)
 	char name[64];
 	file_name(kind, 0, name, sizeof name);
 	prv_file *f = &ew->prv[kind];
-	int rc = weft__outbuf_flush(&f->ob);
+	int rc = weft__bg_output_stop(&f->bg);
+	if (rc == 0)
+		rc = weft__outbuf_flush(&f->ob);
 	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, duration(ew));
 	if (rc == 0 && (head == NULL ||
 			weft__write_full(f->fd, head, strlen(head), 0, NULL) != 0 ||
@@ -197,6 +216,7 @@ static int close_prv(emu_writer *ew, int kind)
 				 strerror(errno));
 	f->fd = -1;
 	weft__outbuf_destroy(&f->ob);
+	weft__bg_output_free(&f->bg);
 	return rc;
 }
 
@@ -241,6 +261,7 @@ static void emu_writer_free_impl(emu_writer *ew)
 		return;
 	for (int k = 0; k < WEFT__EMU_KINDS; k++)
 		if (ew->prv[k].fd >= 0) {
+			weft__bg_output_free(&ew->prv[k].bg);
 			close(ew->prv[k].fd);
 			weft__outbuf_destroy(&ew->prv[k].ob);
 		}
