@@ -666,6 +666,15 @@ static char *bd_row_text(uint32_t n)
 	return text;
 }
 
+uint32_t weft__emu_trace_rows(const weft__emu *e, weft__emu_kind kind)
+{
+	if (kind == WEFT__EMU_THREAD)
+		return (uint32_t)e->sys->nthreads;
+	if (kind == WEFT__EMU_CPU)
+		return (uint32_t)e->sys->ncpus;
+	return weft__emu_bd_rows(e, kind);
+}
+
 char *weft__emu_trace_row_text(const weft__emu *e, weft__emu_kind kind)
 {
 	if (kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU)

@@ -188,6 +188,8 @@ char *weft__emu_pcf_text(weft__emu *e, weft__emu_kind kind);
 int weft__emu_trace_on(const weft__emu *e, weft__emu_kind kind);
 /* The file name of a trace without suffix: "thread", "nosv-breakdown". */
 const char *weft__emu_trace_name(weft__emu_kind kind);
+/* The rows of a trace. */
+uint32_t weft__emu_trace_rows(const weft__emu *e, weft__emu_kind kind);
 /* The .row text and the .prv header line of a trace (malloc'd, or NULL). */
 char *weft__emu_trace_row_text(const weft__emu *e, weft__emu_kind kind);
 char *weft__emu_trace_prv_header(const weft__emu *e, weft__emu_kind kind, uint64_t duration);

@@ -25,6 +25,7 @@
  * reading stops after `to`. Times then count from `from`.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +57,11 @@ typedef struct prv_file {
 	int fd;
 	weft__outbuf ob;
 	weft__bg_output bg;
+	/* per row, "2:0:1:1:<row>:" (ROW_PREFIX bytes each, length in [0]) */
+	char *prefix;
 } prv_file;
+
+#define ROW_PREFIX 32
 
 typedef struct emu_writer {
 	weft__emu *emu;
@@ -72,6 +77,10 @@ typedef struct emu_writer {
 	int opened;           /* records are written (the window has begun) */
 	int cut;              /* the reading stopped at the window's end */
 	uint64_t base;        /* emulator time of the window's start */
+	/* the text of the last record time (the records of an event share it) */
+	uint64_t time;
+	char time_text[24];
+	size_t time_len;
 } emu_writer;
 
 /* "<trace name><suffix>" of trace `kind`, part `part` (.prv, .pcf, .row). */
@@ -129,31 +138,55 @@ static int write_file(emu_writer *ew, const char *name, const char *text)
 
 /* ---- Records -------------------------------------------------------------------- */
 
-/* One record: "2:0:1:1:<row>:<time>:<type>:<value>". */
+/*
+ * One record: "2:0:1:1:<row>:<time>:<type>:<value>", from the row's
+ * prefix made once and the time's text made once per time (the hot path:
+ * the .prv are several times larger than the trace).
+ */
 static int put_record(void *ctx, const weft__emu_record *r)
 {
 	emu_writer *ew = ctx;
 	if (!ew->opened)
 		return 0;
-	weft__outbuf *ob = &ew->prv[r->kind].ob;
-	char *p = weft__outbuf_reserve(ob, 96);
-	memcpy(p, "2:0:1:1:", 8);
-	p = weft__fmt_u64(p + 8, (uint64_t)r->row + 1);
-	*p++ = ':';
-	p = weft__fmt_u64(p, r->time - ew->base);
-	*p++ = ':';
+	prv_file *f = &ew->prv[r->kind];
+	weft__outbuf *ob = &f->ob;
+	uint64_t time = r->time - ew->base;
+	if (time != ew->time || ew->time_len == 0) {
+		ew->time = time;
+		ew->time_len = (size_t)(weft__fmt_u64(ew->time_text, time) - ew->time_text);
+		ew->time_text[ew->time_len++] = ':';
+	}
+	/* prefix (31) + time (24) + type and value (21 each) + 2 */
+	char *p = weft__outbuf_reserve(ob, 128);
+	const char *pre = &f->prefix[(size_t)r->row * ROW_PREFIX];
+	memcpy(p, pre + 1, ROW_PREFIX - 1);
+	p += (unsigned char)pre[0];
+	memcpy(p, ew->time_text, sizeof ew->time_text);
+	p += ew->time_len;
 	p = weft__fmt_u64(p, r->type);
 	*p++ = ':';
 	p = weft__fmt_i64(p, r->value);
 	*p++ = '\n';
 	weft__outbuf_commit(ob, p);
 	ew->records++;
-	if (ew->prv[r->kind].bg.running && ob->len >= CHUNK)
-		weft__bg_output_hand_over(&ew->prv[r->kind].bg, ob);
+	if (f->bg.running && ob->len >= CHUNK)
+		weft__bg_output_hand_over(&f->bg, ob);
 	if (ob->error != 0)
 		return weft__error(WEFT_EIO, weft__emu_trace_name(r->kind), WEFT_NO_OFFSET,
 				   "cannot write: %s", strerror(ob->error));
 	return 0;
+}
+
+/* The row prefixes of a trace: "2:0:1:1:<row + 1>:", their length first. */
+static char *row_prefixes(uint32_t rows)
+{
+	char *t = malloc(((size_t)rows + 1) * ROW_PREFIX);
+	for (uint32_t r = 0; t != NULL && r < rows; r++) {
+		char *p = &t[(size_t)r * ROW_PREFIX];
+		int n = snprintf(p + 1, ROW_PREFIX - 1, "2:0:1:1:%" PRIu32 ":", r + 1);
+		p[0] = (char)n;
+	}
+	return t;
 }
 
 /* Opens a .prv in the temporary directory, with its header. */
@@ -171,6 +204,9 @@ static int open_prv(emu_writer *ew, int kind)
 	int rc = weft__bg_output_start(&f->bg, f->fd, 1, CHUNK + CHUNK_SLACK);
 	if (rc == 0)
 		rc = weft__outbuf_init(&f->ob, f->fd, CHUNK + CHUNK_SLACK);
+	if (rc == 0 && (f->prefix = row_prefixes(weft__emu_trace_rows(ew->emu,
+								     (weft__emu_kind)kind))) == NULL)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, 0);
 	if (rc == 0 && head == NULL)
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
@@ -217,6 +253,8 @@ static int close_prv(emu_writer *ew, int kind)
 	f->fd = -1;
 	weft__outbuf_destroy(&f->ob);
 	weft__bg_output_free(&f->bg);
+	free(f->prefix);
+	f->prefix = NULL;
 	return rc;
 }
 
@@ -264,6 +302,7 @@ static void emu_writer_free_impl(emu_writer *ew)
 			weft__bg_output_free(&ew->prv[k].bg);
 			close(ew->prv[k].fd);
 			weft__outbuf_destroy(&ew->prv[k].ob);
+			free(ew->prv[k].prefix);
 		}
 	if (ew->tmp != NULL && !ew->committed)
 		weft__outdir_remove_tree(ew->tmp);
