@@ -262,6 +262,8 @@ uint64_t weft_emu_duration(const weft_emu *w)
 static int queue_record(void *ctx, const weft__emu_record *r)
 {
 	weft_emu *w = ctx;
+	if (r->kind != WEFT__EMU_THREAD && r->kind != WEFT__EMU_CPU)
+		return 0; /* the breakdown traces are not asked for (not public yet) */
 	if (weft__array_grow((void **)&w->queue, &w->queue_cap, w->queued + 1,
 			     sizeof *w->queue) < 0) {
 		w->queue_failed = 1;

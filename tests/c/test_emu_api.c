@@ -13,7 +13,9 @@
  * labels, marks as a stack, the .pcf), the refusals at load
  * (emu-ovni-require-bad-version, emu-ovni-no-cpus) and in the middle of
  * the trace (emu-nosv-require-missing: an event of a model the thread
- * did not require), and the options.
+ * did not require), the options, and the emulated spans and profile
+ * (weft_span_options.emulate, weft_profile_options.emulate) against the
+ * golden thread.prv of a case whose stacks nest (emu-tampi-ss-polling).
  */
 #include <dirent.h>
 #include <stdarg.h>
@@ -335,6 +337,139 @@ static void check_refused_midway(void)
 	weft_trace_free(t);
 }
 
+/* The ns each (row, type) of a golden thread.prv holds a value, in `ns[row * ntypes + type]`. */
+static void golden_busy(const char *prv, uint64_t *ns, size_t nrows, size_t ntypes)
+{
+	uint64_t duration = 0, *since = calloc(nrows * ntypes, sizeof *since);
+	int64_t *value = calloc(nrows * ntypes, sizeof *value);
+	REQUIRE(since != NULL && value != NULL);
+	const char *p = strstr(prv, "_ns:");
+	REQUIRE(p != NULL);
+	while (p > prv && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	duration = strtoull(p, NULL, 10);
+	for (const char *l = strchr(prv, '\n'); l != NULL && l[1] != '\0'; l = strchr(l + 1, '\n')) {
+		unsigned row;
+		unsigned long long time;
+		unsigned type;
+		long long v;
+		REQUIRE(sscanf(l + 1, "2:0:1:1:%u:%llu:%u:%lld", &row, &time, &type, &v) == 4);
+		REQUIRE(row >= 1 && row <= nrows && type < ntypes);
+		size_t k = (row - 1) * ntypes + type;
+		if (value[k] != 0)
+			ns[k] += time - since[k];
+		value[k] = v;
+		since[k] = time;
+	}
+	for (size_t k = 0; k < nrows * ntypes; k++)
+		if (value[k] != 0)
+			ns[k] += duration - since[k];
+	free(since);
+	free(value);
+}
+
+/*
+ * The emulated spans (weft_span_options.emulate) of a case with nested
+ * stacks (`nests`), or none: parents one level up on the same timeline,
+ * enclosing their children; the exclusive time of each thread and channel is the time the
+ * golden thread.prv shows a value there; the emulated profile agrees.
+ */
+static void check_spans(const char *name, int nests)
+{
+	enum { NTYPES = 256, NROWS = 16 };
+	char rel[512];
+	snprintf(rel, sizeof rel, "ovni-emu/%s/ovni", name);
+	weft_trace *t = open_trace(tu_data_path(rel));
+	REQUIRE(t != NULL);
+	/* the type and thread of each (stream, title) */
+	weft_emu *e = NULL;
+	REQUIRE(weft_emu_create(t, NULL, &e) == 0);
+	const char *title_of[NTYPES] = { 0 };
+	const weft_emu_change *c;
+	while (weft_emu_next(e, &c) == 1)
+		if (c->object == WEFT_EMU_THREAD && c->type < NTYPES)
+			title_of[c->type] = c->title;  /* valid as long as the emulator */
+	size_t nrows = weft_emu_thread_count(e);
+	REQUIRE(nrows <= NROWS);
+	uint32_t stream_of[NROWS];
+	for (size_t r = 0; r < nrows; r++)
+		stream_of[r] = weft_emu_thread(e, r)->stream;
+	snprintf(rel, sizeof rel, "ovni-emu/%s/ovniemu/thread.prv", name);
+	char *prv = tu_read_file(tu_data_path(rel), NULL);
+	REQUIRE(prv != NULL);
+	static uint64_t want[NROWS * NTYPES], got[NROWS * NTYPES], prof[NROWS * NTYPES];
+	memset(want, 0, sizeof want);
+	memset(got, 0, sizeof got);
+	memset(prof, 0, sizeof prof);
+	golden_busy(prv, want, nrows, NTYPES);
+	free(prv);
+
+	weft_span_options so;
+	weft_span_options_init(&so);
+	so.emulate = 1;
+	so.channels = "*";
+	weft_span_iter *it;
+	REQUIRE(weft_span_iter_create(t, &so, &it) == 0);
+	const weft_span *s;
+	int rc, nested = 0;
+	static struct { uint64_t start, end; uint32_t depth; const char *timeline; } seen[1 << 16];
+	memset(seen, 0, sizeof seen);
+	while ((rc = weft_span_iter_next(it, &s)) == 1) {
+		REQUIRE(s->id < (1 << 16));
+		seen[s->id].start = s->start;
+		seen[s->id].end = s->end;
+		seen[s->id].depth = s->depth;
+		seen[s->id].timeline = s->timeline;
+		CHECK(s->category != NULL && s->name != NULL && s->timeline != NULL);
+		CHECK_EQ_U64(s->exclusive + s->children, s->end - s->start);
+		nested += s->parent != 0; /* checked on a second pass: parents end later */
+		for (size_t r = 0; r < nrows; r++)
+			for (size_t k = 0; k < NTYPES; k++)
+				if (stream_of[r] == s->stream && title_of[k] != NULL &&
+				    strcmp(title_of[k], s->timeline) == 0)
+					got[r * NTYPES + k] += s->exclusive;
+	}
+	CHECK_EQ_I64(rc, 0);
+	weft_span_iter_free(it);
+	/* again, for the parents (all seen now) */
+	REQUIRE(weft_span_iter_create(t, &so, &it) == 0);
+	while (weft_span_iter_next(it, &s) == 1)
+		if (s->parent != 0) {
+			CHECK(seen[s->parent].timeline == s->timeline);
+			CHECK_EQ_U64(seen[s->parent].depth + 1, s->depth);
+			CHECK(seen[s->parent].start <= s->start && s->end <= seen[s->parent].end);
+		}
+	weft_span_iter_free(it);
+	CHECK((nested > 0) == nests);
+
+	weft_profile_options po;
+	weft_profile_options_init(&po);
+	po.emulate = 1;
+	po.channels = "*";
+	po.by = WEFT_PROFILE_BY_STREAM;
+	weft_profile *p;
+	REQUIRE(weft_profile_compute(t, &po, &p) == 0);
+	for (size_t i = 0; i < weft_profile_row_count(p); i++) {
+		const weft_profile_row *row = weft_profile_row_get(p, i);
+		REQUIRE(row->timeline != NULL);
+		for (size_t r = 0; r < nrows; r++)
+			for (size_t k = 0; k < NTYPES; k++)
+				if ((int64_t)stream_of[r] == row->stream && title_of[k] != NULL &&
+				    strcmp(title_of[k], row->timeline) == 0)
+					prof[r * NTYPES + k] += row->exclusive;
+	}
+	weft_profile_free(p);
+	for (size_t k = 0; k < nrows * NTYPES; k++) {
+		if (want[k] != got[k] || want[k] != prof[k])
+			tu_fail(__FILE__, __LINE__, "%s: row %zu type %zu: golden %llu, spans %llu, "
+				"profile %llu", name, k / NTYPES + 1, k % NTYPES,
+				(unsigned long long)want[k], (unsigned long long)got[k],
+				(unsigned long long)prof[k]);
+	}
+	weft_emu_free(e);
+	weft_trace_free(t);
+}
+
 /* Bad arguments and NULL. */
 static void check_arguments(void)
 {
@@ -359,6 +494,8 @@ int main(void)
 	check_refused_at_load("emu-ovni-require-bad-version", "unsupported ovni model version");
 	check_refused_at_load("emu-ovni-no-cpus", "has no physical CPUs");
 	check_refused_midway();
+	check_spans("emu-tampi-ss-polling", 1);
+	check_spans("emu-ovni-libovni-mark", 0);
 	check_all_cases(scratch);
 	return tu_finish_dir(scratch);
 }
