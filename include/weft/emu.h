@@ -177,7 +177,8 @@ uint64_t weft_emu_duration(const weft_emu *emu);
  * file = the event's stream file, offset = its byte offset; message =
  * the rule, the event and its time), the errors of the end checks (file
  * = the thread's stream file, no offset), warnings (each once; see
- * weft_emu_diag_repeats()). NULL past the end.
+ * weft_emu_diag_repeats()). NULL past the end; valid until the next
+ * weft_emu_next().
  */
 size_t weft_emu_diag_count(const weft_emu *emu);
 const weft_diag *weft_emu_diag(const weft_emu *emu, size_t index);
