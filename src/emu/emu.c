@@ -29,7 +29,9 @@
 
 /* The models of ovniemu 1.14, in its order (by model character). */
 static const weft__emu_model_spec *const known_models[] = {
+	&weft__emu_model_nanos6,
 	&weft__emu_model_ovni,
+	&weft__emu_model_openmp,
 };
 #define NKNOWN (sizeof known_models / sizeof known_models[0])
 
