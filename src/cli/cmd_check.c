@@ -102,9 +102,13 @@ static size_t print_problems(const weft_trace *trace, const weft_check_report *r
 		*notes += d->severity == WEFT_SEV_NOTE;
 		cli_print_diag(stdout, d, root);
 	}
-	for (size_t i = 0; i < weft_check_report_count(report); i++)
-		cli_print_diag(stdout, weft_check_report_problem(report, i), root);
-	return n - (strict ? 0 : *notes) + weft_check_report_count(report);
+	size_t m = weft_check_report_count(report);
+	for (size_t i = 0; i < m; i++) {
+		const weft_diag *d = weft_check_report_problem(report, i);
+		*notes += d->severity == WEFT_SEV_NOTE;
+		cli_print_diag(stdout, d, root);
+	}
+	return n + m - (strict ? 0 : *notes);
 }
 
 /*

@@ -29,10 +29,12 @@
 
 /* The models of ovniemu 1.14, in its order (by model character). */
 static const weft__emu_model_spec *const known_models[] = {
+	&weft__emu_model_nanos6,
 	&weft__emu_model_nodes,
 	&weft__emu_model_kernel,
 	&weft__emu_model_mpi,
 	&weft__emu_model_ovni,
+	&weft__emu_model_openmp,
 	&weft__emu_model_tampi,
 };
 #define NKNOWN (sizeof known_models / sizeof known_models[0])
@@ -234,21 +236,39 @@ static char *vformat(const char *fmt, va_list ap)
 	return s;
 }
 
-/* Appends a diagnostic (its strings are taken); a warning said before is counted. */
+/* Distinct warnings kept (one per nested task would grow with the trace). */
+#define WARNINGS_MAX 100
+static const char more_warnings[] = "more warnings, not listed one by one";
+
+/*
+ * Appends a diagnostic (its strings are taken); a warning said before is
+ * counted, and past WARNINGS_MAX distinct ones a new one only counts in
+ * a last "more warnings" entry.
+ */
 static void add_diag(weft__emu *e, int severity, char *file, uint64_t offset, char *message)
 {
+	size_t nwarn = 0;
 	if (message == NULL) {
 		free(file);
 		return;
 	}
 	for (size_t i = 0; severity == WEFT_SEV_WARNING && i < e->ndiags; i++)
-		if (e->diags[i].d.severity == WEFT_SEV_WARNING &&
+		if (e->diags[i].d.severity == WEFT_SEV_WARNING && ++nwarn &&
 		    strcmp(e->diags[i].d.message, message) == 0) {
 			e->diags[i].count++;
 			free(file);
 			free(message);
 			return;
 		}
+	if (nwarn >= WARNINGS_MAX && strcmp(message, more_warnings) != 0) {
+		char *more = malloc(sizeof more_warnings);
+		free(file);
+		free(message);
+		if (more != NULL)
+			memcpy(more, more_warnings, sizeof more_warnings);
+		add_diag(e, severity, NULL, WEFT_NO_OFFSET, more);
+		return;
+	}
 	if (e->ndiags == e->diags_cap) {
 		size_t cap = e->diags_cap ? e->diags_cap * 2 : 8;
 		weft__emu_diag *g = realloc(e->diags, cap * sizeof *g);
