@@ -29,10 +29,12 @@
 
 /* The models of ovniemu 1.14, in its order (by model character). */
 static const weft__emu_model_spec *const known_models[] = {
+	&weft__emu_model_nanos6,
 	&weft__emu_model_nodes,
 	&weft__emu_model_kernel,
 	&weft__emu_model_mpi,
 	&weft__emu_model_ovni,
+	&weft__emu_model_openmp,
 	&weft__emu_model_tampi,
 	&weft__emu_model_nosv,
 };
@@ -235,21 +237,39 @@ static char *vformat(const char *fmt, va_list ap)
 	return s;
 }
 
-/* Appends a diagnostic (its strings are taken); a warning said before is counted. */
+/* Distinct warnings kept (one per nested task would grow with the trace). */
+#define WARNINGS_MAX 100
+static const char more_warnings[] = "more warnings, not listed one by one";
+
+/*
+ * Appends a diagnostic (its strings are taken); a warning said before is
+ * counted, and past WARNINGS_MAX distinct ones a new one only counts in
+ * a last "more warnings" entry.
+ */
 static void add_diag(weft__emu *e, int severity, char *file, uint64_t offset, char *message)
 {
+	size_t nwarn = 0;
 	if (message == NULL) {
 		free(file);
 		return;
 	}
 	for (size_t i = 0; severity == WEFT_SEV_WARNING && i < e->ndiags; i++)
-		if (e->diags[i].d.severity == WEFT_SEV_WARNING &&
+		if (e->diags[i].d.severity == WEFT_SEV_WARNING && ++nwarn &&
 		    strcmp(e->diags[i].d.message, message) == 0) {
 			e->diags[i].count++;
 			free(file);
 			free(message);
 			return;
 		}
+	if (nwarn >= WARNINGS_MAX && strcmp(message, more_warnings) != 0) {
+		char *more = malloc(sizeof more_warnings);
+		free(file);
+		free(message);
+		if (more != NULL)
+			memcpy(more, more_warnings, sizeof more_warnings);
+		add_diag(e, severity, NULL, WEFT_NO_OFFSET, more);
+		return;
+	}
 	if (e->ndiags == e->diags_cap) {
 		size_t cap = e->diags_cap ? e->diags_cap * 2 : 8;
 		weft__emu_diag *g = realloc(e->diags, cap * sizeof *g);
@@ -426,6 +446,9 @@ int weft__emu_create(weft_trace *trace, const weft__emu_options *options,
 				 e->error ? e->error : "the models cannot start");
 	if (rc == 0)
 		rc = weft__emu_engine_build(e);
+	if (rc == 0 && weft__emu_bd_create(e) < 0)
+		rc = weft__error(WEFT_EFORMAT, weft_trace_path(trace), WEFT_NO_OFFSET, "%s",
+				 e->error ? e->error : "the breakdown cannot start");
 	if (rc == 0 && connect_models(e) < 0)
 		rc = weft__error(WEFT_EFORMAT, weft_trace_path(trace), WEFT_NO_OFFSET, "%s",
 				 e->error ? e->error : "the models cannot start");
@@ -540,6 +563,7 @@ void weft__emu_free(weft__emu *e)
 	for (uint32_t m = 0; m < e->nmodels; m++)
 		if (e->models[m]->free != NULL)
 			e->models[m]->free(e);
+	weft__emu_bd_free(e);
 	if (e->sys != NULL)
 		weft__emu_engine_free(e);
 	for (size_t i = 0; i < e->ndiags; i++) {
@@ -624,9 +648,68 @@ char *weft__emu_pcf_text(weft__emu *e, weft__emu_kind kind)
 {
 	weft__emu_pcf p = { 0 };
 	int rc = kind == WEFT__EMU_THREAD ? thread_types(e, &p) : 0;
-	for (uint32_t m = 0; rc == 0 && m < e->nmodels; m++)
-		rc = model_types(e, e->models[m], kind, &p);
+	if (kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU)
+		for (uint32_t m = 0; rc == 0 && m < e->nmodels; m++)
+			rc = model_types(e, e->models[m], kind, &p);
+	else
+		rc = weft__emu_bd_pcf(e, kind, &p);
 	char *text = rc == 0 ? weft__emu_pcf_render(&p) : NULL;
 	weft__emu_pcf_clear(&p);
+	return text;
+}
+
+/* ---- The traces ---------------------------------------------------------------------- */
+
+int weft__emu_trace_on(const weft__emu *e, weft__emu_kind kind)
+{
+	return kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU ||
+	       (kind < WEFT__EMU_KINDS && weft__emu_bd_rows(e, kind) > 0);
+}
+
+const char *weft__emu_trace_name(weft__emu_kind kind)
+{
+	static const char *const names[] = { "thread", "cpu", "nanos6-breakdown",
+					     "nosv-breakdown" };
+	return kind < WEFT__EMU_KINDS ? names[kind] : NULL;
+}
+
+/* The rows of a breakdown, "~CPU   16" down to "~CPU    1" (ovniemu's labels). */
+static char *bd_row_text(uint32_t n)
+{
+	size_t cap = 64 + (size_t)n * 16, len;
+	char *text = malloc(cap);
+	if (text == NULL)
+		return NULL;
+	len = (size_t)snprintf(text, cap, "LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE %"
+			       PRIu32 "\n", n);
+	for (uint32_t r = 0; r < n; r++)
+		len += (size_t)snprintf(text + len, cap - len, "~CPU %4" PRIu32 "\n", n - r);
+	return text;
+}
+
+uint32_t weft__emu_trace_rows(const weft__emu *e, weft__emu_kind kind)
+{
+	if (kind == WEFT__EMU_THREAD)
+		return (uint32_t)e->sys->nthreads;
+	if (kind == WEFT__EMU_CPU)
+		return (uint32_t)e->sys->ncpus;
+	return weft__emu_bd_rows(e, kind);
+}
+
+char *weft__emu_trace_row_text(const weft__emu *e, weft__emu_kind kind)
+{
+	if (kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU)
+		return weft__emu_row_text(e->sys, kind);
+	return bd_row_text(weft__emu_bd_rows(e, kind));
+}
+
+char *weft__emu_trace_prv_header(const weft__emu *e, weft__emu_kind kind, uint64_t duration)
+{
+	if (kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU)
+		return weft__emu_prv_header(e->sys, kind, duration);
+	char *text = malloc(128);
+	if (text != NULL)
+		snprintf(text, 128, "#Paraver (19/01/38 at 03:14):%020" PRIu64
+			 "_ns:0:1:1(%" PRIu32 ":1)\n", duration, weft__emu_bd_rows(e, kind));
 	return text;
 }

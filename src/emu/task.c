@@ -311,6 +311,12 @@ size_t weft__emu_type_count(const weft__emu_tasks *t)
 	return t->ntypes;
 }
 
+const weft__emu_task_type *weft__emu_type_find(const weft__emu_tasks *t, uint32_t id)
+{
+	uint64_t index;
+	return weft__emu_idmap_get(t->type_index, id, &index) ? &t->types[index - 1] : NULL;
+}
+
 /* A task held whole, with its one body (non-parallel) ready. */
 static weft__emu_task *task_new(uint32_t id, uint32_t type, uint32_t flags)
 {

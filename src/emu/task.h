@@ -91,6 +91,8 @@ int weft__emu_type_create(weft__emu *e, weft__emu_tasks *t, uint32_t id, const c
 /* The type of index `i` (weft__emu_task.type); the types in creation order. */
 const weft__emu_task_type *weft__emu_type_at(const weft__emu_tasks *t, uint32_t i);
 size_t weft__emu_type_count(const weft__emu_tasks *t);
+/* The type of id `id`, or NULL. */
+const weft__emu_task_type *weft__emu_type_find(const weft__emu_tasks *t, uint32_t id);
 
 /* Creates task `id` of type `type_id`: 0 or -1 (an id in use, an unknown type). */
 int weft__emu_task_create(weft__emu *e, weft__emu_tasks *t, uint32_t id, uint32_t type_id,
