@@ -33,6 +33,7 @@
 #include "emu/model_nosv_hwc.h"
 #include "emu/pcf.h"
 #include "emu/task.h"
+#include "emu/task_model.h"
 
 /* ---- Channels ------------------------------------------------------------------ */
 
@@ -109,23 +110,17 @@ static const weft__emu_chan_spec chans[CH_MAX] = {
 		      .cpu_default = IDLE_RESTING },
 };
 
-/* The model's state: tasks per process, body stacks per thread, counters. */
-typedef struct nosv_state {
-	weft__emu_tasks **tasks;         /* per process */
-	weft__emu_body_stack *stacks;    /* per thread */
-	weft__emu_hwc *hwc;
-	int mi;                          /* the model's index */
-} nosv_state;
-
-static nosv_state *state(weft__emu *e)
+/* The model's state: task types, tasks and body stacks (task_model.c),
+ * the hardware counters as its extra. */
+static weft__emu_task_model *state(weft__emu *e)
 {
-	return e->model_state[weft__emu_model_index(e, &weft__emu_model_nosv)];
+	return weft__emu_task_model_get(e, &weft__emu_model_nosv);
 }
 
 /* Raw channel `ch` of thread `t`. */
-static weft__emu_chan *chan(weft__emu *e, const nosv_state *s, uint32_t t, uint32_t ch)
+static weft__emu_chan *chan(weft__emu *e, uint32_t t, uint32_t ch)
 {
-	return weft__emu_th_chan(e, t, s->mi, ch);
+	return weft__emu_th_chan(e, t, weft__emu_model_index(e, &weft__emu_model_nosv), ch);
 }
 
 /* ---- Subsystems ------------------------------------------------------------------ */
@@ -213,16 +208,16 @@ static int ss_rule(char c, char v, int64_t *value)
 }
 
 /* A subsystem or idle event: push, pop or set its value, or nothing. */
-static int simple_event(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev)
+static int simple_event(weft__emu *e, const weft__emu_ev *ev)
 {
 	int64_t value = 0;
 	switch (ss_rule(ev->c, ev->v, &value)) {
 	case ACT_PUSH:
-		return weft__emu_push(e, chan(e, s, ev->thread, CH_SUBSYSTEM), value);
+		return weft__emu_push(e, chan(e, ev->thread, CH_SUBSYSTEM), value);
 	case ACT_POP:
-		return weft__emu_pop(e, chan(e, s, ev->thread, CH_SUBSYSTEM), value);
+		return weft__emu_pop(e, chan(e, ev->thread, CH_SUBSYSTEM), value);
 	case ACT_SET:
-		return weft__emu_set(e, chan(e, s, ev->thread, CH_IDLE), weft__emu_int(value));
+		return weft__emu_set(e, chan(e, ev->thread, CH_IDLE), weft__emu_int(value));
 	case ACT_IGNORE:
 		return 0;
 	default:
@@ -233,45 +228,24 @@ static int simple_event(weft__emu *e, const nosv_state *s, const weft__emu_ev *e
 
 /* ---- Tasks ------------------------------------------------------------------------ */
 
-/* The tasks of the event's thread's process. */
-static weft__emu_tasks *proc_tasks(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev)
-{
-	return s->tasks[e->th[ev->thread].info->proc];
-}
-
-/* VYc (jumbo: u32 type id, then the label up to a NUL): a task type. */
-static int type_event(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev)
-{
-	if (ev->v != 'c')
-		return weft__emu_fail(e, "unexpected event value %c", ev->v);
-	if (!ev->jumbo)
-		return weft__emu_fail(e, "expecting a jumbo event");
-	if (ev->payload_size < 4)
-		return weft__emu_fail(e, "missing task type id in the jumbo payload (%" PRIu32
-				      " bytes)", ev->payload_size);
-	uint32_t id = weft__emu_ev_u32(ev, 0);
-	const char *label = (const char *)ev->payload + 4;
-	size_t len = strnlen(label, ev->payload_size - 4);
-	return weft__emu_type_create(e, proc_tasks(e, s, ev), id, label, len);
-}
-
 /* VTc / VTC (u32 task id, u32 type id): a task; a parallel one has a body
  * per id > 0 and neither pauses nor runs again once ended. */
-static int task_create(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev)
+static int task_create(weft__emu *e, weft__emu_task_model *m, const weft__emu_ev *ev)
 {
 	if (ev->payload_size < 8)
 		return weft__emu_fail(e, "unexpected payload size %" PRIu32, ev->payload_size);
 	uint32_t id = weft__emu_ev_u32(ev, 0), type = weft__emu_ev_u32(ev, 4);
 	uint32_t flags = ev->v == 'C' ? WEFT__TASK_PARALLEL
 				      : WEFT__TASK_RESURRECT | WEFT__TASK_PAUSE;
-	return weft__emu_task_create(e, proc_tasks(e, s, ev), id, type, flags);
+	return weft__emu_task_create(e, weft__emu_task_model_of(e, m, ev->thread), id, type,
+				     flags);
 }
 
 /*
  * The task channels of thread `t` while body `b` (of `tasks`) runs on it,
  * `depth` bodies on its stack; `switching` from another running body.
  */
-static int show_body(weft__emu *e, const nosv_state *s, weft__emu_tasks *tasks, uint32_t t,
+static int show_body(weft__emu *e, weft__emu_tasks *tasks, uint32_t t,
 		     const weft__emu_body *b, uint32_t depth, int switching)
 {
 	const weft__emu_proc *proc = &e->sys->procs[e->th[t].info->proc];
@@ -283,28 +257,28 @@ static int show_body(weft__emu *e, const nosv_state *s, weft__emu_tasks *tasks, 
 								 : "task type gid");
 	if (!switching && proc->app_id <= 0)
 		return weft__emu_fail(e, "app id must be positive");
-	if (weft__emu_set(e, chan(e, s, t, CH_BODYID), weft__emu_int(b->id)) < 0 ||
-	    weft__emu_set_depth(e, chan(e, s, t, CH_TASKID), weft__emu_int(b->task->id),
+	if (weft__emu_set(e, chan(e, t, CH_BODYID), weft__emu_int(b->id)) < 0 ||
+	    weft__emu_set_depth(e, chan(e, t, CH_TASKID), weft__emu_int(b->task->id),
 				depth) < 0 ||
-	    weft__emu_set(e, chan(e, s, t, CH_TYPE), weft__emu_int(type->value)) < 0 ||
-	    weft__emu_set(e, chan(e, s, t, CH_APPID), weft__emu_int(proc->app_id)) < 0)
+	    weft__emu_set(e, chan(e, t, CH_TYPE), weft__emu_int(type->value)) < 0 ||
+	    weft__emu_set(e, chan(e, t, CH_APPID), weft__emu_int(proc->app_id)) < 0)
 		return -1;
 	if (proc->rank >= 0)
-		return weft__emu_set(e, chan(e, s, t, CH_RANK), weft__emu_int(proc->rank + 1));
+		return weft__emu_set(e, chan(e, t, CH_RANK), weft__emu_int(proc->rank + 1));
 	return 0;
 }
 
 /* The task channels of a thread when no body runs on it. */
-static int hide_body(weft__emu *e, const nosv_state *s, uint32_t t, uint32_t depth)
+static int hide_body(weft__emu *e, uint32_t t, uint32_t depth)
 {
 	const weft__emu_proc *proc = &e->sys->procs[e->th[t].info->proc];
-	if (weft__emu_set(e, chan(e, s, t, CH_BODYID), weft__emu_null()) < 0 ||
-	    weft__emu_set_depth(e, chan(e, s, t, CH_TASKID), weft__emu_null(), depth) < 0 ||
-	    weft__emu_set(e, chan(e, s, t, CH_TYPE), weft__emu_null()) < 0 ||
-	    weft__emu_set(e, chan(e, s, t, CH_APPID), weft__emu_null()) < 0)
+	if (weft__emu_set(e, chan(e, t, CH_BODYID), weft__emu_null()) < 0 ||
+	    weft__emu_set_depth(e, chan(e, t, CH_TASKID), weft__emu_null(), depth) < 0 ||
+	    weft__emu_set(e, chan(e, t, CH_TYPE), weft__emu_null()) < 0 ||
+	    weft__emu_set(e, chan(e, t, CH_APPID), weft__emu_null()) < 0)
 		return -1;
 	if (proc->rank >= 0)
-		return weft__emu_set(e, chan(e, s, t, CH_RANK), weft__emu_null());
+		return weft__emu_set(e, chan(e, t, CH_RANK), weft__emu_null());
 	return 0;
 }
 
@@ -313,15 +287,15 @@ static int hide_body(weft__emu *e, const nosv_state *s, uint32_t t, uint32_t dep
  * id) on the thread's body stack. A non-parallel task's events carry body
  * id 0, its one body being body 1; a parallel task's carry the body, > 0.
  */
-static int body_transition(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev)
+static int body_transition(weft__emu *e, weft__emu_task_model *m, const weft__emu_ev *ev)
 {
 	if (ev->payload_size < 4)
 		return weft__emu_fail(e, "missing task id in payload");
 	uint32_t task_id = weft__emu_ev_u32(ev, 0);
 	if (ev->payload_size < 8)
 		return weft__emu_fail(e, "missing body id in payload");
-	weft__emu_tasks *tasks = proc_tasks(e, s, ev);
-	weft__emu_body_stack *stack = &s->stacks[ev->thread];
+	weft__emu_tasks *tasks = weft__emu_task_model_of(e, m, ev->thread);
+	weft__emu_body_stack *stack = &m->stacks[ev->thread];
 	int32_t t = (int32_t)ev->thread;
 	weft__emu_task *task = weft__emu_task_find(e, tasks, task_id);
 	if (task == NULL)
@@ -359,15 +333,15 @@ static int body_transition(weft__emu *e, const nosv_state *s, const weft__emu_ev
  * started over a running one, or ended back to a running one, switches the
  * channels to the other body.
  */
-static int task_update(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev)
+static int task_update(weft__emu *e, weft__emu_task_model *m, const weft__emu_ev *ev)
 {
-	weft__emu_body_stack *stack = &s->stacks[ev->thread];
-	weft__emu_tasks *tasks = proc_tasks(e, s, ev);
+	weft__emu_body_stack *stack = &m->stacks[ev->thread];
+	weft__emu_tasks *tasks = weft__emu_task_model_of(e, m, ev->thread);
 	weft__emu_body *prev = weft__emu_body_running(stack);
-	if (body_transition(e, s, ev) < 0)
+	if (body_transition(e, m, ev) < 0)
 		return -1;
 	weft__emu_body *next = weft__emu_body_running(stack);
-	weft__emu_chan *ss = chan(e, s, ev->thread, CH_SUBSYSTEM);
+	weft__emu_chan *ss = chan(e, ev->thread, CH_SUBSYSTEM);
 	if (ev->v == 'x' && weft__emu_push(e, ss, SS_TASK_BODY) < 0)
 		return -1;
 	if (ev->v == 'e' && weft__emu_pop(e, ss, SS_TASK_BODY) < 0)
@@ -379,11 +353,11 @@ static int task_update(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev
 			return weft__emu_fail(e, "cannot switch to or from a NULL body");
 		if (prev == next)
 			return weft__emu_fail(e, "cannot switch to the same body");
-		rc = show_body(e, s, tasks, ev->thread, next, stack->n, 1);
+		rc = show_body(e, tasks, ev->thread, next, stack->n, 1);
 	} else if (ev->v == 'x' || ev->v == 'r') {
-		rc = show_body(e, s, tasks, ev->thread, next, stack->n, 0);
+		rc = show_body(e, tasks, ev->thread, next, stack->n, 0);
 	} else {
-		rc = hide_body(e, s, ev->thread, stack->n);
+		rc = hide_body(e, ev->thread, stack->n);
 	}
 	if (rc < 0 || ev->v != 'x')
 		return rc;
@@ -396,17 +370,17 @@ static int task_update(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev
 }
 
 /* The task events (VT*). */
-static int task_event(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev)
+static int task_event(weft__emu *e, weft__emu_task_model *m, const weft__emu_ev *ev)
 {
 	switch (ev->v) {
 	case 'c':
 	case 'C':
-		return task_create(e, s, ev);
+		return task_create(e, m, ev);
 	case 'x':
 	case 'e':
 	case 'p':
 	case 'r':
-		return task_update(e, s, ev);
+		return task_update(e, m, ev);
 	default:
 		return weft__emu_fail(e, "unexpected nOS-V task event value %c", ev->v);
 	}
@@ -417,7 +391,7 @@ static int task_event(weft__emu *e, const nosv_state *s, const weft__emu_ev *ev)
 static int nosv_event(weft__emu *e, const weft__emu_ev *ev)
 {
 	const weft__emu_th *th = &e->th[ev->thread];
-	nosv_state *s = state(e);
+	weft__emu_task_model *m = state(e);
 	if (!th->active)
 		return weft__emu_fail(e, "current thread %" PRId64 " not active", th->info->tid);
 	if (th->out_of_cpu)
@@ -429,13 +403,13 @@ static int nosv_event(weft__emu *e, const weft__emu_ev *ev)
 	case 'H':
 	case 'A':
 	case 'P':
-		return simple_event(e, s, ev);
+		return simple_event(e, ev);
 	case 'T':
-		return task_event(e, s, ev);
+		return task_event(e, m, ev);
 	case 'Y':
-		return type_event(e, s, ev);
+		return weft__emu_task_model_type_event(e, m, ev);
 	case 'W':
-		return weft__emu_hwc_event(e, s->hwc, ev);
+		return weft__emu_hwc_event(e, m->extra, ev);
 	default:
 		return weft__emu_fail(e, "unknown nOS-V event category %c", ev->c);
 	}
@@ -443,157 +417,91 @@ static int nosv_event(weft__emu *e, const weft__emu_ev *ev)
 
 static int nosv_create(weft__emu *e)
 {
-	int mi = weft__emu_model_index(e, &weft__emu_model_nosv);
-	nosv_state *s = calloc(1, sizeof *s);
-	if (s == NULL)
-		return weft__emu_fail(e, "out of memory");
-	e->model_state[mi] = s;
-	s->mi = mi;
-	s->tasks = calloc(e->sys->nprocs ? e->sys->nprocs : 1, sizeof *s->tasks);
-	s->stacks = calloc(e->sys->nthreads ? e->sys->nthreads : 1, sizeof *s->stacks);
-	if (s->tasks == NULL || s->stacks == NULL)
-		return weft__emu_fail(e, "out of memory");
-	for (size_t p = 0; p < e->sys->nprocs; p++)
-		if ((s->tasks[p] = weft__emu_tasks_new()) == NULL)
-			return weft__emu_fail(e, "out of memory");
-	return weft__emu_hwc_create(e, &s->hwc);
+	if (weft__emu_task_model_create(e, &weft__emu_model_nosv) < 0)
+		return -1;
+	weft__emu_hwc *hwc = NULL;
+	int rc = weft__emu_hwc_create(e, &hwc);
+	state(e)->extra = hwc;
+	return rc;
 }
 
 /* Every thread starts Progressing (written when it first runs). */
 static int nosv_connect(weft__emu *e)
 {
-	const nosv_state *s = state(e);
 	for (uint32_t t = 0; t < e->sys->nthreads; t++)
-		if (weft__emu_set(e, chan(e, s, t, CH_IDLE), weft__emu_int(IDLE_PROGRESSING)) < 0)
+		if (weft__emu_set(e, chan(e, t, CH_IDLE), weft__emu_int(IDLE_PROGRESSING)) < 0)
 			return -1;
 	return 0;
 }
 
 /*
- * The task types of every process (system order, creation order), with
- * `fn` called on each; stops when it returns non-zero.
+ * Two task types whose labels hash to one value, in the order the .pcf
+ * lists them (processes in system order, types in creation order): an
+ * error for each, as ovniemu refuses the trace when it writes the .pcf.
+ * 0, or -1 when one was found (or without memory).
  */
-static int each_type(weft__emu *e, int (*fn)(void *ctx, const weft__emu_task_type *tt),
-		     void *ctx)
+static int check_collisions(weft__emu *e, const weft__emu_task_model *m)
 {
-	const nosv_state *s = state(e);
-	for (size_t p = 0; p < e->sys->nprocs; p++)
-		for (size_t i = 0; i < weft__emu_type_count(s->tasks[p]); i++) {
-			int rc = fn(ctx, weft__emu_type_at(s->tasks[p], (uint32_t)i));
-			if (rc != 0)
-				return rc;
+	weft__emu_idmap *seen = weft__emu_idmap_new();   /* value -> its first label */
+	int rc = seen == NULL ? -1 : 0;
+	for (size_t p = 0; seen != NULL && p < m->nprocs; p++)
+		for (uint32_t i = 0; i < weft__emu_type_count(m->procs[p]); i++) {
+			const weft__emu_task_type *tt = weft__emu_type_at(m->procs[p], i);
+			uint64_t v;
+			if (!weft__emu_idmap_get(seen, tt->value, &v)) {
+				if (weft__emu_idmap_put(seen, tt->value, (uintptr_t)tt->label) < 0) {
+					weft__emu_end_error(e, UINT32_MAX, "out of memory");
+					rc = -1;
+				}
+			} else if (strcmp((const char *)(uintptr_t)v, tt->label) != 0) {
+				weft__emu_end_error(e, UINT32_MAX, "collision occurred in task type "
+						    "labels: %s and %s", (const char *)(uintptr_t)v,
+						    tt->label);
+				rc = -1;
+			}
 		}
-	return 0;
-}
-
-/* Collision check: the labels of each type value seen so far. */
-typedef struct collisions {
-	weft__emu *e;
-	weft__emu_idmap *seen;   /* value -> const char * label */
-	int found;
-} collisions;
-
-/* Two labels with the same value are a collision of the label hash. */
-static int check_type(void *ctx, const weft__emu_task_type *tt)
-{
-	collisions *c = ctx;
-	uint64_t v;
-	if (weft__emu_idmap_get(c->seen, tt->value, &v)) {
-		const char *first = (const char *)(uintptr_t)v;
-		if (strcmp(first, tt->label) != 0) {
-			weft__emu_end_error(c->e, UINT32_MAX, "collision occurred in task type "
-					    "labels: %s and %s", first, tt->label);
-			c->found = 1;
-		}
-		return 0;
-	}
-	return weft__emu_idmap_put(c->seen, tt->value, (uintptr_t)tt->label) < 0 ? -1 : 0;
-}
-
-/*
- * The end: two task types whose labels hash to the same value are an
- * error (ovniemu finds it writing the .pcf); in the end checks, a thread
- * that ends with subsystems on its stack.
- */
-static int nosv_finish(weft__emu *e)
-{
-	const nosv_state *s = state(e);
-	collisions c = { e, weft__emu_idmap_new(), 0 };
-	int rc = c.seen == NULL || each_type(e, check_type, &c) != 0 ? -1 : 0;
-	weft__emu_idmap_free(c.seen);
-	if (rc < 0)
-		weft__emu_end_error(e, UINT32_MAX, "out of memory");
-	rc = rc < 0 || c.found ? -1 : 0;
-	for (uint32_t t = 0; !e->opt.no_end_checks && t < e->sys->nthreads; t++) {
-		uint32_t n = chan(e, s, t, CH_SUBSYSTEM)->depth;
-		if (n > 0) {
-			weft__emu_end_error(e, t, "thread %" PRId64 " ended with %" PRIu32
-					    " stacked nosv subsystems", e->th[t].info->tid, n);
-			rc = -1;
-		}
-	}
+	weft__emu_idmap_free(seen);
 	return rc;
 }
 
-/* Adds a task type's label to the .pcf type. */
-static int pcf_type_label(void *ctx, const weft__emu_task_type *tt)
+/* The end: label collisions, then the end check of the subsystem stacks. */
+static int nosv_finish(weft__emu *e)
 {
-	return weft__emu_pcf_add(ctx, tt->value, tt->label);
+	int rc = check_collisions(e, state(e));
+	if (weft__emu_task_model_end_check(e, &weft__emu_model_nosv, CH_SUBSYSTEM,
+					   "nosv subsystems") < 0)
+		rc = -1;
+	return rc;
 }
 
 /*
- * The counters' types, and the task types as labels of type 11: every
+ * The counters' types, and the task types as labels of type 11 (every
  * process's in system order, each in creation order, the first label of a
- * value kept. As ovniemu, only when the emulation did not stop at an
- * event (the labels are written at its end).
+ * value kept): as ovniemu, only when the emulation did not stop at an
+ * event (it adds the labels at its end).
  */
 static int nosv_pcf(weft__emu *e, weft__emu_kind kind, weft__emu_pcf *pcf)
 {
 	(void)kind;
-	int rc = weft__emu_hwc_pcf(state(e)->hwc, pcf);
+	weft__emu_task_model *m = state(e);
+	int rc = weft__emu_hwc_pcf(m->extra, pcf);
 	if (rc < 0 || (e->failed && !e->finished))
 		return rc;
-	weft__emu_pcf_type *types = weft__emu_pcf_type_find(pcf, chans[CH_TYPE].type);
-	return types == NULL ? 0 : each_type(e, pcf_type_label, types);
-}
-
-/* Finds the label of a task type value. */
-typedef struct label_query {
-	int64_t value;
-	const char *label;
-} label_query;
-
-static int match_type(void *ctx, const weft__emu_task_type *tt)
-{
-	label_query *q = ctx;
-	if (tt->value != q->value)
-		return 0;
-	q->label = tt->label;
-	return 1;
+	return weft__emu_task_model_pcf(e, m, pcf, chans[CH_TYPE].type);
 }
 
 /* The label of a task type value known so far (channel CH_TYPE). */
 static const char *nosv_label(weft__emu *e, uint32_t ch, int64_t value)
 {
-	label_query q = { value, NULL };
-	if (ch == CH_TYPE)
-		each_type(e, match_type, &q);
-	return q.label;
+	return ch == CH_TYPE ? weft__emu_task_model_label(state(e), value) : NULL;
 }
 
 static void nosv_free(weft__emu *e)
 {
-	nosv_state *s = state(e);
-	if (s == NULL)
-		return;
-	for (size_t p = 0; s->tasks != NULL && p < e->sys->nprocs; p++)
-		weft__emu_tasks_free(s->tasks[p]);
-	for (size_t t = 0; s->stacks != NULL && t < e->sys->nthreads; t++)
-		weft__emu_body_stack_free(&s->stacks[t]);
-	free(s->tasks);
-	free(s->stacks);
-	weft__emu_hwc_free(s->hwc);
-	free(s);
+	weft__emu_task_model *m = state(e);
+	if (m != NULL)
+		weft__emu_hwc_free(m->extra);
+	weft__emu_task_model_destroy(e, &weft__emu_model_nosv);
 }
 
 const weft__emu_model_spec weft__emu_model_nosv = {

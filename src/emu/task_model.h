@@ -16,6 +16,8 @@ typedef struct weft__emu_task_model {
 	weft__emu_tasks **procs;        /* per process (weft__emu_system.procs) */
 	weft__emu_body_stack *stacks;   /* per thread */
 	size_t nprocs, nthreads;
+	void *extra;                    /* the model's own state besides (nOS-V: its
+	                                   hardware counters), its free hook frees it */
 } weft__emu_task_model;
 
 /*
