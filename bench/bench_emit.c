@@ -25,6 +25,14 @@
  *       With --spans, the events of a nOS-V program instead (the
  *       benchmark of the viewer conversions): task bodies (VTx .. VTe)
  *       with API calls inside (VAs .. VAS) and points (OB.) between.
+ *       With --nosv, a nOS-V program that ovniemu and weft's emulation
+ *       accept (the benchmark of the emulation, docs/emulation.md): each
+ *       thread a worker (VHw .. VHW) with task types of its own (VYc),
+ *       then tasks, each created (VAr VTc VAR), submitted (VAs VU[ VU]
+ *       VAS), waited for (VSh VSf), run (VTx, an allocation VMa VMA,
+ *       every 8th paused and resumed in its body, VTe); every 64th task
+ *       the thread pauses and resumes (OHp OHr). About 180 bytes and 13
+ *       events per task.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,6 +64,7 @@ struct worker {
 	uint64_t events;   /* events to emit (timing runs) */
 	uint64_t bytes;    /* stream bytes to write (--write-trace) */
 	int spans;         /* --write-trace --spans: the nOS-V pattern */
+	int nosv;          /* --write-trace --nosv: a nOS-V program the emulation accepts */
 	double ns_per_event;
 	double user_ns, sys_ns; /* CPU time in user space and in the kernel */
 	uint64_t sink;     /* keeps the clock loop from being optimised out */
@@ -281,15 +290,86 @@ loop_spans(uint64_t n, int index)
 	return n * (2 * 20 + 9 * 12);
 }
 
-/* Writes ~w->bytes of the mix (or spans), in chunks of 10000 events. */
+/* An event with two u32 of payload (VTc: task, type; VTx/VTp/VTr/VTe: task, body). */
+static inline void
+emit_u32x2(const char *mcv, uint32_t a, uint32_t b)
+{
+	struct ovni_ev ev = { 0 };
+	uint32_t p[2] = { a, b };
+	ovni_ev_set_mcv(&ev, mcv);
+	ovni_ev_set_clock(&ev, ovni_clock_now());
+	ovni_payload_add(&ev, (const uint8_t *) p, sizeof(p));
+	ovni_ev_emit(&ev);
+}
+
+#define NOSV_TYPES 4 /* task types of each thread */
+
+/* --nosv: the thread's task types, once (ids 1 + index * NOSV_TYPES ...). */
+static void
+nosv_types(int index)
+{
+	uint8_t data[JUMBO_DATA];
+	for (uint32_t k = 0; k < NOSV_TYPES; k++) {
+		memset(data, 0, sizeof data);
+		snprintf((char *) data + 4, JUMBO_DATA - 4, "bench kernel %d.%u", index, k);
+		emit_vyc(ovni_clock_now(), data, 1 + (uint32_t) index * NOSV_TYPES + k);
+	}
+}
+
+/*
+ * --nosv: n tasks of the thread (module comment). Task ids are unique in
+ * the process: 1 + index + nthreads * k. Returns the bytes written.
+ */
+static uint64_t
+loop_nosv(uint64_t n, int index, int nthreads)
+{
+	static _Thread_local uint64_t k;
+	for (uint64_t i = 0; i < n; i++, k++) {
+		uint32_t id = 1 + (uint32_t) index + (uint32_t) nthreads * (uint32_t) k;
+		uint32_t type = 1 + (uint32_t) index * NOSV_TYPES + (uint32_t) (k % NOSV_TYPES);
+		emit_bare(ovni_clock_now(), "VAr");
+		emit_u32x2("VTc", id, type);
+		emit_bare(ovni_clock_now(), "VAR");
+		emit_bare(ovni_clock_now(), "VAs");
+		emit_bare(ovni_clock_now(), "VU[");
+		emit_bare(ovni_clock_now(), "VU]");
+		emit_bare(ovni_clock_now(), "VAS");
+		emit_bare(ovni_clock_now(), "VSh");
+		emit_bare(ovni_clock_now(), "VSf");
+		emit_u32x2("VTx", id, 0);
+		emit_bare(ovni_clock_now(), "VMa");
+		emit_bare(ovni_clock_now(), "VMA");
+		if (k % 8 == 0) {
+			emit_bare(ovni_clock_now(), "VAp");
+			emit_u32x2("VTp", id, 0);
+			emit_u32x2("VTr", id, 0);
+			emit_bare(ovni_clock_now(), "VAP");
+		}
+		emit_u32x2("VTe", id, 0);
+		if (k % 64 == 63) {
+			emit_bare(ovni_clock_now(), "OHp");
+			emit_bare(ovni_clock_now(), "OHr");
+		}
+	}
+	return n * (10 * 12 + 3 * 20) + n / 8 * (2 * 12 + 2 * 20) + n / 64 * 24;
+}
+
+/* Writes ~w->bytes of the mix (or spans, or a nOS-V program), in chunks. */
 static void *
 writer_main(void *arg)
 {
 	struct worker *w = arg;
 	uint64_t done = 0;
 	thread_open(w->index, w->nthreads);
+	if (w->nosv) {
+		emit_bare(ovni_clock_now(), "VHw");
+		nosv_types(w->index);
+	}
 	while (done < w->bytes)
-		done += w->spans ? loop_spans(1000, w->index) : loop_mix(10000, w->index);
+		done += w->nosv ? loop_nosv(1000, w->index, w->nthreads)
+			: w->spans ? loop_spans(1000, w->index) : loop_mix(10000, w->index);
+	if (w->nosv)
+		emit_bare(ovni_clock_now(), "VHW");
 	thread_close();
 	return NULL;
 }
@@ -445,7 +525,7 @@ usage(void)
 	fprintf(stderr,
 		"usage: bench_emit [--dir DIR] [--fixed N] [--mix N] [--threads 1,2] [--repeat R]\n"
 		"                  [--warmup W] [--keep]\n"
-		"       bench_emit --write-trace DIR [--bytes 1G] [--threads 4] [--spans]\n");
+		"       bench_emit --write-trace DIR [--bytes 1G] [--threads 4] [--spans | --nosv]\n");
 	exit(2);
 }
 
@@ -454,7 +534,7 @@ struct options {
 	const char *write_trace;
 	uint64_t fixed_n, mix_n, bytes;
 	int threads[8], nthreads_list;
-	int repeat, warmup, keep, spans;
+	int repeat, warmup, keep, spans, nosv;
 };
 
 /* "1,2" -> thread counts to run each case with. */
@@ -487,6 +567,7 @@ parse_args(struct options *o, int argc, char **argv)
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--keep") == 0) { o->keep = 1; continue; }
 		if (strcmp(a, "--spans") == 0) { o->spans = 1; continue; }
+		if (strcmp(a, "--nosv") == 0) { o->nosv = 1; continue; }
 		if (v == NULL)
 			usage();
 		if (strcmp(a, "--dir") == 0) o->dir = v;
@@ -520,7 +601,7 @@ write_trace(const struct options *o)
 	loom_name(loom, sizeof(loom));
 	ovni_proc_init(1, loom, getpid());
 	for (int i = 0; i < n; i++)
-		ws[i] = (struct worker) { .index = i, .nthreads = n, .spans = o->spans,
+		ws[i] = (struct worker) { .index = i, .nthreads = n, .spans = o->spans, .nosv = o->nosv,
 					  .bytes = o->bytes / (uint64_t) n };
 	double t0 = now_ns();
 	run_threads(ws, n, writer_main);

@@ -32,6 +32,9 @@ for f in "$data"/ovni/v3/*/ovni/*/*/*/stream.obs; do
 	seed fuzz_convert_paraver 000 "$f"
 	seed fuzz_convert_pallas 000 "$f"
 done
+for f in "$data"/ovni-emu/*/ovni/*/*/*/stream.obs; do
+	seed fuzz_emu - "$f"
+done
 for f in "$data"/ovni/v3/*/ovni/*/*/*/stream.json; do
 	seed fuzz_ovni_json - "$f"
 done

@@ -72,6 +72,10 @@ typedef struct weft_convert_options {
 	int emulate;
 	/* With emulation: every model, required or not (ovniemu -a). */
 	int all_models;
+	/* With emulation into paraver: also the breakdown traces of the
+	 * nOS-V and Nanos6 models, nosv-breakdown.* and nanos6-breakdown.*
+	 * (ovniemu -b). */
+	int breakdown;
 } weft_convert_options;
 
 /* weft_convert_options.emulate */

@@ -28,7 +28,8 @@ enum convert_option_id {
 	OPT_ALLOW_LOSS,
 	OPT_EMULATE,
 	OPT_RAW,
-	OPT_ALL_MODELS
+	OPT_ALL_MODELS,
+	OPT_BREAKDOWN
 };
 
 const cli_option cli_convert_options[] = {
@@ -50,6 +51,7 @@ const cli_option cli_convert_options[] = {
 	{ "emulate", 0, 0, OPT_EMULATE },
 	{ "raw", 0, 0, OPT_RAW },
 	{ "all-models", 0, 0, OPT_ALL_MODELS },
+	{ "breakdown", 0, 0, OPT_BREAKDOWN },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -95,7 +97,10 @@ static void print_convert_help(void)
 	       "                       models): -t paraver writes ovniemu's thread.prv and\n"
 	       "                       cpu.prv (with .pcf, .row) into the directory OUT\n"
 	       "  --raw                the generic mapping, without emulation\n"
-	       "  --all-models         emulate every model, required or not (ovniemu -a)\n");
+	       "  --all-models         emulate every model, required or not (ovniemu -a)\n"
+	       "  --breakdown          emulated paraver: also the breakdown traces of nOS-V\n"
+	       "                       and Nanos6, nosv-breakdown.prv, nanos6-breakdown.prv\n"
+	       "                       (ovniemu -b)\n");
 	cli_print_common_help(stdout, NULL);
 	printf("\n"
 	       "exit status: 0 done (warnings on stderr); 1 done, but some data could not\n"
@@ -122,6 +127,7 @@ typedef struct convert_settings {
 	int allow_loss;           /* --allow-loss */
 	int emulate;              /* --emulate, --raw: enum weft_emulate */
 	int all_models;           /* --all-models */
+	int breakdown;            /* --breakdown */
 	uint64_t vt_unit;         /* --vt-unit: ns per unit of virtual time */
 } convert_settings;
 
@@ -214,6 +220,9 @@ static int apply_convert_option(convert_settings *s, int id, const char *value)
 	case OPT_ALL_MODELS:
 		s->all_models = 1;
 		return 0;
+	case OPT_BREAKDOWN:
+		s->breakdown = 1;
+		return 0;
 	case OPT_TIME:
 		if (strcmp(value, "real") != 0 && strcmp(value, "virtual") != 0) {
 			cli_usage_error("convert", "--time takes real or virtual, not '%s'", value);
@@ -254,8 +263,9 @@ static int check_convert_settings(convert_settings *s)
 	if (s->allow_loss && (s->heph_compat || !(s->to->flags & WEFT_OUTPUT_VIEWER)))
 		return cli_usage_error("convert", "--allow-loss is for the viewer formats "
 				       "(%s)", viewers);
-	if (s->all_models && s->emulate == WEFT_EMULATE_OFF)
-		return cli_usage_error("convert", "--all-models is for the emulation, not --raw");
+	if ((s->all_models || s->breakdown) && s->emulate == WEFT_EMULATE_OFF)
+		return cli_usage_error("convert", "--%s is for the emulation, not --raw",
+				       s->all_models ? "all-models" : "breakdown");
 	if (s->emulate == WEFT_EMULATE_ON && !(s->to->flags & WEFT_OUTPUT_EMULATE))
 		return cli_usage_error("convert", "--emulate is for -t %s",
 				       weft_output_names(WEFT_OUTPUT_EMULATE, viewers,
@@ -307,6 +317,7 @@ static void convert_options_from(const convert_settings *s, weft_convert_options
 	o->allow_loss = s->allow_loss;
 	o->emulate = s->emulate;
 	o->all_models = s->all_models;
+	o->breakdown = s->breakdown;
 	o->remove_on_signal = 1;
 }
 

@@ -29,7 +29,11 @@
 
 /* The models of ovniemu 1.14, in its order (by model character). */
 static const weft__emu_model_spec *const known_models[] = {
+	&weft__emu_model_nodes,
+	&weft__emu_model_kernel,
+	&weft__emu_model_mpi,
 	&weft__emu_model_ovni,
+	&weft__emu_model_tampi,
 };
 #define NKNOWN (sizeof known_models / sizeof known_models[0])
 
@@ -164,6 +168,11 @@ int weft__emu_declares_models(const weft_trace *trace)
 		all = require_ok(json_object_get(json_object_get(root, "ovni"), "require"));
 		json_decref(root);
 	}
+	/* and the system can be built (looms with CPUs, threads below them) */
+	weft__emu_system *sys = NULL;
+	if (all && weft__emu_system_load(trace, &sys) < 0)
+		all = 0;
+	weft__emu_system_free(sys);
 	return all;
 }
 
@@ -430,6 +439,9 @@ int weft__emu_create(weft_trace *trace, const weft__emu_options *options,
 				 e->error ? e->error : "the models cannot start");
 	if (rc == 0)
 		rc = weft__emu_engine_build(e);
+	if (rc == 0 && weft__emu_bd_create(e) < 0)
+		rc = weft__error(WEFT_EFORMAT, weft_trace_path(trace), WEFT_NO_OFFSET, "%s",
+				 e->error ? e->error : "the breakdown cannot start");
 	if (rc == 0 && connect_models(e) < 0)
 		rc = weft__error(WEFT_EFORMAT, weft_trace_path(trace), WEFT_NO_OFFSET, "%s",
 				 e->error ? e->error : "the models cannot start");
@@ -544,6 +556,7 @@ void weft__emu_free(weft__emu *e)
 	for (uint32_t m = 0; m < e->nmodels; m++)
 		if (e->models[m]->free != NULL)
 			e->models[m]->free(e);
+	weft__emu_bd_free(e);
 	if (e->sys != NULL)
 		weft__emu_engine_free(e);
 	for (size_t i = 0; i < e->ndiags; i++) {
@@ -628,9 +641,68 @@ char *weft__emu_pcf_text(weft__emu *e, weft__emu_kind kind)
 {
 	weft__emu_pcf p = { 0 };
 	int rc = kind == WEFT__EMU_THREAD ? thread_types(e, &p) : 0;
-	for (uint32_t m = 0; rc == 0 && m < e->nmodels; m++)
-		rc = model_types(e, e->models[m], kind, &p);
+	if (kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU)
+		for (uint32_t m = 0; rc == 0 && m < e->nmodels; m++)
+			rc = model_types(e, e->models[m], kind, &p);
+	else
+		rc = weft__emu_bd_pcf(e, kind, &p);
 	char *text = rc == 0 ? weft__emu_pcf_render(&p) : NULL;
 	weft__emu_pcf_clear(&p);
+	return text;
+}
+
+/* ---- The traces ---------------------------------------------------------------------- */
+
+int weft__emu_trace_on(const weft__emu *e, weft__emu_kind kind)
+{
+	return kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU ||
+	       (kind < WEFT__EMU_KINDS && weft__emu_bd_rows(e, kind) > 0);
+}
+
+const char *weft__emu_trace_name(weft__emu_kind kind)
+{
+	static const char *const names[] = { "thread", "cpu", "nanos6-breakdown",
+					     "nosv-breakdown" };
+	return kind < WEFT__EMU_KINDS ? names[kind] : NULL;
+}
+
+/* The rows of a breakdown, "~CPU   16" down to "~CPU    1" (ovniemu's labels). */
+static char *bd_row_text(uint32_t n)
+{
+	size_t cap = 64 + (size_t)n * 16, len;
+	char *text = malloc(cap);
+	if (text == NULL)
+		return NULL;
+	len = (size_t)snprintf(text, cap, "LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE %"
+			       PRIu32 "\n", n);
+	for (uint32_t r = 0; r < n; r++)
+		len += (size_t)snprintf(text + len, cap - len, "~CPU %4" PRIu32 "\n", n - r);
+	return text;
+}
+
+uint32_t weft__emu_trace_rows(const weft__emu *e, weft__emu_kind kind)
+{
+	if (kind == WEFT__EMU_THREAD)
+		return (uint32_t)e->sys->nthreads;
+	if (kind == WEFT__EMU_CPU)
+		return (uint32_t)e->sys->ncpus;
+	return weft__emu_bd_rows(e, kind);
+}
+
+char *weft__emu_trace_row_text(const weft__emu *e, weft__emu_kind kind)
+{
+	if (kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU)
+		return weft__emu_row_text(e->sys, kind);
+	return bd_row_text(weft__emu_bd_rows(e, kind));
+}
+
+char *weft__emu_trace_prv_header(const weft__emu *e, weft__emu_kind kind, uint64_t duration)
+{
+	if (kind == WEFT__EMU_THREAD || kind == WEFT__EMU_CPU)
+		return weft__emu_prv_header(e->sys, kind, duration);
+	char *text = malloc(128);
+	if (text != NULL)
+		snprintf(text, 128, "#Paraver (19/01/38 at 03:14):%020" PRIu64
+			 "_ns:0:1:1(%" PRIu32 ":1)\n", duration, weft__emu_bd_rows(e, kind));
 	return text;
 }

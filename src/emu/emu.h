@@ -82,10 +82,17 @@ void weft__emu_system_free(weft__emu_system *sys);
  */
 int weft__emu_duration(weft_trace *trace, uint64_t *out);
 
-/* Which Paraver trace: thread.* (a row per thread) or cpu.* (per CPU). */
+/*
+ * Which Paraver trace: thread.* (a row per thread), cpu.* (per CPU), and
+ * with the breakdown option nanos6-breakdown.* and nosv-breakdown.* (a
+ * row per physical CPU: what the CPUs do, sorted; breakdown.c).
+ */
 typedef enum weft__emu_kind {
 	WEFT__EMU_THREAD = 0,
-	WEFT__EMU_CPU = 1
+	WEFT__EMU_CPU = 1,
+	WEFT__EMU_BD_NANOS6 = 2,
+	WEFT__EMU_BD_NOSV = 3,
+	WEFT__EMU_KINDS = 4
 } weft__emu_kind;
 
 /* The label of a row: "TH 1.123", " CPU 0.1", "vCPU 0.*". */
@@ -107,6 +114,7 @@ typedef struct weft__emu_options {
 	int all_models;   /* enable every model, required or not (ovniemu -a) */
 	int no_end_checks;/* skip the checks of what is left open at the end
 	                     (ovniemu runs them only with -l) */
+	int breakdown;    /* the breakdown traces of nOS-V and Nanos6 (ovniemu -b) */
 } weft__emu_options;
 
 /* One record of thread.prv or cpu.prv: a row's channel changed. */
@@ -174,13 +182,23 @@ int weft__emu_failed(const weft__emu *e);
 /* The diagnostics, in the order they were found. */
 size_t weft__emu_diag_count(const weft__emu *e);
 const weft__emu_diag *weft__emu_diag_get(const weft__emu *e, size_t i);
-/* The .pcf of thread.prv or cpu.prv (malloc'd; NULL without memory). */
+/* The .pcf of a trace (malloc'd; NULL without memory). */
 char *weft__emu_pcf_text(weft__emu *e, weft__emu_kind kind);
+/* 1 when the emulation writes trace `kind` (thread and cpu always). */
+int weft__emu_trace_on(const weft__emu *e, weft__emu_kind kind);
+/* The file name of a trace without suffix: "thread", "nosv-breakdown". */
+const char *weft__emu_trace_name(weft__emu_kind kind);
+/* The rows of a trace. */
+uint32_t weft__emu_trace_rows(const weft__emu *e, weft__emu_kind kind);
+/* The .row text and the .prv header line of a trace (malloc'd, or NULL). */
+char *weft__emu_trace_row_text(const weft__emu *e, weft__emu_kind kind);
+char *weft__emu_trace_prv_header(const weft__emu *e, weft__emu_kind kind, uint64_t duration);
 /*
  * 1 when `trace` is an ovni trace whose thread streams all declare the
  * models they use (ovni.require, libovni 1.5 and later), each a model the
- * emulator knows in a version it handles: what the outputs emulate by
- * default (WEFT_EMULATE_AUTO).
+ * emulator knows in a version it handles, and whose system can be built
+ * (threads below their process and loom, looms with CPUs): what the
+ * outputs emulate by default (WEFT_EMULATE_AUTO).
  */
 int weft__emu_declares_models(const weft_trace *trace);
 /* What a model channel slot (weft__emu_record.slot) is. */

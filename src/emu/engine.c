@@ -88,7 +88,7 @@ static void cpu_model_init(weft__emu *e, weft__emu_cpu_st *cpu, uint32_t c)
 	for (uint32_t s = 0; s < e->nslots; s++) {
 		const weft__emu_chan_spec *sp = e->slots[s].spec;
 		chan_init(&cpu->out[s], c, WEFT__CHAN_DIRTY_WRITE | WEFT__CHAN_ALLOW_DUP,
-			  WEFT__ROLE_PLAIN, WEFT__FILE_CPU, sp->type, sp->prv_flags);
+			  WEFT__ROLE_CPU_OUT, WEFT__FILE_CPU, sp->type, sp->prv_flags);
 		cpu->out[s].slot = (uint16_t)s;
 	}
 }
@@ -443,7 +443,7 @@ static int emit(weft__emu *e, weft__emu_chan *c)
 		return 0;
 	weft__emu_record r = {
 		.time = e->now,
-		.kind = c->file == WEFT__FILE_THREAD ? WEFT__EMU_THREAD : WEFT__EMU_CPU,
+		.kind = (weft__emu_kind)(c->file - 1),
 		.row = c->owner, .type = c->type, .value = value,
 		.depth = c->role == WEFT__ROLE_TH_RAW ? c->depth : (v.set ? c->depth : 0),
 		.slot = c->slot,
@@ -471,6 +471,8 @@ int weft__emu_propagate(weft__emu *e, int emit_records)
 			rc = raw_changed(e, c);
 		else if (c->role == WEFT__ROLE_CPU_THRUN)
 			rc = thrun_changed(e, c);
+		else if (c->role >= WEFT__ROLE_CPU_OUT && e->bd != NULL)
+			rc = weft__emu_bd_dirty(e, c);
 	}
 	for (size_t i = 0; rc == 0 && emit_records && i < e->ndirty; i++)
 		if (e->dirty[i]->file != WEFT__FILE_NONE)
@@ -490,7 +492,7 @@ static int snapshot_one(weft__emu *e, const weft__emu_chan *c, uint64_t time)
 		return 0;
 	weft__emu_record r = {
 		.time = time,
-		.kind = c->file == WEFT__FILE_THREAD ? WEFT__EMU_THREAD : WEFT__EMU_CPU,
+		.kind = (weft__emu_kind)(c->file - 1),
 		.row = c->owner, .type = c->type, .value = c->written, .depth = c->depth,
 		.slot = c->slot,
 	};

@@ -96,14 +96,19 @@ enum weft__emu_chan_role {
 	WEFT__ROLE_PLAIN = 0,
 	WEFT__ROLE_TH_STATE,   /* a thread's state: selects its RUN/ACT outputs */
 	WEFT__ROLE_TH_RAW,     /* a thread's raw model channel */
-	WEFT__ROLE_CPU_THRUN   /* a CPU's running thread: selects its outputs */
+	WEFT__ROLE_CPU_THRUN,  /* a CPU's running thread: selects its outputs */
+	WEFT__ROLE_CPU_OUT,    /* a CPU's model output (the breakdowns read some) */
+	WEFT__ROLE_BD_TR,      /* breakdown: a CPU's runtime or task value */
+	WEFT__ROLE_BD_TRI      /* breakdown: the same, or its idle state */
 };
 
 /* Which Paraver trace a channel is written to (0: none). */
 enum weft__emu_file {
 	WEFT__FILE_NONE = 0,
-	WEFT__FILE_THREAD,
-	WEFT__FILE_CPU
+	WEFT__FILE_THREAD,     /* weft__emu_kind + 1 */
+	WEFT__FILE_CPU,
+	WEFT__FILE_BD_NANOS6,
+	WEFT__FILE_BD_NOSV
 };
 
 #define WEFT__EMU_STACK_MAX 512  /* deepest stack (ovniemu's limit) */
@@ -291,6 +296,7 @@ struct weft__emu {
 	uint64_t now;                 /* ns since the first event */
 	uint64_t events;              /* events handled */
 	int started, finished, failed, sink_failed;
+	struct weft__emu_bd *bd;      /* the breakdowns (breakdown.c), or NULL */
 	const weft__emu_ev *ev;       /* the event being handled */
 	weft__emu_sink sink;
 	/* what went wrong (weft__emu_fail), and the warnings */
@@ -369,6 +375,19 @@ int weft__emu_engine_build(weft__emu *e);
 void weft__emu_engine_free(weft__emu *e);
 /* Phases 2-4 after a handler (or the connect phase, `emit` 0: no records). */
 int weft__emu_propagate(weft__emu *e, int emit);
+
+/* ---- Breakdowns (breakdown.c) -------------------------------------------------------- */
+
+/* Sets up the breakdowns of the enabled nOS-V and Nanos6 models (option
+ * breakdown), after the channels exist. 0 or -1 after weft__emu_fail. */
+int weft__emu_bd_create(weft__emu *e);
+void weft__emu_bd_free(weft__emu *e);
+/* Propagation of a dirty breakdown input (CPU output, tr, tri channel). */
+int weft__emu_bd_dirty(weft__emu *e, weft__emu_chan *c);
+/* Rows of a breakdown trace (0: not written). */
+uint32_t weft__emu_bd_rows(const weft__emu *e, weft__emu_kind kind);
+/* Its .pcf types (after the head). */
+int weft__emu_bd_pcf(weft__emu *e, weft__emu_kind kind, weft__emu_pcf *pcf);
 
 /* ---- .pcf types (pcf.c) ------------------------------------------------------------------ */
 

@@ -65,8 +65,9 @@ static int resolve_emulation(weft_trace *trace, const weft_convert_options *o,
 	weft_output_names(WEFT_OUTPUT_EMULATE, names, sizeof names);
 	*emulated = 0;
 	if (o->emulate == WEFT_EMULATE_OFF) {
-		if (o->all_models)
-			return refuse(r, "all_models is for the emulation of ovni models%s", "");
+		if (o->all_models || o->breakdown)
+			return refuse(r, "all_models and breakdown are for the emulation of ovni "
+				      "models%s", "");
 		return 0;
 	}
 	if (o->emulate == WEFT_EMULATE_ON) {

@@ -8,7 +8,8 @@ tests/data/ovni-emu/<case>/ (`ovni/` the trace, `ovniemu/` what ovniemu
 wrote and its log), plus, where it is next to the checkout, every other
 case of the whole corpus (../shared/refdata/ovni-emu).
 
-- a case ovniemu accepts: thread.prv and cpu.prv hold the same header and
+- a case ovniemu accepts: thread.prv and cpu.prv (and, for the cases run
+  with ovniemu -b, the breakdown traces) hold the same header and
   the same records (records of one time compared as sets: their order
   within a time is ovniemu's internal channel order), and thread.pcf,
   cpu.pcf, thread.row, cpu.row are byte for byte ovniemu's;
@@ -37,7 +38,7 @@ CORPUS = weftlib.REPO_DIR.parent / "shared" / "refdata" / "ovni-emu"
 FILES = ["thread.prv", "cpu.prv", "thread.pcf", "cpu.pcf", "thread.row", "cpu.row"]
 # The models weft emulates so far (issue 17 lands them one by one); a case
 # that needs another is skipped, saying which.
-EMULATED = {"ovni"}
+EMULATED = {"ovni", "kernel", "mpi", "tampi", "nodes"}
 
 
 def case_dirs():
@@ -68,7 +69,8 @@ def ovniemu_args(case_dir):
     """The extra flags ctest gave ovniemu (first line of written.txt): -a, -b."""
     written = case_dir / "ovniemu" / "written.txt"
     words = written.read_text().split("\n", 1)[0].split() if written.exists() else []
-    return ["--all-models"] if "-a" in words else []
+    return (["--all-models"] if "-a" in words else []) + \
+        (["--breakdown"] if "-b" in words else [])
 
 
 def first_error(case_dir):
@@ -130,7 +132,10 @@ def test_same_output_as_ovniemu(tmp_path, case):
         return
     proc = convert(case_dir, out, expect=0)
     assert "error" not in proc.stderr, proc.stderr
-    for name in FILES:
+    breakdowns = [f"{m}-breakdown.{x}" for m in ("nosv", "nanos6") for x in ("prv", "pcf", "row")]
+    for name in breakdowns:
+        assert (out / name).exists() == bool(golden(case_dir, name)), (case, name)
+    for name in FILES + [b for b in breakdowns if (out / b).exists()]:
         ours, theirs = (out / name).read_text(), golden(case_dir, name)
         if name.endswith(".prv"):
             assert records_by_time(ours) == records_by_time(theirs), (case, name)

@@ -25,6 +25,7 @@
  * reading stops after `to`. Times then count from `from`.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,21 +34,35 @@
 
 #include "core/internal.h"
 #include "emu/emu.h"
+#include "outputs/bg_writer.h"
 #include "outputs/emu_output.h"
 #include "outputs/outdir.h"
 #include "outputs/outputs.h"
 #include "outputs/writer.h"
 
-static const char *const file_names[2][3] = {
-	{ "thread.prv", "thread.pcf", "thread.row" },
-	{ "cpu.prv", "cpu.pcf", "cpu.row" },
-};
+static const char *const suffixes[3] = { ".prv", ".pcf", ".row" };
 
-/* One .prv being written. */
+/* Bytes a .prv's buffer hands to its writer thread at once (and slack for
+ * the record that crosses that). */
+#define CHUNK (1u << 20)
+#define CHUNK_SLACK (4u << 10)
+
+/*
+ * One .prv being written: formatted into `ob`, whose full buffers a
+ * thread of its own writes (positioned, written back to the disk as it
+ * goes, as the output is synced at the end), so that formatting and the
+ * kernel's copying overlap: the .prv are several times larger than the
+ * trace.
+ */
 typedef struct prv_file {
 	int fd;
 	weft__outbuf ob;
+	weft__bg_output bg;
+	/* per row, "2:0:1:1:<row>:" (ROW_PREFIX bytes each, length in [0]) */
+	char *prefix;
 } prv_file;
+
+#define ROW_PREFIX 32
 
 typedef struct emu_writer {
 	weft__emu *emu;
@@ -55,18 +70,31 @@ typedef struct emu_writer {
 	char *tmp;            /* the temporary directory being written */
 	int replace;          /* OUT exists and is replaced */
 	int committed;
-	prv_file prv[2];      /* thread, cpu */
+	prv_file prv[WEFT__EMU_KINDS]; /* thread, cpu, the breakdowns (fd -1: none) */
 	uint64_t records;
 	weft__emu_window win; /* the time window */
+	/* the text of the last record time (the records of an event share it) */
+	uint64_t time;
+	char time_text[24];
+	size_t time_len;
 } emu_writer;
+
+/* "<trace name><suffix>" of trace `kind`, part `part` (.prv, .pcf, .row). */
+static void file_name(int kind, int part, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s%s", weft__emu_trace_name((weft__emu_kind)kind), suffixes[part]);
+}
 
 /* 1 for the entries an emulated Paraver output has (what --force replaces). */
 static int emu_entry(const char *name)
 {
-	for (int k = 0; k < 2; k++)
-		for (int i = 0; i < 3; i++)
-			if (strcmp(name, file_names[k][i]) == 0)
+	char f[64];
+	for (int k = 0; k < WEFT__EMU_KINDS; k++)
+		for (int i = 0; i < 3; i++) {
+			file_name(k, i, f, sizeof f);
+			if (strcmp(name, f) == 0)
 				return 1;
+		}
 	return strcmp(name, "cfg") == 0;
 }
 
@@ -106,43 +134,76 @@ static int write_file(emu_writer *ew, const char *name, const char *text)
 
 /* ---- Records -------------------------------------------------------------------- */
 
-/* One record: "2:0:1:1:<row>:<time>:<type>:<value>". */
+/*
+ * One record: "2:0:1:1:<row>:<time>:<type>:<value>", from the row's
+ * prefix made once and the time's text made once per time (the hot path:
+ * the .prv are several times larger than the trace).
+ */
 static int put_record(void *ctx, const weft__emu_record *r)
 {
 	emu_writer *ew = ctx;
 	if (!ew->win.opened)
 		return 0;
-	weft__outbuf *ob = &ew->prv[r->kind].ob;
-	char *p = weft__outbuf_reserve(ob, 96);
-	memcpy(p, "2:0:1:1:", 8);
-	p = weft__fmt_u64(p + 8, (uint64_t)r->row + 1);
-	*p++ = ':';
-	p = weft__fmt_u64(p, r->time - ew->win.base);
-	*p++ = ':';
+	prv_file *f = &ew->prv[r->kind];
+	weft__outbuf *ob = &f->ob;
+	uint64_t time = r->time - ew->win.base;
+	if (time != ew->time || ew->time_len == 0) {
+		ew->time = time;
+		ew->time_len = (size_t)(weft__fmt_u64(ew->time_text, time) - ew->time_text);
+		ew->time_text[ew->time_len++] = ':';
+	}
+	/* prefix (31) + time (24) + type and value (21 each) + 2 */
+	char *p = weft__outbuf_reserve(ob, 128);
+	const char *pre = &f->prefix[(size_t)r->row * ROW_PREFIX];
+	memcpy(p, pre + 1, ROW_PREFIX - 1);
+	p += (unsigned char)pre[0];
+	memcpy(p, ew->time_text, sizeof ew->time_text);
+	p += ew->time_len;
 	p = weft__fmt_u64(p, r->type);
 	*p++ = ':';
 	p = weft__fmt_i64(p, r->value);
 	*p++ = '\n';
 	weft__outbuf_commit(ob, p);
 	ew->records++;
+	if (f->bg.running && ob->len >= CHUNK)
+		weft__bg_output_hand_over(&f->bg, ob);
 	if (ob->error != 0)
-		return weft__error(WEFT_EIO, file_names[r->kind][0], WEFT_NO_OFFSET,
+		return weft__error(WEFT_EIO, weft__emu_trace_name(r->kind), WEFT_NO_OFFSET,
 				   "cannot write: %s", strerror(ob->error));
 	return 0;
 }
 
-/* Opens thread.prv or cpu.prv in the temporary directory with its header. */
+/* The row prefixes of a trace: "2:0:1:1:<row + 1>:", their length first. */
+static char *row_prefixes(uint32_t rows)
+{
+	char *t = malloc(((size_t)rows + 1) * ROW_PREFIX);
+	for (uint32_t r = 0; t != NULL && r < rows; r++) {
+		char *p = &t[(size_t)r * ROW_PREFIX];
+		int n = snprintf(p + 1, ROW_PREFIX - 1, "2:0:1:1:%" PRIu32 ":", r + 1);
+		p[0] = (char)n;
+	}
+	return t;
+}
+
+/* Opens a .prv in the temporary directory, with its header. */
 static int open_prv(emu_writer *ew, int kind)
 {
-	char *path = join(ew->tmp, file_names[kind][0]);
+	char name[64];
+	file_name(kind, 0, name, sizeof name);
+	char *path = join(ew->tmp, name);
 	prv_file *f = &ew->prv[kind];
 	f->fd = path ? open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
 	free(path);
 	if (f->fd < 0)
-		return weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
-				   "cannot create: %s", strerror(errno));
-	int rc = weft__outbuf_init(&f->ob, f->fd, 4u << 20);
-	char *head = weft__emu_prv_header(weft__emu_system_of(ew->emu), (weft__emu_kind)kind, 0);
+		return weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot create: %s",
+				   strerror(errno));
+	int rc = weft__bg_output_start(&f->bg, f->fd, 1, CHUNK + CHUNK_SLACK);
+	if (rc == 0)
+		rc = weft__outbuf_init(&f->ob, f->fd, CHUNK + CHUNK_SLACK);
+	if (rc == 0 && (f->prefix = row_prefixes(weft__emu_trace_rows(ew->emu,
+								     (weft__emu_kind)kind))) == NULL)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, 0);
 	if (rc == 0 && head == NULL)
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	if (rc == 0)
@@ -169,21 +230,27 @@ static uint64_t duration(const emu_writer *ew)
 /* Closes a .prv: the rest of its buffer, its header with the duration. */
 static int close_prv(emu_writer *ew, int kind)
 {
+	char name[64];
+	file_name(kind, 0, name, sizeof name);
 	prv_file *f = &ew->prv[kind];
-	int rc = weft__outbuf_flush(&f->ob);
-	char *head = weft__emu_prv_header(weft__emu_system_of(ew->emu), (weft__emu_kind)kind,
-					  duration(ew));
+	int rc = weft__bg_output_stop(&f->bg);
+	if (rc == 0)
+		rc = weft__outbuf_flush(&f->ob);
+	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, duration(ew));
 	if (rc == 0 && (head == NULL ||
 			weft__write_full(f->fd, head, strlen(head), 0, NULL) != 0 ||
 			fsync(f->fd) != 0))
-		rc = weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
-				 "cannot write: %s", strerror(errno ? errno : EIO));
+		rc = weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot write: %s",
+				 strerror(errno ? errno : EIO));
 	free(head);
 	if (close(f->fd) != 0 && rc == 0)
-		rc = weft__error(WEFT_EIO, file_names[kind][0], WEFT_NO_OFFSET,
-				 "cannot write: %s", strerror(errno));
+		rc = weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot write: %s",
+				 strerror(errno));
 	f->fd = -1;
 	weft__outbuf_destroy(&f->ob);
+	weft__bg_output_free(&f->bg);
+	free(f->prefix);
+	f->prefix = NULL;
 	return rc;
 }
 
@@ -205,10 +272,12 @@ static void emu_writer_free_impl(emu_writer *ew)
 {
 	if (ew == NULL)
 		return;
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < WEFT__EMU_KINDS; k++)
 		if (ew->prv[k].fd >= 0) {
+			weft__bg_output_free(&ew->prv[k].bg);
 			close(ew->prv[k].fd);
 			weft__outbuf_destroy(&ew->prv[k].ob);
+			free(ew->prv[k].prefix);
 		}
 	if (ew->tmp != NULL && !ew->committed)
 		weft__outdir_remove_tree(ew->tmp);
@@ -230,7 +299,8 @@ static int emu_create(weft_output_writer *w)
 		weft__convert_say(r, "out of memory");
 		return WEFT_ENOMEM;
 	}
-	ew->prv[0].fd = ew->prv[1].fd = -1;
+	for (int k = 0; k < WEFT__EMU_KINDS; k++)
+		ew->prv[k].fd = -1;
 	size_t n = strlen(ew->out);
 	while (n > 1 && ew->out[n - 1] == '/')
 		ew->out[--n] = '\0';
@@ -238,14 +308,15 @@ static int emu_create(weft_output_writer *w)
 	if (rc == 0 && (ew->tmp = weft__outdir_make_sibling(r, ew->out, "tmp")) == NULL)
 		rc = WEFT_EIO;
 	if (rc == 0) {
-		weft__emu_options eo = { .all_models = w->options.all_models };
+		weft__emu_options eo = { .all_models = w->options.all_models,
+					 .breakdown = w->options.breakdown };
 		weft__emu_sink sink = { ew, put_record };
 		rc = weft__emu_create(w->job.trace, &eo, &sink, &ew->emu);
 		if (rc < 0)
 			weft__convert_say(r, "cannot emulate the trace: %s", weft_last_error());
 	}
-	for (int k = 0; rc == 0 && k < 2; k++)
-		if ((rc = open_prv(ew, k)) < 0)
+	for (int k = 0; rc == 0 && k < WEFT__EMU_KINDS; k++)
+		if (weft__emu_trace_on(ew->emu, (weft__emu_kind)k) && (rc = open_prv(ew, k)) < 0)
 			weft__convert_say(r, "%s", weft_last_error());
 	if (rc < 0) {
 		emu_writer_free_impl(ew);
@@ -273,20 +344,24 @@ static int emu_event(weft_output_writer *w, const weft_event *ev)
 	return rc;
 }
 
-/* Writes the .pcf and .row files and the final headers. */
+/* Writes the .pcf and .row files and the final headers of every trace. */
 static int write_rest(emu_writer *ew)
 {
-	const weft__emu_system *sys = weft__emu_system_of(ew->emu);
 	int rc = 0;
-	for (int k = 0; rc == 0 && k < 2; k++) {
+	for (int k = 0; rc == 0 && k < WEFT__EMU_KINDS; k++) {
+		if (ew->prv[k].fd < 0)
+			continue;
+		char pcf_name[64], row_name[64];
+		file_name(k, 1, pcf_name, sizeof pcf_name);
+		file_name(k, 2, row_name, sizeof row_name);
 		char *pcf = weft__emu_pcf_text(ew->emu, (weft__emu_kind)k);
-		char *row = weft__emu_row_text(sys, (weft__emu_kind)k);
+		char *row = weft__emu_trace_row_text(ew->emu, (weft__emu_kind)k);
 		if (pcf == NULL || row == NULL)
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 		if (rc == 0)
-			rc = write_file(ew, file_names[k][1], pcf);
+			rc = write_file(ew, pcf_name, pcf);
 		if (rc == 0)
-			rc = write_file(ew, file_names[k][2], row);
+			rc = write_file(ew, row_name, row);
 		free(pcf);
 		free(row);
 		if (rc == 0)

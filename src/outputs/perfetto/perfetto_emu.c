@@ -657,8 +657,8 @@ static int system_record(pfe_writer *pf, uint32_t row, const weft__emu_record *r
 static int on_record(void *ctx, const weft__emu_record *r)
 {
 	pfe_writer *pf = ctx;
-	if (!pf->win.opened)
-		return 0;
+	if (!pf->win.opened || (r->kind != WEFT__EMU_THREAD && r->kind != WEFT__EMU_CPU))
+		return 0;  /* the breakdown traces are Paraver's */
 	uint64_t t = r->time + weft__emu_first_time(pf->emu);
 	if (t != pf->now) {
 		if (flush_groups(pf) < 0)
