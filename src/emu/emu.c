@@ -223,6 +223,15 @@ const int64_t *weft__emu_record_stack(const weft__emu *e, const weft__emu_record
 	return c->stack;
 }
 
+int32_t weft__emu_record_thread(const weft__emu *e, const weft__emu_record *r)
+{
+	if (r->kind == WEFT__EMU_THREAD && r->row < e->sys->nthreads)
+		return (int32_t)r->row;
+	if (r->kind == WEFT__EMU_CPU && r->row < e->sys->ncpus)
+		return e->cpu[r->row].sel;
+	return -1;
+}
+
 size_t weft__emu_model_count(const weft__emu *e)
 {
 	return e->nmodels;

@@ -228,6 +228,9 @@ const char *weft__emu_value_label(weft__emu *e, uint16_t slot, int64_t value);
  * is no stack, or shows none. For the outputs that draw nesting.
  */
 const int64_t *weft__emu_record_stack(const weft__emu *e, const weft__emu_record *r);
+/* The thread whose channel record `r` shows: its row, or the thread its CPU
+ * runs; -1 when none. Valid as weft__emu_record_stack's entries. */
+int32_t weft__emu_record_thread(const weft__emu *e, const weft__emu_record *r);
 /* Enabled models: count, and the name and version of each (ovniemu's order). */
 size_t weft__emu_model_count(const weft__emu *e);
 const char *weft__emu_model_name(const weft__emu *e, size_t i);

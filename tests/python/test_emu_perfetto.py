@@ -181,8 +181,10 @@ _cache = {}
 
 
 def convert(case_dir, out, *args, expect=0):
+    """ovniemu's -a of the case (its -b, the breakdown traces, is Paraver's)."""
+    flags = [a for a in ovniemu_args(case_dir) if a != "--breakdown"]
     return run_weft("convert", case_dir / "ovni", "-t", "perfetto", "--emulate", "-o", out,
-                    *ovniemu_args(case_dir), *args, expect=expect)
+                    *flags, *args, expect=expect)
 
 
 def first_clock(trace):
@@ -301,6 +303,26 @@ def test_refused_trace_keeps_the_slices_before_the_error(tmp_path, case):
     o = Output(out.read_bytes())
     check_rows(g, o, t0, "thread", task_names=False)
     check_rows(g, o, t0, "cpu", task_names=False)
+
+
+def test_a_task_run_over_a_paused_one_is_nested(tmp_path):
+    """emu-nosv-same-subsystem: task 1 runs, pauses, task 2 runs on the
+    same thread and ends, task 1 resumes and ends. Task 2 is drawn inside
+    a slice of task 1 flagged "paused" that lasts as long as it; task 1's
+    own slices are not flagged; the CPU shows the same."""
+    case_dir = CASES["emu-nosv-same-subsystem"]
+    skip_unless_emulated(case_dir)
+    out_path = tmp_path / "n.pftrace"
+    convert(case_dir, out_path)
+    out = Output(out_path.read_bytes())
+    for row in (out.thread(7880), out.cpu("CPU 0.0")):
+        slices = out.by_track[out.children[row]["nOS-V tasks"]]
+        got = sorted((s.begin, s.depth, s.args["id"], bool(s.args.get("paused")),
+                      s.parent.args["id"] if s.parent else None, s.end) for s in slices)
+        assert [g[1:5] for g in got] == [(0, 1, False, None), (0, 1, True, None),
+                                          (1, 2, False, 1), (0, 1, False, None)]
+        assert got[1][0] == got[2][0] and got[1][5] == got[2][5]
+        assert all(s.name == "testtype10" for s in slices)
 
 
 # ---- Nesting, built here with weft's libovni ------------------------------------------------
@@ -511,4 +533,7 @@ def test_selections_are_refused(nested_traces, tmp_path):
     proc = run_weft("convert", nested_traces["good"], "--emulate", "--stream", "*",
                     "-o", tmp_path / "s.pftrace", expect=2)
     assert "no stream or event selection" in proc.stderr
+    proc = run_weft("convert", nested_traces["good"], "--breakdown",
+                    "-o", tmp_path / "s.pftrace", expect=2)
+    assert "the breakdown traces are Paraver's" in proc.stderr
     assert not (tmp_path / "s.pftrace").exists()

@@ -104,6 +104,7 @@ typedef struct level {
 	int64_t value;              /* the channel's value; groups: the id */
 	int64_t type;               /* groups: the name channel's value */
 	int64_t args[NARGS];        /* groups: the arguments' channel values */
+	int64_t paused;             /* groups: a task paused under the one above */
 } level;
 
 /* The slices of one track of one row. */
@@ -123,6 +124,7 @@ typedef struct group_state {
 	uint32_t depth;
 	uint32_t nentries;          /* stack id channels: the entries copied */
 	uint32_t cap;
+	int32_t thread;             /* the thread whose channels the row shows, -1 */
 	uint8_t dirty;
 	int64_t *entries;
 } group_state;
@@ -152,6 +154,7 @@ typedef struct pfe_writer {
 	int64_t *proc_pid, *thread_tid, cpus_pid;
 	uint32_t ntracks;
 	uint64_t now;               /* trace clock of the records being handled */
+	uint64_t first;             /* trace clock of the emulator's time 0 */
 	int clip;                   /* slices begun now are cut by the window */
 	int error;                  /* WEFT_ENOMEM once an allocation failed */
 } pfe_writer;
@@ -486,7 +489,7 @@ static void group_touch(pfe_writer *pf, uint32_t row, uint32_t g)
 static void group_begin(pfe_writer *pf, uint32_t g, uint32_t track, const level *lv)
 {
 	const group_info *gi = &pf->groups[g];
-	weft_field args[1 + NARGS];
+	weft_field args[2 + NARGS];
 	char buf[96];
 	const char *name = NULL;
 	int n = 0;
@@ -508,6 +511,9 @@ static void group_begin(pfe_writer *pf, uint32_t g, uint32_t track, const level 
 	}
 	args[n++] = (weft_field){ .name = "id", .name_len = 2, .type = WEFT_TYPE_I64,
 				  .v.i = lv->value };
+	if (lv->paused)
+		args[n++] = (weft_field){ .name = "paused", .name_len = 6, .type = WEFT_TYPE_BOOL,
+					  .v.u = 1 };
 	for (int i = 0; i < NARGS; i++)
 		if (gi->tm->arg_type[i] != 0 && lv->args[i] != 0)
 			args[n++] = (weft_field){ .name = gi->tm->arg_name[i],
@@ -523,12 +529,26 @@ static int same_level(const level *a, const level *b)
 }
 
 /*
+ * The levels of the thread a group's row shows (its own, or those of the
+ * thread a CPU runs): the last task slice at each level of its stack.
+ */
+static const line *thread_levels(pfe_writer *pf, const group_state *gs, uint32_t g)
+{
+	if (gs->thread < 0 || (uint32_t)gs->thread >= pf->nthreads)
+		return NULL;
+	return line_at(pf, (uint32_t)gs->thread, pf->nslots + 2 + g);
+}
+
+/*
  * Group `g` of `row` shows what its channels hold now. A stack id channel
  * gives every level (levels unchanged at the bottom stay open; a level
  * begun again with the same id as its last slice gets that slice's name
  * and arguments). Otherwise the id is the top at the depth it carries
  * (1 when none): the open slices below it stay, the one at its level
- * stays when it is the same task, else closes with those above it.
+ * stays when it is the same task, else closes with those above it. The
+ * levels below that show nothing (bodies paused under this one: nOS-V
+ * runs a task over a paused one) begin again as the last tasks of the
+ * thread at those levels, flagged "paused", as long as this one shows.
  */
 static int group_flush(pfe_writer *pf, uint32_t row, uint32_t g)
 {
@@ -539,8 +559,8 @@ static int group_flush(pfe_writer *pf, uint32_t row, uint32_t g)
 		close_to(pf, ln, 0, 0);
 		return 0;
 	}
-	level cur = { gs->id, gs->type, { gs->args[0], gs->args[1], gs->args[2] } };
-	uint32_t from, to;
+	level cur = { gs->id, gs->type, { gs->args[0], gs->args[1], gs->args[2] }, 0 };
+	uint32_t from, to, enclosing = 0;
 	if (gs->nentries > 0) {
 		to = gs->nentries > WEFT__VIEW_MAX_DEPTH ? WEFT__VIEW_MAX_DEPTH : gs->nentries;
 		from = 0;
@@ -559,7 +579,12 @@ static int group_flush(pfe_writer *pf, uint32_t row, uint32_t g)
 		}
 		if (from == ln->open && from > 0 && same_level(&ln->levels[from - 1], &cur))
 			return 0;
-		to = from + 1;
+		const line *th = thread_levels(pf, gs, g);
+		to = from;
+		while (th != NULL && to < d - 1 && to < th->known)
+			to++;
+		enclosing = to - from;
+		to++;
 	}
 	close_to(pf, ln, from, 0);
 	if (reserve(pf, ln, to) < 0)
@@ -567,10 +592,14 @@ static int group_flush(pfe_writer *pf, uint32_t row, uint32_t g)
 	uint32_t track = line_track(pf, row, pf->nslots + 2 + g);
 	for (uint32_t i = from; i < to; i++) {
 		level *lv = &ln->levels[i];
-		if (i == to - 1)
+		if (i == to - 1) {
 			*lv = cur;
-		else if (!(i < ln->known && lv->value == gs->entries[i]))
+		} else if (enclosing > 0) {
+			*lv = thread_levels(pf, gs, g)->levels[i];
+			lv->paused = 1;
+		} else if (!(i < ln->known && lv->value == gs->entries[i])) {
 			*lv = (level){ .value = gs->entries[i] };
+		}
 		group_begin(pf, g, track, lv);
 	}
 	ln->open = to;
@@ -597,6 +626,7 @@ static int group_record(pfe_writer *pf, uint32_t row, uint32_t g, unsigned field
 	if (field == FIELD_ID) {
 		gs->id = r->value;
 		gs->depth = r->depth;
+		gs->thread = weft__emu_record_thread(pf->emu, r);
 		gs->nentries = 0;
 		const int64_t *st = pf->groups[g].id_stack && r->value != 0
 				    ? weft__emu_record_stack(pf->emu, r) : NULL;
@@ -659,7 +689,9 @@ static int on_record(void *ctx, const weft__emu_record *r)
 	pfe_writer *pf = ctx;
 	if (!pf->win.opened || (r->kind != WEFT__EMU_THREAD && r->kind != WEFT__EMU_CPU))
 		return 0;  /* the breakdown traces are Paraver's */
-	uint64_t t = r->time + weft__emu_first_time(pf->emu);
+	if (pf->first == 0)
+		pf->first = weft__emu_first_time(pf->emu);
+	uint64_t t = r->time + pf->first;
 	if (t != pf->now) {
 		if (flush_groups(pf) < 0)
 			return -1;
