@@ -61,6 +61,24 @@ void weft__emu_output_read_failed(weft_output_writer *w, uint32_t stream, const 
 	w->job.report->data_lost = 1;
 }
 
+int weft__emu_output_end(weft_output_writer *w, weft__emu *e, int cut, int failed,
+			 const char *hint, int *refused)
+{
+	weft_convert_report *r = w->job.report;
+	weft__emu_finish(e, !cut && !failed && !r->data_lost);
+	*refused = weft__emu_output_say_diags(w, e);
+	r->events = weft__emu_event_count(e);
+	weft__convert_diags(r, w->job.trace);
+	if (failed)
+		return WEFT_EIO;
+	if (*refused && !w->options.allow_loss) {
+		weft__convert_say(r, "the emulation refused the trace: nothing written (%s; "
+				  "--raw converts without emulating)", hint);
+		return WEFT_EFORMAT;
+	}
+	return 0;
+}
+
 void weft__emu_window_init(weft__emu_window *win, const weft_output_writer *w)
 {
 	memset(win, 0, sizeof *win);

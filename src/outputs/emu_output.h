@@ -34,6 +34,17 @@ int weft__emu_output_say_diags(weft_output_writer *w, const weft__emu *e);
 void weft__emu_output_read_failed(weft_output_writer *w, uint32_t stream,
 				  const char *message);
 
+/*
+ * The end of the reading: the emulator's end checks (when every event was
+ * read), its diagnostics and the trace's as report lines, the events
+ * counted. 0 to write the output (*refused: an error was found, the
+ * output keeps what came before it: --allow-loss), WEFT_EIO after
+ * `failed`, or WEFT_EFORMAT for a refused trace without --allow-loss
+ * (said in the report, with `hint`: what --allow-loss would keep).
+ */
+int weft__emu_output_end(weft_output_writer *w, weft__emu *e, int cut, int failed,
+			 const char *hint, int *refused);
+
 /* The time window of an emulated output. */
 typedef struct weft__emu_window {
 	uint64_t from, to;    /* trace clock; to 0: none */

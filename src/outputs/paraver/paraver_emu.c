@@ -374,19 +374,12 @@ static int emu_finish(weft_output_writer *w, int failed)
 {
 	emu_writer *ew = w->impl;
 	weft_convert_report *r = w->job.report;
-	weft__emu_finish(ew->emu, !ew->win.cut && !failed && !r->data_lost);
-	int refused = weft__emu_output_say_diags(w, ew->emu);
-	r->events = weft__emu_event_count(ew->emu);
-	weft__convert_diags(r, w->job.trace);
-	if (failed)
-		return WEFT_EIO;
-	if (refused && !w->options.allow_loss) {
-		weft__convert_say(r, "the emulation refused the trace: nothing written "
-				  "(--allow-loss keeps the records before the error, as ovniemu "
-				  "does; --raw converts without emulating)");
-		return WEFT_EFORMAT;
-	}
-	int rc = ew->win.opened ? 0 : weft__emu_window_open(&ew->win, ew->emu);
+	int refused;
+	int rc = weft__emu_output_end(w, ew->emu, ew->win.cut, failed, "--allow-loss keeps the "
+				      "records before the error, as ovniemu does", &refused);
+	if (rc < 0)
+		return rc;
+	rc = ew->win.opened ? 0 : weft__emu_window_open(&ew->win, ew->emu);
 	if (rc == 0)
 		rc = write_rest(ew);
 	if (rc < 0) {

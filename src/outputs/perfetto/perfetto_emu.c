@@ -931,19 +931,13 @@ static int pfe_finish(weft_output_writer *w, int failed)
 {
 	pfe_writer *pf = w->impl;
 	weft_convert_report *r = w->job.report;
-	weft__emu_finish(pf->emu, !pf->win.cut && !failed && !r->data_lost);
-	int refused = weft__emu_output_say_diags(w, pf->emu);
-	r->events = weft__emu_event_count(pf->emu);
-	weft__convert_diags(r, w->job.trace);
-	if (failed)
-		return WEFT_EIO;
-	if (refused && !w->options.allow_loss) {
-		weft__convert_say(r, "the emulation refused the trace: nothing written "
-				  "(--allow-loss keeps the slices before the error, as ovniemu "
-				  "keeps its records; --raw converts without emulating)");
-		return WEFT_EFORMAT;
-	}
-	int rc = close_all(pf);
+	int refused;
+	int rc = weft__emu_output_end(w, pf->emu, pf->win.cut, failed, "--allow-loss keeps the "
+				      "slices before the error, as ovniemu keeps its records",
+				      &refused);
+	if (rc < 0)
+		return rc;
+	rc = close_all(pf);
 	if (rc < 0)
 		return weft__convert_fail(r, "writing the output failed",
 					  pf->error ? pf->error : rc);
