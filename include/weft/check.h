@@ -7,9 +7,10 @@
  * (weft_trace_diag_*), which opening and reading record and which a
  * front end lists first. Each format adds what only it knows through its
  * backend: ovni the clock order of its unordered regions, ovniemu's clock
- * gate and (with `sorted`) whether the regions are sorted; Pallas what
- * Pallas 0.20's own reader cannot read (recorded as trace diagnostics,
- * see weft_pallas_check()).
+ * gate and (with `sorted`) whether the regions are sorted, and (with
+ * `models`) what the emulation of its runtime models refuses; Pallas
+ * what Pallas 0.20's own reader cannot read (recorded as trace
+ * diagnostics, see weft_pallas_check()).
  */
 #ifndef WEFT_CHECK_H
 #define WEFT_CHECK_H
@@ -31,6 +32,15 @@ typedef struct weft_check_options {
 	/* Also require sorted unordered regions (what ovniemu requires; the
 	 * formats without such regions ignore it). */
 	int sorted;
+	/* ovni: also run the emulation of the trace's runtime models
+	 * (weft/emu.h, as ovniemu -l, writing nothing): the rule an event
+	 * breaks is an error at the event's stream file and offset, the end
+	 * checks' errors name the thread's stream, a trace refused at load
+	 * names its file; ovniemu's warnings (a long flush, an old event) are
+	 * notes. Other formats: WEFT_EINVAL. */
+	int models;
+	/* models: run every model, required or not (ovniemu -a). */
+	int all_models;
 } weft_check_options;
 
 void weft_check_options_init(weft_check_options *options);
@@ -47,7 +57,8 @@ typedef struct weft_check_report weft_check_report;
  * stored. Problems go to the report (at most ten of one kind per stream,
  * then one line that counts the rest); diagnostics go to the trace.
  * Returns 0 and *out (free it with weft_check_report_free()), or
- * WEFT_ENOMEM when not even the report could be made.
+ * WEFT_ENOMEM when not even the report could be made, or WEFT_EINVAL
+ * when `models` is asked of a trace that is not ovni.
  */
 int weft_trace_check(weft_trace *trace, const weft_check_options *options,
 		     weft_check_report **out);

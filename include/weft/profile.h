@@ -31,8 +31,14 @@
  * as for every other format. Stored durations know no time window,
  * stream or code selection and no instants: with a filter, AUTO replays.
  *
+ * Emulated (`emulate`, ovni traces): the names are the values the
+ * emulated channels of the threads hold (weft/emu.h), a row per channel
+ * and value: `weft profile --emulate --by stream` is the time per thread
+ * state, subsystem and task type of each thread.
+ *
  * Rows: BY_NAME, sorted by inclusive time (largest first), then name;
- * BY_STREAM, by stream index, then the same. Memory: a row per name (per
+ * BY_STREAM, by stream index, then the same (emulated: by channel after
+ * the stream). Memory: a row per name (per
  * stream and name), plus the span iterator's stacks.
  */
 #ifndef WEFT_PROFILE_H
@@ -68,6 +74,18 @@ typedef struct weft_profile_options {
 	weft_filter filter;
 	/* > 0: on virtual time (ROSS), one unit = this many ns. */
 	double virtual_unit;
+	/* 1: profile the spans of the ovni emulation (weft_span_options
+	 * .emulate): per channel value (a thread state, a subsystem, a task
+	 * type's label) instead of per region; each row names its channel
+	 * (weft_profile_row.timeline), so that BY_STREAM gives the time per
+	 * task type per thread. Always from the spans (source AUTO or SPANS);
+	 * no code_pattern. */
+	int emulate;
+	/* emulate: every model (ovniemu -a), and the channels to profile (a
+	 * glob, as weft_span_options.channels; NULL: the labelled values of
+	 * every channel). */
+	int all_models;
+	const char *channels;
 } weft_profile_options;
 
 typedef struct weft_profile_row {
@@ -80,6 +98,9 @@ typedef struct weft_profile_row {
 	uint64_t exclusive;      /* ns, without their children */
 	uint64_t min, max;       /* ns, the shortest and longest call (0: none) */
 	double mean;             /* inclusive / calls (0: none) */
+	/* emulate: the channel ("nOS-V task type", "Thread: thread state");
+	 * rows are per channel and value. NULL otherwise. */
+	const char *timeline;
 } weft_profile_row;
 
 typedef struct weft_profile weft_profile;

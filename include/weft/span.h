@@ -100,6 +100,29 @@ typedef struct weft_span_options {
 	/* 1: give each span the code of the event that began it (a look-up
 	 * per span: off by default). */
 	int with_codes;
+	/* 1: the spans of the ovni emulation instead of the format's (ovni
+	 * traces only; weft/emu.h): on each thread, the intervals during
+	 * which a channel of its row in ovniemu's thread.prv holds a value.
+	 * stream = the thread's stream; timeline = the channel's title
+	 * ("nOS-V task type", "Thread: thread state"); name = the value's
+	 * label ("Running", a task type's label; a number has its decimal
+	 * text); category = the channel's model ("nosv"; "system" for the
+	 * thread's state, affinity and TID). Stack channels (subsystems)
+	 * nest: their spans have depth, parent and children. Every event is
+	 * replayed: no code_pattern or virtual time; stream_pattern selects
+	 * the threads, the window cuts the spans. No instants or codes. A
+	 * trace the models refuse ends the iteration with WEFT_EFORMAT (the
+	 * spans up to the failing event first, closed there). */
+	int emulate;
+	/* emulate: run every model, required or not (ovniemu -a). */
+	int all_models;
+	/* emulate: fnmatch() glob selecting the channels by "<model>.<name>"
+	 * ("nosv.type", "system.state") or by title ("nOS-V task type").
+	 * NULL: every channel, and of them only the values that have a label
+	 * (states, subsystems, task types, CPUs, labelled marks): the values
+	 * that are plain numbers (task, body and app ids, ranks, TIDs: one
+	 * name per distinct number) come only from channels named here. */
+	const char *channels;
 } weft_span_options;
 
 /* What the iterator met so far. */

@@ -30,6 +30,7 @@
 #include "weft/span.h"
 #include "weft/profile.h"
 #include "weft/check.h"
+#include "weft/emu.h"
 #include "weft/ross.h"
 #include "weft/stats.h"
 #include "weft/schema.h"

@@ -2,7 +2,8 @@
 /*
  * python/src/analysis.c - Trace._spans() and Trace._profile(): the
  * library's span iterator (weft/span.h) and profiles (weft/profile.h) for
- * Trace.spans() and Trace.profile(), which make DataFrames of them. The
+ * Trace.spans() and Trace.profile(), which make DataFrames of them (of the
+ * format's spans, or of the emulated channels of an ovni trace). The
  * spans are read without the GIL into C rows, then copied into numpy
  * columns; their names and timelines become indexes into two lists.
  */
@@ -112,13 +113,13 @@ static PyObject *ptr_index_list(const ptr_index *t)
 typedef struct span_row {
 	uint64_t id, parent, start, end, exclusive;
 	uint32_t stream, depth, flags;
-	int32_t name, timeline;
+	int32_t name, timeline, category;
 } span_row;
 
 typedef struct span_rows {
 	span_row *rows;
 	size_t count, cap;
-	ptr_index names, timelines;
+	ptr_index names, timelines, categories;
 } span_rows;
 
 /* Reads every span of `it` into `r` (no GIL): 0, a WEFT_E* code, or -2 without memory. */
@@ -132,30 +133,32 @@ static int read_spans(weft_span_iter *it, span_rows *r)
 			return -2;
 		int64_t name = ptr_index_of(&r->names, s->name);
 		int64_t timeline = ptr_index_of(&r->timelines, s->timeline);
-		if (name == -2 || timeline == -2)
+		int64_t category = ptr_index_of(&r->categories, s->category);
+		if (name == -2 || timeline == -2 || category == -2)
 			return -2;
 		r->rows[r->count++] = (span_row){
 			s->id, s->parent, s->start, s->end, s->exclusive,
-			s->stream, s->depth, s->flags, (int32_t)name, (int32_t)timeline
+			s->stream, s->depth, s->flags, (int32_t)name, (int32_t)timeline,
+			(int32_t)category
 		};
 	}
 	return rc;
 }
 
-/* A numpy column of the rows' field at `offset` (its type `type`, `size` bytes). */
-static PyObject *row_column(const span_rows *r, size_t offset, int type, size_t size)
+PyObject *wpy_rows_column(const void *rows, size_t count, size_t stride, size_t offset,
+			  int type, size_t size)
 {
-	npy_intp dims[1] = {(npy_intp)r->count};
+	npy_intp dims[1] = {(npy_intp)count};
 	PyObject *a = PyArray_SimpleNew(1, dims, type);
 	if (a == NULL)
 		return NULL;
 	char *out = PyArray_DATA((PyArrayObject *)a);
-	for (size_t i = 0; i < r->count; i++)
-		memcpy(out + i * size, (const char *)&r->rows[i] + offset, size);
+	for (size_t i = 0; i < count; i++)
+		memcpy(out + i * size, (const char *)rows + i * stride + offset, size);
 	return a;
 }
 
-/* The columns of the spans, with the name and timeline lists, as a dict. */
+/* The columns of the spans, with the name, timeline and category lists, as a dict. */
 static PyObject *spans_dict(const span_rows *r)
 {
 	static const struct { const char *name; size_t offset; int type; size_t size; } cols[] = {
@@ -169,12 +172,14 @@ static PyObject *spans_dict(const span_rows *r)
 		{"flags", offsetof(span_row, flags), NPY_UINT32, 4},
 		{"name", offsetof(span_row, name), NPY_INT32, 4},
 		{"timeline", offsetof(span_row, timeline), NPY_INT32, 4},
+		{"category", offsetof(span_row, category), NPY_INT32, 4},
 	};
 	PyObject *d = PyDict_New();
 	if (d == NULL)
 		return NULL;
 	for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
-		PyObject *a = row_column(r, cols[k].offset, cols[k].type, cols[k].size);
+		PyObject *a = wpy_rows_column(r->rows, r->count, sizeof *r->rows, cols[k].offset,
+					       cols[k].type, cols[k].size);
 		if (a == NULL || PyDict_SetItemString(d, cols[k].name, a) < 0) {
 			Py_XDECREF(a);
 			Py_DECREF(d);
@@ -183,11 +188,14 @@ static PyObject *spans_dict(const span_rows *r)
 		Py_DECREF(a);
 	}
 	PyObject *names = ptr_index_list(&r->names), *timelines = ptr_index_list(&r->timelines);
-	int bad = names == NULL || timelines == NULL ||
+	PyObject *categories = ptr_index_list(&r->categories);
+	int bad = names == NULL || timelines == NULL || categories == NULL ||
 		  PyDict_SetItemString(d, "names", names) < 0 ||
-		  PyDict_SetItemString(d, "timelines", timelines) < 0;
+		  PyDict_SetItemString(d, "timelines", timelines) < 0 ||
+		  PyDict_SetItemString(d, "categories", categories) < 0;
 	Py_XDECREF(names);
 	Py_XDECREF(timelines);
+	Py_XDECREF(categories);
 	if (bad) {
 		Py_DECREF(d);
 		return NULL;
@@ -213,25 +221,31 @@ static int parse_filter(const char *streams, PyObject *start, PyObject *end, con
 
 PyObject *wpy_trace_spans(wpy_trace *self, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = {"streams", "start", "end", "codes", "instants", NULL};
-	const char *streams = NULL, *codes = NULL;
+	static char *kwlist[] = {"streams", "start", "end", "codes", "instants", "emulate",
+				 "all_models", "channels", NULL};
+	const char *streams = NULL, *codes = NULL, *channels = NULL;
 	PyObject *start = NULL, *end = NULL;
-	int instants = 0;
+	int instants = 0, emulate = 0, all_models = 0;
 	weft_span_options o;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zOOzp", kwlist, &streams, &start, &end,
-					 &codes, &instants) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zOOzpppz", kwlist, &streams, &start, &end,
+					 &codes, &instants, &emulate, &all_models, &channels) ||
 	    wpy_trace_check(self) < 0)
 		return NULL;
 	weft_span_options_init(&o);
 	o.with_instants = instants;
+	o.emulate = emulate;
+	o.all_models = all_models;
+	o.channels = channels;
 	if (parse_filter(streams, start, end, codes, &o.filter) < 0)
 		return NULL;
 	span_rows r;
 	memset(&r, 0, sizeof r);
-	if (ptr_index_init(&r.names) < 0 || ptr_index_init(&r.timelines) < 0) {
+	if (ptr_index_init(&r.names) < 0 || ptr_index_init(&r.timelines) < 0 ||
+	    ptr_index_init(&r.categories) < 0) {
 		ptr_index_free(&r.names);
 		ptr_index_free(&r.timelines);
+		ptr_index_free(&r.categories);
 		return PyErr_NoMemory();
 	}
 	weft_span_iter *it = NULL;
@@ -249,23 +263,31 @@ PyObject *wpy_trace_spans(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	free(r.rows);
 	ptr_index_free(&r.names);
 	ptr_index_free(&r.timelines);
+	ptr_index_free(&r.categories);
 	return wpy_progress_finish(self, result);
 }
 
 /* ---- Profiles --------------------------------------------------------------------------- */
 
-/* One profile row as a tuple (name, stream or None, calls, instants, inclusive, exclusive, min, max, mean). */
+/* A str of UTF-8 text (bad bytes replaced), or None for NULL. */
+static PyObject *text_or_none(const char *s)
+{
+	return s == NULL ? Py_NewRef(Py_None)
+			 : PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+/* One profile row as a tuple (name, stream or None, calls, instants, inclusive, exclusive,
+ * min, max, mean, timeline or None). */
 static PyObject *profile_row(const weft_profile_row *row)
 {
 	PyObject *stream = row->stream < 0 ? Py_NewRef(Py_None) : PyLong_FromLongLong(row->stream);
 	if (stream == NULL)
 		return NULL;
-	return Py_BuildValue("(NNKKKKKKd)",
-			     PyUnicode_DecodeUTF8(row->name, (Py_ssize_t)strlen(row->name), "replace"),
+	return Py_BuildValue("(NNKKKKKKdN)", text_or_none(row->name),
 			     stream, (unsigned long long)row->calls,
 			     (unsigned long long)row->instants, (unsigned long long)row->inclusive,
 			     (unsigned long long)row->exclusive, (unsigned long long)row->min,
-			     (unsigned long long)row->max, row->mean);
+			     (unsigned long long)row->max, row->mean, text_or_none(row->timeline));
 }
 
 /* "name"/"stream" and "auto"/"spans"/"durations"/"headers" as the library's values. */
@@ -296,18 +318,23 @@ static int parse_profile_choice(const char *by, const char *source, weft_profile
 
 PyObject *wpy_trace_profile(wpy_trace *self, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = {"by", "streams", "start", "end", "codes", "source", NULL};
-	const char *by = NULL, *streams = NULL, *codes = NULL, *source = NULL;
+	static char *kwlist[] = {"by", "streams", "start", "end", "codes", "source", "emulate",
+				 "all_models", "channels", NULL};
+	const char *by = NULL, *streams = NULL, *codes = NULL, *source = NULL, *channels = NULL;
 	PyObject *start = NULL, *end = NULL;
+	int emulate = 0, all_models = 0;
 	weft_profile_options o;
 	weft_profile *p = NULL;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzOOzz", kwlist, &by, &streams, &start,
-					 &end, &codes, &source) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzOOzzppz", kwlist, &by, &streams, &start,
+					 &end, &codes, &source, &emulate, &all_models, &channels) ||
 	    wpy_trace_check(self) < 0)
 		return NULL;
 	weft_profile_options_init(&o);
+	o.emulate = emulate;
+	o.all_models = all_models;
+	o.channels = channels;
 	if (parse_profile_choice(by, source, &o) < 0 ||
 	    parse_filter(streams, start, end, codes, &o.filter) < 0)
 		return NULL;

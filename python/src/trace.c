@@ -316,8 +316,8 @@ static PyObject *trace_streams(wpy_trace *self, PyObject *unused)
 }
 
 /* A diagnostic as (severity, severity name, file, offset, message, line). */
-static PyObject *diag_values(int severity, const char *file, uint64_t offset,
-			     const char *message, const char *line)
+PyObject *wpy_diag_values(int severity, const char *file, uint64_t offset,
+			  const char *message, const char *line)
 {
 	return Py_BuildValue("(isNNNN)", severity, weft_severity_name(severity), str_or_none(file),
 			     offset == WEFT_NO_OFFSET ? Py_NewRef(Py_None)
@@ -325,14 +325,14 @@ static PyObject *diag_values(int severity, const char *file, uint64_t offset,
 			     str_or_none(message), str_or_none(line));
 }
 
-/* Diagnostic i of the library's trace as diag_values() makes it. */
+/* Diagnostic i of the library's trace as wpy_diag_values() makes it. */
 static PyObject *diag_tuple(const void *t, size_t i)
 {
 	const weft_diag *d = weft_trace_diag(t, i);
 	char *line = weft_diag_line(d, weft_trace_path(t));
 	if (line == NULL)
 		return PyErr_NoMemory();
-	PyObject *tuple = diag_values(d->severity, d->file, d->offset, d->message, line);
+	PyObject *tuple = wpy_diag_values(d->severity, d->file, d->offset, d->message, line);
 	free(line);
 	return tuple;
 }
@@ -361,7 +361,7 @@ int wpy_trace_add_diag(wpy_trace *self, int severity, const char *file, uint64_t
 {
 	if (log_library_diags(self) < 0)
 		return -1;
-	PyObject *d = diag_values(severity, file, offset, message, line);
+	PyObject *d = wpy_diag_values(severity, file, offset, message, line);
 	int rc = d == NULL ? -1 : PyList_Append(self->diag_log, d);
 	Py_XDECREF(d);
 	return rc;
@@ -552,11 +552,15 @@ static PyMethodDef trace_methods[] = {
 	 "_convert(path, to, streams, start, end, codes, force, heph_compat, virtual_unit, "
 	 "allow_loss): weft_convert(); the report as a dict (Trace.convert())."},
 	{"_spans", (PyCFunction)(void (*)(void))wpy_trace_spans, METH_VARARGS | METH_KEYWORDS,
-	 "_spans(streams, start, end, codes, instants): every span as a dict of numpy columns "
-	 "and the lists of names and timelines (Trace.spans())."},
+	 "_spans(streams, start, end, codes, instants, emulate, all_models, channels): every "
+	 "span as a dict of numpy columns and the lists of names and timelines (Trace.spans())."},
 	{"_profile", (PyCFunction)(void (*)(void))wpy_trace_profile, METH_VARARGS | METH_KEYWORDS,
-	 "_profile(by, streams, start, end, codes, source): the rows of the profile and the "
-	 "source used (Trace.profile())."},
+	 "_profile(by, streams, start, end, codes, source, emulate, all_models, channels): the "
+	 "rows of the profile and the source used (Trace.profile())."},
+	{"_emulate", (PyCFunction)(void (*)(void))wpy_trace_emulate, METH_VARARGS | METH_KEYWORDS,
+	 "_emulate(all_models, end_checks, allow_loss): the changes of the ovni emulation as a "
+	 "dict of numpy columns and lists, with the threads, CPUs, models and diagnostics "
+	 "(Trace.emulate())."},
 	{"_events", (PyCFunction)(void (*)(void))wpy_trace_events, METH_VARARGS | METH_KEYWORDS,
 	 "_events(streams=None, start=None, end=None, codes=None, order=None,\n"
 	 "        batch_size=65536, fields=None) -> iterator of dict\n\n"

@@ -141,6 +141,10 @@ typedef struct wpy_trace {
 	size_t diags_logged;    /* the library's diagnostics in diag_log */
 } wpy_trace;
 
+/* A diagnostic as (severity, severity name, file, offset, message, line): NULL with an error. */
+PyObject *wpy_diag_values(int severity, const char *file, uint64_t offset,
+			  const char *message, const char *line);
+
 /*
  * Appends a diagnostic found on another handle of the trace to its list
  * (after those of the library recorded so far): 0, or -1 with an error.
@@ -191,6 +195,15 @@ void wpy_progress_clear(wpy_trace *self);
 /* Forgets what the callable raised (a call that did not pass it on). */
 void wpy_progress_drop(wpy_trace *self);
 
+/*
+ * A numpy column (numpy type `type`, `size` bytes) of the field at
+ * `offset` of `count` rows `stride` bytes apart (analysis.c): NULL with
+ * an error.
+ */
+PyObject *wpy_rows_column(const void *rows, size_t count, size_t stride, size_t offset,
+			  int type, size_t size);
+/* Trace._emulate(...) (emu.c). */
+PyObject *wpy_trace_emulate(wpy_trace *self, PyObject *args, PyObject *kwargs);
 /* Trace._convert(...) (convert.c). */
 PyObject *wpy_trace_convert(wpy_trace *self, PyObject *args, PyObject *kwargs);
 /* Adds the format extras (extras.c) to the Trace type and the module: -1 with an error. */

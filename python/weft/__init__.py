@@ -276,7 +276,8 @@ class Trace(_FormatExtras, _weft.Trace):
                                 fields)
         return events_frame(self, self._batches(it), fields)
 
-    def spans(self, streams=None, start=None, end=None, codes=None, instants=False):
+    def spans(self, streams=None, start=None, end=None, codes=None, instants=False,
+              emulate=False, all_models=False, channels=None):
         """The calls of the trace as a pandas DataFrame, one row per span.
 
         A span is a region between its enter and its leave (ovni, Pallas)
@@ -294,15 +295,27 @@ class Trace(_FormatExtras, _weft.Trace):
         the spans crossing it; instants=True adds the point events (start
         == end, their parent the span open on their stream). Every span is
         in memory: restrict with the arguments on large traces.
+
+        emulate=True (ovni traces): the spans of the emulated channels of
+        each thread (ovniemu's thread view, see emulate()) instead: the
+        timeline is the channel ("nOS-V task type", "Thread: thread
+        state"), the name its value's label ("Running", a task type's
+        label), a "model" column says the channel's model ("nosv";
+        "system" for the thread's state, affinity and TID), stack channels
+        (subsystems) nest. channels: a glob on "<model>.<name>"
+        ("nosv.type") or on the title; without it, every channel's labelled
+        values (numbers such as task ids only from the channels named).
+        all_models=True runs every model (ovniemu -a). No codes, no
+        instants. A trace the models refuse raises weft.FormatError.
         """
         from ._frames import spans_frame
         self._check_open()
-        columns = self._spans(streams, start, end, codes, instants)
+        columns = self._spans(streams, start, end, codes, instants, emulate, all_models, channels)
         self._issue_warnings(2)
-        return spans_frame(self, columns)
+        return spans_frame(self, columns, emulate)
 
     def profile(self, by="name", streams=None, start=None, end=None, codes=None,
-                source="auto"):
+                source="auto", emulate=False, all_models=False, channels=None):
         """The profile of the trace as a pandas DataFrame: what `weft
         profile --json` prints, computed by the library (weft/profile.h).
 
@@ -315,10 +328,19 @@ class Trace(_FormatExtras, _weft.Trace):
         start, end) replays the spans; the window cuts the calls crossing
         it. The DataFrame's attrs["source"] says what the figures came
         from: "replay", "durations" or "headers", as `weft profile --json`.
+
+        emulate=True (ovni traces): the profile of the emulated channels
+        (`weft profile --emulate`, the spans of spans(emulate=True)): a
+        row per channel and value, a "channel" column before the region
+        (the value's label). With by="stream", the time per task type per
+        thread: trace.profile(by="stream", emulate=True,
+        channels="nosv.type"). exclusive_ns is the time the value shows
+        (on top of its stack). channels and all_models as in spans().
         """
         import pandas as pd
         self._check_open()
-        rows, used = self._profile(by, streams, start, end, codes, source)
+        rows, used = self._profile(by, streams, start, end, codes, source, emulate, all_models,
+                                   channels)
         self._issue_warnings(2)
         paths = self.stream_paths
         frame = pd.DataFrame({
@@ -332,10 +354,48 @@ class Trace(_FormatExtras, _weft.Trace):
             "max_ns": pd.array([r[7] for r in rows], dtype="uint64"),
             "mean_ns": pd.array([r[8] for r in rows], dtype="float64"),
         })
+        if emulate:
+            frame.insert(0, "channel", [r[9] for r in rows])
         if by != "stream":
             frame = frame.drop(columns="stream")
         frame.attrs["source"] = used
         return frame
+
+    def emulate(self, all_models=False, end_checks=True, allow_loss=False):
+        """The ovni emulation of the trace (weft/emu.h): its runtime
+        models replayed as ovniemu 1.14 replays them, every change of a
+        channel of a thread or CPU as a row of a pandas DataFrame (the
+        records of ovniemu's thread.prv and cpu.prv, with their names).
+
+        Columns: time (the trace clock, ns), prv_time (ns since the first
+        event, the .prv time), object ("thread" or "cpu", categorical),
+        row (the thread or CPU index), row_label ("TH 1.123", "CPU 0.1"),
+        stream (the thread's stream path; None on CPU rows), type
+        (Paraver event type), value (0: none), label (the value's label,
+        e.g. a subsystem or a task type; None for numbers), depth (the
+        entries of a stack channel, a task's nesting), model ("nosv";
+        "system" for the thread states, CPUs and TIDs), channel
+        ("subsystem") and title ("nOS-V subsystem").
+
+        attrs: "models" (list of (name, version)), "threads" and "cpus"
+        (lists of dicts: tid, pid, rank, app_id, stream, loom, label;
+        loom, loom_name, phyid, index, label), "diagnostics" (list of
+        weft.Diagnostic: the rule an event broke, the end checks' errors,
+        ovniemu's warnings), "start_clock", "duration" (ns) and "events".
+
+        all_models=True runs every model (ovniemu -a; traces of libovni
+        before 1.5 declare none). end_checks=False skips the checks of
+        what is left open at the end. A trace the models refuse raises
+        weft.FormatError with the rule, the file and the offset; with
+        allow_loss=True it returns the changes before the failing event
+        (the error is in attrs["diagnostics"]), as ovniemu keeps them.
+        Every change is in memory.
+        """
+        from ._frames import emulation_frame
+        self._check_open()
+        cols = self._emulate(all_models, end_checks, allow_loss)
+        self._issue_warnings(2)
+        return emulation_frame(self, cols)
 
     def convert(self, path, to=None, streams=None, start=None, end=None, codes=None,
                 force=False, heph_compat=False, virtual_unit=None, allow_loss=False):

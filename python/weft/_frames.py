@@ -114,16 +114,24 @@ def events_frame(trace, batches, fields):
 _SPAN_CLIPPED, _SPAN_UNCLOSED, _SPAN_INSTANT = 1, 2, 4
 
 
-def spans_frame(trace, cols):
-    """The DataFrame of Trace.spans() from the columns of Trace._spans()."""
+def _texts(codes, texts):
+    """An object column of `texts[code]`, None where the code is -1."""
+    return np.array([None] + list(texts), dtype=object)[codes + 1] \
+        if len(codes) else np.array([], dtype=object)
+
+
+def spans_frame(trace, cols, emulate=False):
+    """The DataFrame of Trace.spans() from the columns of Trace._spans()
+    (emulated: with the channels' model after the timeline)."""
     import pandas as pd
     flags = cols["flags"]
-    timelines = cols["timelines"]
-    timeline = np.array([None] + list(timelines), dtype=object)[cols["timeline"] + 1] \
-        if len(cols["timeline"]) else np.array([], dtype=object)
+    timeline = _texts(cols["timeline"], cols["timelines"])
+    model = {"model": _categorical(pd, cols["category"], cols["categories"])} \
+        if emulate else {}
     return pd.DataFrame({
         "stream": _categorical(pd, cols["stream"], trace.stream_paths),
         "timeline": timeline,
+        **model,
         "name": _categorical(pd, cols["name"], cols["names"]),
         "start": cols["start"],
         "end": cols["end"],
@@ -136,3 +144,50 @@ def spans_frame(trace, cols):
         "unclosed": (flags & _SPAN_UNCLOSED) != 0,
         "instant": (flags & _SPAN_INSTANT) != 0,
     })
+
+
+def _optional_categorical(pd, codes, categories):
+    """A categorical column whose code -1 is a missing value."""
+    return pd.Categorical.from_codes(codes.astype(np.int32), categories=list(categories)) \
+        if len(set(categories)) == len(categories) else \
+        pd.Categorical(_texts(codes, categories))
+
+
+def emulation_frame(trace, cols):
+    """The DataFrame of Trace.emulate() from the dict of Trace._emulate()."""
+    import pandas as pd
+    from . import Diagnostic
+    threads, cpus = cols["threads"], cols["cpus"]
+    thread_rows = cols["object"] == 0
+    row_codes = cols["row"].astype(np.int64) + np.where(thread_rows, 0, len(threads))
+    paths = trace.stream_paths
+    stream_of_thread = np.array([t["stream"] for t in threads], dtype=np.int64)
+    stream_codes = np.where(thread_rows, stream_of_thread[np.where(thread_rows, cols["row"], 0)]
+                            if len(threads) else -1, -1)
+    frame = pd.DataFrame({
+        "time": cols["clock"],
+        "prv_time": cols["time"],
+        "object": pd.Categorical.from_codes(cols["object"].astype(np.int8),
+                                            categories=["thread", "cpu"]),
+        "row": cols["row"],
+        "row_label": _optional_categorical(pd, row_codes,
+                                           [t["label"] for t in threads] +
+                                           [c["label"] for c in cpus]),
+        "stream": _optional_categorical(pd, stream_codes, paths),
+        "type": cols["type"],
+        "value": cols["value"],
+        "label": _optional_categorical(pd, cols["label"], cols["labels"]),
+        "depth": cols["depth"],
+        "model": _optional_categorical(pd, cols["model"], cols["models"]),
+        "channel": _optional_categorical(pd, cols["channel"], cols["channels"]),
+        "title": _optional_categorical(pd, cols["title"], cols["titles"]),
+    })
+    frame.attrs["models"] = [tuple(m) for m in cols["models_enabled"]]
+    frame.attrs["threads"] = threads
+    frame.attrs["cpus"] = cpus
+    frame.attrs["diagnostics"] = [Diagnostic(d[1], d[2], d[3], d[4], d[5])
+                                  for d in cols["diagnostics"]]
+    frame.attrs["start_clock"] = cols["start_clock"]
+    frame.attrs["duration"] = cols["duration"]
+    frame.attrs["events"] = cols["events"]
+    return frame

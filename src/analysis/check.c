@@ -10,7 +10,8 @@
  * by a view that only tracks the nesting) and streams that cannot be read
  * further. What only a format knows (ovniemu's clock gate, sorted
  * regions, what Pallas 0.20 cannot read) comes from its backend's check
- * hooks (weft__check_hooks), called after the events were read.
+ * hooks (weft__check_hooks), called after the events were read; with
+ * `models`, what the emulation of an ovni trace refuses (weft/emu.h).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -443,6 +444,54 @@ static uint64_t check_merged(weft_check_report *r, weft__view *nesting)
 	return events;
 }
 
+/* ---- The emulation (models) ---------------------------------------------------------- */
+
+/* The emulator's diagnostics as problems: warnings become notes. */
+static void add_emu_diags(weft_check_report *r, const weft_emu *e)
+{
+	for (size_t i = 0; i < weft_emu_diag_count(e); i++) {
+		const weft_diag *d = weft_emu_diag(e, i);
+		uint64_t times = weft_emu_diag_repeats(e, i);
+		int severity = d->severity == WEFT_SEV_ERROR ? WEFT_SEV_ERROR : WEFT_SEV_NOTE;
+		if (times > 1)
+			add_problem(r, severity, d->status, d->file, d->offset,
+				    "%s (%" PRIu64 " times)", d->message, times);
+		else
+			append_problem(r, 0, severity, d->status, d->file, d->offset, d->message);
+	}
+}
+
+/*
+ * Runs the emulation of the trace's models to its end (its changes are
+ * dropped) and adds what it found: a refusal at load, the rule an event
+ * broke, the end checks' errors, its warnings; a reading error that
+ * stopped it.
+ */
+static void check_models(weft_check_report *r, const weft_check_options *options)
+{
+	weft_emu_options eo;
+	weft_emu *e;
+	const weft_emu_change *c;
+
+	weft_emu_options_init(&eo);
+	eo.all_models = options->all_models;
+	r->stream = 0;
+	int rc = weft_emu_create(r->trace, &eo, &e);
+	if (rc < 0) {
+		add_problem(r, WEFT_SEV_ERROR, rc, weft_last_error_file(), weft_last_error_offset(),
+			    "%s%s", rc == WEFT_EFORMAT ? "" : "cannot emulate the trace: ",
+			    weft_last_error_text());
+		return;
+	}
+	while ((rc = weft_emu_next(e, &c)) == 1)
+		;
+	add_emu_diags(r, e);
+	if (rc < 0 && rc != WEFT_EFORMAT)
+		add_problem(r, WEFT_SEV_ERROR, rc, weft_last_error_file(), weft_last_error_offset(),
+			    "the emulation stopped: %s", weft_last_error_text());
+	weft_emu_free(e);
+}
+
 /* ---- Whole trace --------------------------------------------------------------------- */
 
 /*
@@ -466,6 +515,12 @@ static int check_run(weft_trace *trace, const weft_check_options *options,
 		weft_check_options_init(&defaults);
 		options = &defaults;
 	}
+	if (options->models && weft_trace_format(trace) != WEFT_FORMAT_OVNI) {
+		free(r);
+		return weft__error(WEFT_EINVAL, weft_trace_path(trace), WEFT_NO_OFFSET,
+				   "only ovni traces have runtime models to emulate (this is a "
+				   "%s trace)", weft_format_name(weft_trace_format(trace)));
+	}
 	r->sink.add = sink_add;
 	r->trace = trace;
 	weft__view *nesting = nesting_view(trace);
@@ -482,6 +537,8 @@ static int check_run(weft_trace *trace, const weft_check_options *options,
 	if (hooks != NULL && hooks->trace_check != NULL)
 		hooks->trace_check(trace, options, starts, &r->sink);
 	free(starts);
+	if (options->models)
+		check_models(r, options);
 	*out = r;
 	return 0;
 }

@@ -21,11 +21,12 @@
 #include "weft/profile.h"
 #include "util/strtab.h"
 
-/* A recent (stream, name pointer) and its row: spans repeat names by
- * pointer (the iterator keeps one copy of each), so most lookups end
- * here without hashing or comparing text. */
+/* A recent (stream, timeline and name pointers) and its row: spans
+ * repeat names by pointer (the iterator keeps one copy of each), so most
+ * lookups end here without hashing or comparing text. */
 typedef struct recent_row {
 	const char *name;
+	const char *timeline;
 	int64_t stream;
 	size_t row;
 } recent_row;
@@ -35,9 +36,10 @@ typedef struct recent_row {
 struct weft_profile {
 	weft_profile_row *rows;
 	size_t count, cap;
-	/* The rows' keys, the stream's 8 bytes then the name: string i of
-	 * the table is row i until the rows are sorted; the rows' names
-	 * point into it. */
+	/* The rows' keys, the stream's 8 bytes, then (emulated) the
+	 * timeline and a NUL, then the name: string i of the table is row i
+	 * until the rows are sorted; the rows' names and timelines point
+	 * into it. */
 	weft__strtab keys;
 	recent_row recent[RECENT_ROWS];
 	weft_profile_source source;
@@ -62,24 +64,31 @@ const char *weft_profile_source_name(weft_profile_source source)
 
 /* ---- Rows ------------------------------------------------------------------------ */
 
-/* The row of (stream, name), added when new; NULL when out of memory. */
-static weft_profile_row *row_of(weft_profile *p, int64_t stream, const char *name)
+/* The row of (stream, timeline, name), added when new (timeline NULL: rows
+ * by name alone); NULL when out of memory. */
+static weft_profile_row *row_of(weft_profile *p, int64_t stream, const char *timeline,
+				const char *name)
 {
-	size_t len = strlen(name), index;
+	size_t len = strlen(name), tlen = timeline ? strlen(timeline) + 1 : 0, index;
+	size_t klen = sizeof stream + tlen + len;
 	char small[256];
-	char *key = sizeof stream + len <= sizeof small ? small : malloc(sizeof stream + len);
+	char *key = klen <= sizeof small ? small : malloc(klen);
 	if (key == NULL)
 		return NULL;
 	memcpy(key, &stream, sizeof stream);
-	memcpy(key + sizeof stream, name, len);
-	int added = weft__strtab_intern(&p->keys, key, sizeof stream + len, &index);
+	if (timeline != NULL)
+		memcpy(key + sizeof stream, timeline, tlen);
+	memcpy(key + sizeof stream + tlen, name, len);
+	int added = weft__strtab_intern(&p->keys, key, klen, &index);
 	if (key != small)
 		free(key);
 	if (added == 1 &&
-	    weft__array_grow((void **)&p->rows, &p->cap, p->count + 1, sizeof *p->rows) == 0)
+	    weft__array_grow((void **)&p->rows, &p->cap, p->count + 1, sizeof *p->rows) == 0) {
+		const char *text = weft__strtab_text(&p->keys, index) + sizeof stream;
 		p->rows[p->count++] = (weft_profile_row){
-			.name = weft__strtab_text(&p->keys, index) + sizeof stream,
-			.stream = stream, .min = UINT64_MAX };
+			.name = text + tlen, .stream = stream, .min = UINT64_MAX,
+			.timeline = timeline ? text : NULL };
+	}
 	return added < 0 || index >= p->count ? NULL : &p->rows[index];
 }
 
@@ -106,15 +115,17 @@ static int out_of_memory(void)
  * (valid while the iterator lives, which outlasts the lookups), else by
  * text. NULL when out of memory.
  */
-static weft_profile_row *row_of_span(weft_profile *p, int64_t stream, const char *name)
+static weft_profile_row *row_of_span(weft_profile *p, int64_t stream, const char *timeline,
+				     const char *name)
 {
-	size_t h = (((uintptr_t)name >> 3) ^ (size_t)stream * 0x9e3779b1u) % RECENT_ROWS;
+	size_t h = (((uintptr_t)name >> 3) ^ ((uintptr_t)timeline >> 3) * 31 ^
+		    (size_t)stream * 0x9e3779b1u) % RECENT_ROWS;
 	recent_row *c = &p->recent[h];
-	if (c->name == name && c->stream == stream)
+	if (c->name == name && c->timeline == timeline && c->stream == stream)
 		return &p->rows[c->row];
-	weft_profile_row *r = row_of(p, stream, name);
+	weft_profile_row *r = row_of(p, stream, timeline, name);
 	if (r != NULL)
-		*c = (recent_row){ name, stream, (size_t)(r - p->rows) };
+		*c = (recent_row){ name, timeline, stream, (size_t)(r - p->rows) };
 	return r;
 }
 
@@ -131,12 +142,16 @@ static int profile_spans(weft_trace *trace, const weft_profile_options *o, weft_
 	so.filter = o->filter;
 	so.virtual_unit = o->virtual_unit;
 	so.with_instants = 1;
+	so.emulate = o->emulate;
+	so.all_models = o->all_models;
+	so.channels = o->channels;
 	int rc = weft_span_iter_create(trace, &so, &it);
 	if (rc < 0)
 		return rc;
 	while ((rc = weft_span_iter_next(it, &s)) == 1) {
 		int64_t stream = o->by == WEFT_PROFILE_BY_STREAM ? (int64_t)s->stream : -1;
-		weft_profile_row *r = row_of_span(p, stream, s->name);
+		weft_profile_row *r = row_of_span(p, stream, o->emulate ? s->timeline : NULL,
+						  s->name);
 		if (r == NULL) {
 			rc = out_of_memory();
 			break;
@@ -179,7 +194,7 @@ static int profile_grammar(weft_trace *trace, uint32_t stream, const weft_profil
 		}
 		if (!headers_only)
 			rc = weft_pallas_grammar_sequence_totals(g, i, &total, &exclusive);
-		weft_profile_row *r = rc == 0 ? row_of(p, row_stream, name) : NULL;
+		weft_profile_row *r = rc == 0 ? row_of(p, row_stream, NULL, name) : NULL;
 		if (r != NULL)
 			add_calls(r, s.durations.count, total, s.durations.min,
 				  s.durations.max, exclusive);
@@ -202,8 +217,8 @@ static int selects(const weft_profile_options *o)
 /* The source that AUTO means for this trace and these options. */
 static weft_profile_source source_for(const weft_trace *trace, const weft_profile_options *o)
 {
-	if (o->source != WEFT_PROFILE_AUTO)
-		return o->source;
+	if (o->source != WEFT_PROFILE_AUTO || o->emulate)
+		return o->emulate && o->source == WEFT_PROFILE_AUTO ? WEFT_PROFILE_SPANS : o->source;
 	return weft_trace_format(trace) == WEFT_FORMAT_PALLAS && !selects(o)
 	       ? WEFT_PROFILE_DURATIONS : WEFT_PROFILE_SPANS;
 }
@@ -216,6 +231,9 @@ static int row_order(const void *a, const void *b)
 	const weft_profile_row *x = a, *y = b;
 	if (x->stream != y->stream)
 		return x->stream < y->stream ? -1 : 1;
+	int t = x->timeline && y->timeline ? strcmp(x->timeline, y->timeline) : 0;
+	if (t != 0)
+		return t;
 	if (x->inclusive != y->inclusive)
 		return x->inclusive > y->inclusive ? -1 : 1;
 	return strcmp(x->name, y->name);
@@ -243,6 +261,10 @@ static int profile_run(weft_trace *trace, const weft_profile_options *options,
 				   "profile: no trace or no options");
 	weft_profile_source source = source_for(trace, options);
 	int stored = source == WEFT_PROFILE_DURATIONS || source == WEFT_PROFILE_HEADERS;
+	if (stored && options->emulate)
+		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
+				   "the emulated channels are profiled from their spans: no "
+				   "stored durations");
 	if (stored && weft_trace_format(trace) != WEFT_FORMAT_PALLAS)
 		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
 				   "only Pallas traces store call durations (this is "

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/spans_emu.h"
 #include "core/internal.h"
 #include "outputs/view.h"
 #include "weft/span.h"
@@ -64,6 +65,8 @@ struct weft_span_iter {
 	/* The name stable_name() returned last: instants mostly repeat it. */
 	const char *last_name;
 	uint32_t last_len;
+	/* options.emulate: the spans of the emulation, which does the rest */
+	weft__emu_spans *emu;
 };
 
 void weft_span_options_init(weft_span_options *options)
@@ -286,6 +289,8 @@ int weft_span_iter_next(weft_span_iter *it, const weft_span **span)
 	const weft_event *ev;
 
 	*span = NULL;
+	if (it->emu != NULL)
+		return weft__emu_spans_next(it->emu, span);
 	while (it->next == it->queued) {
 		it->next = it->queued = 0;
 		if (it->done)
@@ -314,6 +319,10 @@ void weft_span_iter_stats(const weft_span_iter *it, weft_span_stats *out)
 {
 	weft__view_stats v;
 
+	if (it->emu != NULL) {
+		weft__emu_spans_stats(it->emu, out);
+		return;
+	}
 	weft__view_stats_get(it->view, &v);
 	*out = it->stats;
 	out->events = v.events;
@@ -348,6 +357,15 @@ int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	it->trace = trace;
 	it->options = *options;
+	if (options->emulate) {
+		int rc = weft__emu_spans_create(trace, options, &it->emu);
+		if (rc < 0) {
+			free(it);
+			return rc;
+		}
+		*out = it;
+		return 0;
+	}
 	/*
 	 * The view cuts the window; the cursor selects streams and codes, in
 	 * time order whatever the trace was opened with: intervals nest by
@@ -390,6 +408,7 @@ void weft_span_iter_free(weft_span_iter *it)
 	}
 	free(it->tracks);
 	free(it->queue);
+	weft__emu_spans_free(it->emu);
 	weft__view_free(it->view);
 	weft_cursor_free(it->cursor);
 	free(it);

@@ -20,13 +20,17 @@
 
 enum check_option_id {
 	OPT_SORTED = 100,
-	OPT_STRICT
+	OPT_STRICT,
+	OPT_MODELS,
+	OPT_ALL_MODELS
 };
 
 const cli_option cli_check_options[] = {
 	CLI_COMMON_OPTIONS,
 	{ "sorted", 0, 0, OPT_SORTED },
 	{ "strict", 0, 0, OPT_STRICT },
+	{ "models", 0, 0, OPT_MODELS },
+	{ "all-models", 0, 0, OPT_ALL_MODELS },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -34,6 +38,8 @@ const cli_option cli_check_options[] = {
 typedef struct check_settings {
 	int want_sorted; /* --sorted */
 	int strict;      /* --strict: notes are problems too */
+	int models;      /* --models: run the emulation */
+	int all_models;  /* --all-models: every model */
 } check_settings;
 
 /* Usage text of `weft check --help`. */
@@ -57,13 +63,26 @@ static void print_check_help(void)
 	       "streams more than 1 h apart without clock offsets, CPUs of a loom with a\n"
 	       "duplicated index or phyid).\n"
 	       "\n"
+	       "With --models (ovni), the runtime models are emulated as ovniemu -l\n"
+	       "emulates them (writing nothing) and what they refuse is listed too: the\n"
+	       "rule an event breaks (a task executed twice, a thread running on two\n"
+	       "CPUs, an event of a model the thread did not require) at the event's\n"
+	       "stream file and offset, what is left open at the end (a subsystem stack,\n"
+	       "a thread not dead) at the thread's stream, a trace refused at load (a\n"
+	       "model version ovniemu 1.14 does not emulate, a loom without CPUs).\n"
+	       "ovniemu's warnings (a long flush, an old event) are notes.\n"
+	       "\n"
 	       "options:\n"
 	       "  --sorted             also require sorted unordered regions (as ovniemu)\n"
-	       "  --strict             count notes as problems\n");
+	       "  --strict             count notes as problems\n"
+	       "  --models             ovni: also emulate the runtime models (ovniemu -l)\n"
+	       "  --all-models         with --models: every model, required or not\n"
+	       "                       (ovniemu -a; for traces of libovni before 1.5)\n");
 	cli_print_common_help(stdout, NULL);
 	printf("\n"
 	       "example:\n"
-	       "  weft check --sorted ovni/\n");
+	       "  weft check --sorted ovni/\n"
+	       "  weft check --models ovni/\n");
 }
 
 /*
@@ -137,6 +156,8 @@ static int run_check(cli_common *common, const check_settings *set)
 	cli_feedback_opened(trace);
 	weft_check_options_init(&options);
 	options.sorted = set->want_sorted;
+	options.models = set->models;
+	options.all_models = set->all_models;
 	rc = weft_trace_check(trace, &options, &report);
 	if (rc < 0) {
 		cli_close_trace(trace);
@@ -169,7 +190,7 @@ int cli_cmd_check(int argc, char **argv)
 {
 	cli_parser parser;
 	cli_common common;
-	check_settings set = { 0, 0 };
+	check_settings set = { 0, 0, 0, 0 };
 	const char *value;
 	int id;
 
@@ -186,9 +207,15 @@ int cli_cmd_check(int argc, char **argv)
 			set.want_sorted = 1;
 		else if (id == OPT_STRICT)
 			set.strict = 1;
+		else if (id == OPT_MODELS)
+			set.models = 1;
+		else if (id == OPT_ALL_MODELS)
+			set.all_models = 1;
 		else if (cli_common_option(&common, "check", id, value) != 1)
 			return CLI_EXIT_FAILURE;
 	}
+	if (set.all_models && !set.models)
+		return cli_usage_error("check", "--all-models goes with --models");
 	if (cli_take_trace_path(&common, &parser) < 0)
 		return CLI_EXIT_FAILURE;
 	return run_check(&common, &set);

@@ -26,7 +26,10 @@ enum profile_option_id {
 	OPT_FROM,
 	OPT_TO,
 	OPT_STREAM,
-	OPT_EVENT
+	OPT_EVENT,
+	OPT_EMULATE,
+	OPT_ALL_MODELS,
+	OPT_CHANNEL
 };
 
 const cli_option cli_profile_options[] = {
@@ -42,6 +45,9 @@ const cli_option cli_profile_options[] = {
 	{ "stream", 0, 1, OPT_STREAM },
 	{ "event", 0, 1, OPT_EVENT },
 	{ "mcv", 0, 1, OPT_EVENT },
+	{ "emulate", 0, 0, OPT_EMULATE },
+	{ "all-models", 0, 0, OPT_ALL_MODELS },
+	{ "channel", 0, 1, OPT_CHANNEL },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -71,12 +77,25 @@ static void print_profile_help(void)
 	       "  --event, --mcv GLOB  only events whose code matches\n"
 	       "  --replay             Pallas: replay every Enter/Leave instead\n"
 	       "  --headers-only       Pallas: from the sequence headers alone (instant;\n"
-	       "                       totals from the stored, rounded means)\n");
+	       "                       totals from the stored, rounded means)\n"
+	       "  --emulate            ovni: profile the channels of ovniemu's thread view\n"
+	       "                       instead of the regions: per channel (thread state,\n"
+	       "                       subsystem, task type, ...) the time of each value,\n"
+	       "                       a \"channel\" column first; with --by stream, the\n"
+	       "                       time per task type per thread\n"
+	       "  --channel GLOB       with --emulate: only the channels whose\n"
+	       "                       <model>.<name> (nosv.type, system.state) or title\n"
+	       "                       (\"nOS-V task type\") matches, numbers included\n"
+	       "                       (task ids, ranks); without it, every channel's\n"
+	       "                       labelled values\n"
+	       "  --all-models         with --emulate: every model, required or not\n"
+	       "                       (ovniemu -a)\n");
 	cli_print_common_help(stdout, NULL);
 	printf("\n"
 	       "examples:\n"
 	       "  weft profile trace/main.pallas\n"
-	       "  weft profile --by stream --csv ovni/ > per-thread.csv\n");
+	       "  weft profile --by stream --csv ovni/ > per-thread.csv\n"
+	       "  weft profile --emulate --by stream --channel nosv.type ovni/\n");
 }
 
 typedef struct profile_settings {
@@ -85,6 +104,12 @@ typedef struct profile_settings {
 	cli_window window; /* --from, --to */
 	int json, csv, instants, headers_only, replay;
 } profile_settings;
+
+/* The channel of an emulated row ("" otherwise). */
+static const char *row_channel(const weft_profile_row *r)
+{
+	return r->timeline != NULL ? r->timeline : "";
+}
 
 /* One option of `weft profile`: 0, or -1 after a usage error. */
 static int profile_option(profile_settings *s, int id, const char *value)
@@ -97,6 +122,9 @@ static int profile_option(profile_settings *s, int id, const char *value)
 	case OPT_REPLAY: s->replay = 1; return 0;
 	case OPT_STREAM: s->options.filter.stream_pattern = value; return 0;
 	case OPT_EVENT: s->options.filter.code_pattern = value; return 0;
+	case OPT_EMULATE: s->options.emulate = 1; return 0;
+	case OPT_ALL_MODELS: s->options.all_models = 1; return 0;
+	case OPT_CHANNEL: s->options.channels = value; return 0;
 	case OPT_BY:
 		if (strcmp(value, "name") == 0 || strcmp(value, "region") == 0)
 			s->options.by = WEFT_PROFILE_BY_NAME;
@@ -133,7 +161,7 @@ static const char *row_stream_path(const weft_trace *trace, const weft_profile_r
 
 /* The profile as one JSON object (jansson does the escaping). */
 static int print_profile_json(const weft_trace *trace, const weft_profile *p, int instants,
-			      int by_stream)
+			      int by_stream, int emulated)
 {
 	json_t *regions = json_array();
 	for (size_t i = 0; regions && i < weft_profile_row_count(p); i++) {
@@ -148,6 +176,8 @@ static int print_profile_json(const weft_trace *trace, const weft_profile *p, in
 			"max_ns", (json_int_t)r->max, "exclusive_ns", (json_int_t)r->exclusive);
 		if (o != NULL && instants)
 			json_object_set_new(o, "instants", json_integer((json_int_t)r->instants));
+		if (o != NULL && r->timeline != NULL)
+			json_object_set_new(o, "channel", json_string(r->timeline));
 		if (o != NULL && by_stream) {
 			json_object_set_new(o, "stream", json_integer(r->stream));
 			json_object_set_new(o, "stream_path",
@@ -165,6 +195,8 @@ static int print_profile_json(const weft_trace *trace, const weft_profile *p, in
 				 "regions", regions);
 	if (root != NULL && by_stream)
 		json_object_set_new(root, "by", json_string("stream"));
+	if (root != NULL && emulated)
+		json_object_set_new(root, "emulated", json_true());
 	char *text = root ? json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
 	json_decref(root);
 	if (text == NULL)
@@ -192,10 +224,10 @@ static void print_csv_text(const char *text)
 
 /* The rows as CSV: one header line, one line per row. */
 static void print_profile_csv(const weft_trace *trace, const weft_profile *p, int instants,
-			      int by_stream)
+			      int by_stream, int emulated)
 {
-	printf("%sregion,calls,total_ns,mean_ns,min_ns,max_ns,exclusive_ns,instants\n",
-	       by_stream ? "stream,stream_path," : "");
+	printf("%s%sregion,calls,total_ns,mean_ns,min_ns,max_ns,exclusive_ns,instants\n",
+	       by_stream ? "stream,stream_path," : "", emulated ? "channel," : "");
 	for (size_t i = 0; i < weft_profile_row_count(p); i++) {
 		const weft_profile_row *r = weft_profile_row_get(p, i);
 		if (!row_shown(r, instants))
@@ -203,6 +235,10 @@ static void print_profile_csv(const weft_trace *trace, const weft_profile *p, in
 		if (by_stream) {
 			printf("%" PRId64 ",", r->stream);
 			print_csv_text(row_stream_path(trace, r));
+			putchar(',');
+		}
+		if (emulated) {
+			print_csv_text(row_channel(r));
 			putchar(',');
 		}
 		print_csv_text(r->name);
@@ -213,16 +249,17 @@ static void print_profile_csv(const weft_trace *trace, const weft_profile *p, in
 }
 
 /*
- * The width of a column of text: its longest value (stream paths, or
- * region names), at least `least`, at most 200.
+ * The width of a column of text: its longest value (column 0: region
+ * names, 1: stream paths, 2: channels), at least `least`, at most 200.
  */
-static int column_width(const weft_trace *trace, const weft_profile *p, int streams,
+static int column_width(const weft_trace *trace, const weft_profile *p, int column,
 			size_t least)
 {
 	size_t width = least;
 	for (size_t i = 0; i < weft_profile_row_count(p); i++) {
 		const weft_profile_row *r = weft_profile_row_get(p, i);
-		size_t n = strlen(streams ? row_stream_path(trace, r) : r->name);
+		size_t n = strlen(column == 1 ? row_stream_path(trace, r)
+				  : column == 2 ? row_channel(r) : r->name);
 		if (n > width)
 			width = n;
 	}
@@ -231,12 +268,15 @@ static int column_width(const weft_trace *trace, const weft_profile *p, int stre
 
 /* The table: largest total first (per stream with --by stream). */
 static void print_profile_table(const weft_trace *trace, const weft_profile *p, int instants,
-				int by_stream)
+				int by_stream, int emulated)
 {
 	int width = by_stream ? column_width(trace, p, 1, strlen("stream")) : 0;
-	int name_width = column_width(trace, p, 0, 32);
+	int channel_width = emulated ? column_width(trace, p, 2, strlen("channel")) : 0;
+	int name_width = column_width(trace, p, 0, emulated ? 16 : 32);
 	if (by_stream)
 		printf("%-*s ", width, "stream");
+	if (emulated)
+		printf("%-*s ", channel_width, "channel");
 	printf("%-*s %12s %16s %14s %12s %12s %16s", name_width, "region", "calls", "total_ns",
 	       "mean_ns", "min_ns", "max_ns", "exclusive_ns");
 	printf(instants ? " %12s\n" : "\n", "instants");
@@ -246,6 +286,8 @@ static void print_profile_table(const weft_trace *trace, const weft_profile *p, 
 			continue;
 		if (by_stream)
 			printf("%-*s ", width, row_stream_path(trace, r));
+		if (emulated)
+			printf("%-*s ", channel_width, row_channel(r));
 		printf("%-*s %12" PRIu64 " %16" PRIu64 " %14.3f %12" PRIu64 " %12" PRIu64
 		       " %16" PRIu64, name_width, r->name, r->calls, r->inclusive, r->mean, r->min,
 		       r->max, r->exclusive);
@@ -302,12 +344,13 @@ static int run_profile(profile_settings *s)
 	}
 	int instants = s->instants || only_instants(p, &s->options);
 	int by_stream = s->options.by == WEFT_PROFILE_BY_STREAM;
+	int emulated = s->options.emulate;
 	if (s->json)
-		rc = print_profile_json(trace, p, instants, by_stream);
+		rc = print_profile_json(trace, p, instants, by_stream, emulated);
 	else if (s->csv)
-		print_profile_csv(trace, p, instants, by_stream);
+		print_profile_csv(trace, p, instants, by_stream, emulated);
 	else
-		print_profile_table(trace, p, instants, by_stream);
+		print_profile_table(trace, p, instants, by_stream, emulated);
 	int lost = report_losses(p);
 	weft_span_stats read;
 	weft_profile_span_stats(p, &read);
@@ -344,6 +387,11 @@ int cli_cmd_profile(int argc, char **argv)
 		return cli_usage_error("profile", "--headers-only and --replay exclude each other");
 	if (s.json && s.csv)
 		return cli_usage_error("profile", "--json and --csv exclude each other");
+	if (s.options.emulate && (s.headers_only || s.replay))
+		return cli_usage_error("profile", "--emulate profiles the emulated channels from "
+				       "their spans: no --headers-only or --replay");
+	if (!s.options.emulate && (s.options.all_models || s.options.channels != NULL))
+		return cli_usage_error("profile", "--all-models and --channel go with --emulate");
 	s.options.source = s.replay ? WEFT_PROFILE_SPANS
 			   : s.headers_only ? WEFT_PROFILE_HEADERS : WEFT_PROFILE_AUTO;
 	if (cli_take_trace_path(&s.common, &parser) < 0)
