@@ -65,7 +65,8 @@ typedef struct weft_convert_options {
 	/* ovni traces: replay the runtimes' models as ovniemu does
 	 * (docs/emulation.md). paraver then writes ovniemu's two traces,
 	 * thread.{prv,pcf,row} and cpu.{prv,pcf,row}, into the directory OUT
-	 * (the views ovni ships open them). WEFT_EMULATE_AUTO (0): emulate
+	 * (the views ovni ships open them); perfetto draws the same as
+	 * tracks (docs/perfetto.md). WEFT_EMULATE_AUTO (0): emulate
 	 * an ovni trace whose threads declare their models (ovni.require)
 	 * for the outputs that can (WEFT_OUTPUT_EMULATE); ON: emulate (an
 	 * error where it cannot); OFF: the generic mapping of every format. */

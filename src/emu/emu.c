@@ -212,6 +212,29 @@ const char *weft__emu_value_label(weft__emu *e, uint16_t slot, int64_t value)
 	return s->model->label != NULL ? s->model->label(e, chan, value) : NULL;
 }
 
+const int64_t *weft__emu_record_stack(const weft__emu *e, const weft__emu_record *r)
+{
+	if (r->slot >= e->nslots || !e->slots[r->slot].spec->stack || r->depth == 0)
+		return NULL;
+	const weft__emu_chan *c = NULL;
+	if (r->kind == WEFT__EMU_THREAD && r->row < e->sys->nthreads)
+		c = &e->th[r->row].raw[r->slot];
+	else if (r->kind == WEFT__EMU_CPU && r->row < e->sys->ncpus && e->cpu[r->row].sel >= 0)
+		c = &e->th[e->cpu[r->row].sel].raw[r->slot];
+	if (c == NULL || c->depth < r->depth || c->stack == NULL)
+		return NULL;
+	return c->stack;
+}
+
+int32_t weft__emu_record_thread(const weft__emu *e, const weft__emu_record *r)
+{
+	if (r->kind == WEFT__EMU_THREAD && r->row < e->sys->nthreads)
+		return (int32_t)r->row;
+	if (r->kind == WEFT__EMU_CPU && r->row < e->sys->ncpus)
+		return e->cpu[r->row].sel;
+	return -1;
+}
+
 size_t weft__emu_model_count(const weft__emu *e)
 {
 	return e->nmodels;

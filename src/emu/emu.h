@@ -220,6 +220,17 @@ uint32_t weft__emu_slot_count(const weft__emu *e);
  * or mark label known so far), or NULL (a number, or not known yet).
  */
 const char *weft__emu_value_label(weft__emu *e, uint16_t slot, int64_t value);
+/*
+ * The entries, bottom first, of the stack that record `r` shows (its
+ * r->depth entries; the top is r->value): the stack of the thread's
+ * channel, or of the thread a CPU runs. Valid during the sink's call (and
+ * for the records of weft__emu_snapshot). NULL when the record's channel
+ * is no stack, or shows none. For the outputs that draw nesting.
+ */
+const int64_t *weft__emu_record_stack(const weft__emu *e, const weft__emu_record *r);
+/* The thread whose channel record `r` shows: its row, or the thread its CPU
+ * runs; -1 when none. Valid as weft__emu_record_stack's entries. */
+int32_t weft__emu_record_thread(const weft__emu *e, const weft__emu_record *r);
 /* Enabled models: count, and the name and version of each (ovniemu's order). */
 size_t weft__emu_model_count(const weft__emu *e);
 const char *weft__emu_model_name(const weft__emu *e, size_t i);

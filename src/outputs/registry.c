@@ -23,9 +23,11 @@ typedef struct output_entry {
 } output_entry;
 
 static const output_entry outputs[] = {
-	{ { "perfetto", "Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev",
-	    perfetto_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER, weft_convert },
-	  &weft__perfetto_writer_ops, NULL },
+	{ { "perfetto", "Perfetto's protobuf (.pftrace; the default): ui.perfetto.dev; "
+	    "emulated ovni: threads, CPUs, tasks and subsystems",
+	    perfetto_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_EMULATE,
+	    weft_convert },
+	  &weft__perfetto_writer_ops, &weft__perfetto_emu_writer_ops },
 	{ { "chrome", "Chrome's Trace Event JSON (default for OUT ending in .json)",
 	    chrome_suffixes, WEFT_OUTPUT_STDOUT | WEFT_OUTPUT_VIEWER | WEFT_OUTPUT_HEPH_COMPAT,
 	    weft_convert },

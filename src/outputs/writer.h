@@ -96,5 +96,6 @@ extern const weft__writer_ops weft__chrome_writer_ops;
 extern const weft__writer_ops weft__paraver_writer_ops;
 extern const weft__writer_ops weft__pallas_writer_ops;
 extern const weft__writer_ops weft__paraver_emu_writer_ops;
+extern const weft__writer_ops weft__perfetto_emu_writer_ops;
 
 #endif /* WEFT_OUTPUTS_WRITER_H */

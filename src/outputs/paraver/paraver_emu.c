@@ -35,6 +35,7 @@
 #include "core/internal.h"
 #include "emu/emu.h"
 #include "outputs/bg_writer.h"
+#include "outputs/emu_output.h"
 #include "outputs/outdir.h"
 #include "outputs/outputs.h"
 #include "outputs/writer.h"
@@ -71,12 +72,7 @@ typedef struct emu_writer {
 	int committed;
 	prv_file prv[WEFT__EMU_KINDS]; /* thread, cpu, the breakdowns (fd -1: none) */
 	uint64_t records;
-	/* the time window (trace clock; to 0: none) */
-	uint64_t from, to;
-	int windowed;
-	int opened;           /* records are written (the window has begun) */
-	int cut;              /* the reading stopped at the window's end */
-	uint64_t base;        /* emulator time of the window's start */
+	weft__emu_window win; /* the time window */
 	/* the text of the last record time (the records of an event share it) */
 	uint64_t time;
 	char time_text[24];
@@ -146,11 +142,11 @@ static int write_file(emu_writer *ew, const char *name, const char *text)
 static int put_record(void *ctx, const weft__emu_record *r)
 {
 	emu_writer *ew = ctx;
-	if (!ew->opened)
+	if (!ew->win.opened)
 		return 0;
 	prv_file *f = &ew->prv[r->kind];
 	weft__outbuf *ob = &f->ob;
-	uint64_t time = r->time - ew->base;
+	uint64_t time = r->time - ew->win.base;
 	if (time != ew->time || ew->time_len == 0) {
 		ew->time = time;
 		ew->time_len = (size_t)(weft__fmt_u64(ew->time_text, time) - ew->time_text);
@@ -222,13 +218,13 @@ static int open_prv(emu_writer *ew, int kind)
  */
 static uint64_t duration(const emu_writer *ew)
 {
-	uint64_t now = weft__emu_now(ew->emu);
-	if (!ew->windowed)
+	uint64_t now = weft__emu_now(ew->emu), base = ew->win.base;
+	if (!ew->win.windowed)
 		return now;
-	if (ew->to == 0 || weft__emu_event_count(ew->emu) == 0)
-		return now > ew->base ? now - ew->base : 0;
-	uint64_t start = ew->base + weft__emu_first_time(ew->emu);
-	return ew->to > start ? ew->to - start : 0;
+	if (ew->win.to == 0 || weft__emu_event_count(ew->emu) == 0)
+		return now > base ? now - base : 0;
+	uint64_t start = base + weft__emu_first_time(ew->emu);
+	return ew->win.to > start ? ew->win.to - start : 0;
 }
 
 /* Closes a .prv: the rest of its buffer, its header with the duration. */
@@ -260,37 +256,16 @@ static int close_prv(emu_writer *ew, int kind)
 
 /* ---- The writer ------------------------------------------------------------------- */
 
-/* The options emulation cannot honour (it replays every event). */
+/* The options emulation cannot honour (it replays every event), and OUT.prv. */
 static int check_options(weft_output_writer *w)
 {
-	const weft_convert_options *o = &w->options;
-	const char *why = NULL;
-	size_t n = strlen(o->path);
-	if (o->filter.stream_pattern != NULL || o->filter.code_pattern != NULL)
-		why = "the emulation replays every event of every thread: no stream or event "
-		      "selection (a time window is fine; --raw converts a selection without "
-		      "emulating)";
-	else if (o->virtual_unit_ns > 0)
-		why = "an ovni trace has no virtual time";
-	else if (strcmp(o->path, "-") == 0 || (n >= 4 && strcmp(o->path + n - 4, ".prv") == 0))
-		why = "with emulation, OUT is a directory that receives ovniemu's two traces, "
-		      "thread.prv and cpu.prv (--raw writes one OUT.prv)";
-	if (why == NULL)
-		return 0;
-	weft__convert_say(w->job.report, "%s", why);
-	return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "%s", why);
-}
-
-/* A note naming the models emulated. */
-static void say_models(weft_output_writer *w, const weft__emu *e)
-{
-	char list[256] = "";
-	size_t len = 0;
-	for (size_t i = 0; i < weft__emu_model_count(e); i++)
-		len += (size_t)snprintf(list + len, len < sizeof list ? sizeof list - len : 0,
-					"%s%s", i ? ", " : "", weft__emu_model_name(e, i));
-	weft__convert_say(w->job.report, "note: emulating the models of ovniemu 1.14: %s "
-			  "(--raw: the generic mapping)", list);
+	const char *path = w->options.path;
+	size_t n = strlen(path);
+	if (strcmp(path, "-") == 0 || (n >= 4 && strcmp(path + n - 4, ".prv") == 0))
+		return weft__emu_output_check(w, "with emulation, OUT is a directory that "
+					      "receives ovniemu's two traces, thread.prv and "
+					      "cpu.prv (--raw writes one OUT.prv)");
+	return weft__emu_output_check(w, NULL);
 }
 
 static void emu_writer_free_impl(emu_writer *ew)
@@ -347,68 +322,26 @@ static int emu_create(weft_output_writer *w)
 		emu_writer_free_impl(ew);
 		return rc;
 	}
-	say_models(w, ew->emu);
-	ew->from = w->options.filter.from;
-	ew->to = w->options.filter.to;
-	ew->windowed = ew->from != 0 || ew->to != 0;
-	ew->opened = !ew->windowed;
+	weft__emu_output_say_models(w, ew->emu);
+	weft__emu_window_init(&ew->win, w);
 	w->filter = (weft_filter){ .order = WEFT_ORDER_TIME };
 	w->impl = ew;
 	return 0;
-}
-
-/*
- * The window begins: records are written from now on, starting with the
- * state of every row at `from` (nothing when no event came before it).
- */
-static int open_window(emu_writer *ew)
-{
-	ew->opened = 1;
-	if (weft__emu_event_count(ew->emu) == 0)
-		return 0;
-	ew->base = ew->from - weft__emu_first_time(ew->emu);
-	return weft__emu_snapshot(ew->emu, ew->base);
 }
 
 /* One event to the emulator; a refused trace or the window's end stops the reading (1). */
 static int emu_event(weft_output_writer *w, const weft_event *ev)
 {
 	emu_writer *ew = w->impl;
-	if (ew->to != 0 && ev->time > ew->to) {
-		ew->cut = 1;
+	int rc = weft__emu_window_step(&ew->win, ew->emu, ev);
+	if (rc == 1)
 		return 1;
-	}
-	if (!ew->opened && ev->time >= ew->from && open_window(ew) < 0)
+	if (rc < 0)
 		return WEFT_EIO;
-	int rc = weft__emu_event(ew->emu, ev);
+	rc = weft__emu_event(ew->emu, ev);
 	if (rc == WEFT_EFORMAT)
 		return 1;
 	return rc;
-}
-
-static void emu_read_failed(weft_output_writer *w, uint32_t stream, const char *message)
-{
-	(void)stream;
-	weft__convert_say(w->job.report, "error: %s", message);
-	w->job.report->data_lost = 1;
-}
-
-/* The emulator's diagnostics as report lines; 1 when one is an error. */
-static int say_diags(weft_output_writer *w, const weft__emu *e)
-{
-	int errors = 0;
-	for (size_t i = 0; i < weft__emu_diag_count(e); i++) {
-		const weft__emu_diag *d = weft__emu_diag_get(e, i);
-		char *line = weft_diag_line(&d->d, weft_trace_path(w->job.trace));
-		if (line != NULL && d->count > 1)
-			weft__convert_say(w->job.report, "%s (%llu times)", line,
-					  (unsigned long long)d->count);
-		else if (line != NULL)
-			weft__convert_say(w->job.report, "%s", line);
-		free(line);
-		errors |= d->d.severity == WEFT_SEV_ERROR;
-	}
-	return errors;
 }
 
 /* Writes the .pcf and .row files and the final headers of every trace. */
@@ -441,19 +374,12 @@ static int emu_finish(weft_output_writer *w, int failed)
 {
 	emu_writer *ew = w->impl;
 	weft_convert_report *r = w->job.report;
-	weft__emu_finish(ew->emu, !ew->cut && !failed && !r->data_lost);
-	int refused = say_diags(w, ew->emu);
-	r->events = weft__emu_event_count(ew->emu);
-	weft__convert_diags(r, w->job.trace);
-	if (failed)
-		return WEFT_EIO;
-	if (refused && !w->options.allow_loss) {
-		weft__convert_say(r, "the emulation refused the trace: nothing written "
-				  "(--allow-loss keeps the records before the error, as ovniemu "
-				  "does; --raw converts without emulating)");
-		return WEFT_EFORMAT;
-	}
-	int rc = ew->opened ? 0 : open_window(ew);
+	int refused;
+	int rc = weft__emu_output_end(w, ew->emu, ew->win.cut, failed, "--allow-loss keeps the "
+				      "records before the error, as ovniemu does", &refused);
+	if (rc < 0)
+		return rc;
+	rc = ew->win.opened ? 0 : weft__emu_window_open(&ew->win, ew->emu);
 	if (rc == 0)
 		rc = write_rest(ew);
 	if (rc < 0) {
@@ -477,7 +403,7 @@ const weft__writer_ops weft__paraver_emu_writer_ops = {
 	.by_stream = 0,
 	.create = emu_create,
 	.event = emu_event,
-	.read_failed = emu_read_failed,
+	.read_failed = weft__emu_output_read_failed,
 	.finish = emu_finish,
 	.free = emu_free,
 };
