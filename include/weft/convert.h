@@ -77,6 +77,14 @@ typedef struct weft_convert_options {
 	 * nOS-V and Nanos6 models, nosv-breakdown.* and nanos6-breakdown.*
 	 * (ovniemu -b). */
 	int breakdown;
+	/* With emulation into paraver: the directory of ovni's Paraver views
+	 * (.cfg files, thread/ and cpu/ below it: an installed ovni's
+	 * share/ovni, or ovni's sources' cfg/), copied into OUT/cfg/ as
+	 * ovniemu copies them. NULL: the first of $OVNI_CONFIG_DIR,
+	 * /usr/local/share/ovni, /usr/share/ovni that holds them, else none;
+	 * "": none. The views ovniemu makes for the trace (the nOS-V
+	 * hardware counters') are written into OUT/cfg/ either way. */
+	const char *ovni_cfg;
 } weft_convert_options;
 
 /* weft_convert_options.emulate */

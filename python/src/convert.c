@@ -29,17 +29,22 @@ static PyObject *report_dict(const weft_convert_report *r)
 PyObject *wpy_trace_convert(wpy_trace *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = {"path", "to", "streams", "start", "end", "codes", "force",
-				 "heph_compat", "virtual_unit", "allow_loss", NULL};
-	const char *path, *to = NULL, *streams = NULL, *codes = NULL;
-	PyObject *start = NULL, *end = NULL, *virtual_unit = NULL;
-	int force = 0, heph_compat = 0, allow_loss = 0;
+				 "heph_compat", "virtual_unit", "allow_loss", "emulate",
+				 "all_models", "breakdown", "ovni_cfg", NULL};
+	const char *path, *to = NULL, *streams = NULL, *codes = NULL, *ovni_cfg = NULL;
+	PyObject *start = NULL, *end = NULL, *virtual_unit = NULL, *emulate = Py_None;
+	int force = 0, heph_compat = 0, allow_loss = 0, all_models = 0, breakdown = 0;
 	weft_convert_options o;
 	weft_convert_report report;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zzOOzppOp", kwlist, &path, &to, &streams,
-					 &start, &end, &codes, &force, &heph_compat, &virtual_unit,
-					 &allow_loss) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|zzOOzppOpOppz", kwlist, &path, &to,
+					 &streams, &start, &end, &codes, &force, &heph_compat,
+					 &virtual_unit, &allow_loss, &emulate, &all_models,
+					 &breakdown, &ovni_cfg) ||
 	    wpy_trace_check(self) < 0)
+		return NULL;
+	int emulate_true = emulate == Py_None ? 0 : PyObject_IsTrue(emulate);
+	if (emulate_true < 0)
 		return NULL;
 	weft_convert_options_init(&o);
 	if (wpy_parse_time(start, &o.filter.from, "start") < 0 ||
@@ -53,6 +58,12 @@ PyObject *wpy_trace_convert(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	o.force = force;
 	o.heph_compat = heph_compat;
 	o.allow_loss = allow_loss;
+	/* None: emulate where it is the default (WEFT_EMULATE_AUTO) */
+	o.emulate = emulate == Py_None ? WEFT_EMULATE_AUTO
+		  : emulate_true ? WEFT_EMULATE_ON : WEFT_EMULATE_OFF;
+	o.all_models = all_models;
+	o.breakdown = breakdown;
+	o.ovni_cfg = ovni_cfg;
 	int rc;
 	self->busy = 1;
 	Py_BEGIN_ALLOW_THREADS

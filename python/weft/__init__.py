@@ -398,7 +398,8 @@ class Trace(_FormatExtras, _weft.Trace):
         return emulation_frame(self, cols)
 
     def convert(self, path, to=None, streams=None, start=None, end=None, codes=None,
-                force=False, heph_compat=False, virtual_unit=None, allow_loss=False):
+                force=False, heph_compat=False, virtual_unit=None, allow_loss=False,
+                emulate=None, all_models=False, breakdown=False, ovni_cfg=None):
         """Writes the trace for a viewer or as a Pallas trace, as `weft
         convert` does (the library's weft_convert(), without the GIL).
 
@@ -412,7 +413,19 @@ class Trace(_FormatExtras, _weft.Trace):
         spans crossing it); heph_compat: chrome, the bytes of Heph's own
         converter; virtual_unit: ROSS, draw virtual time, one unit = this
         many ns; allow_loss: viewers, drop spans nested deeper than 512
-        levels instead of counting it as lost data.
+        levels instead of counting it as lost data (emulated: keep the
+        records before an event the models refuse, as ovniemu does).
+
+        ovni traces (docs/emulation.md): emulate=None replays the runtimes'
+        models as ovniemu does when the trace's threads declare them and
+        the output can show them (paraver: ovniemu's thread.* and cpu.* in
+        the directory `path`; perfetto: threads, CPUs, tasks, subsystems);
+        True forces it (an error where it cannot), False gives the generic
+        mapping. all_models: every model, required or not (ovniemu -a);
+        breakdown: paraver, also the breakdown traces (ovniemu -b);
+        ovni_cfg: paraver, the directory of ovni's Paraver views copied into
+        path/cfg/ (None: $OVNI_CONFIG_DIR or ovni's installed share/ovni
+        when present; "": none).
 
         Returns the report as a dict: output, events (read by the viewers'
         view layer; 0 for pallas), selected (the events the filter kept), unclosed_spans, unmatched_leaves, too_deep, data_lost
@@ -424,6 +437,7 @@ class Trace(_FormatExtras, _weft.Trace):
         """
         self._check_open()
         report = self._convert(str(path), to, streams, start, end, codes, force, heph_compat,
-                               virtual_unit, allow_loss)
+                               virtual_unit, allow_loss, emulate, all_models, breakdown,
+                               None if ovni_cfg is None else str(ovni_cfg))
         self._issue_warnings(2)
         return report

@@ -114,7 +114,9 @@ class Trace:
     def convert(self, path: _Path, to: Optional[str] = ..., streams: Optional[str] = ...,
                 start: Optional[int] = ..., end: Optional[int] = ...,
                 codes: Optional[str] = ..., force: bool = ..., heph_compat: bool = ...,
-                virtual_unit: Optional[int] = ..., allow_loss: bool = ...) -> Dict[str, Any]: ...
+                virtual_unit: Optional[int] = ..., allow_loss: bool = ...,
+                emulate: Optional[bool] = ..., all_models: bool = ..., breakdown: bool = ...,
+                ovni_cfg: Optional[_Path] = ...) -> Dict[str, Any]: ...
     # Format extras (docs/python.md, "Format extras")
     def ross_table(self, level: Literal["pe", "kp", "lp", "model", "event"] = ...,
                    streams: Optional[str] = ...,

@@ -29,7 +29,9 @@ enum convert_option_id {
 	OPT_EMULATE,
 	OPT_RAW,
 	OPT_ALL_MODELS,
-	OPT_BREAKDOWN
+	OPT_BREAKDOWN,
+	OPT_OVNI_CFG,
+	OPT_NO_OVNI_CFG
 };
 
 const cli_option cli_convert_options[] = {
@@ -52,6 +54,8 @@ const cli_option cli_convert_options[] = {
 	{ "raw", 0, 0, OPT_RAW },
 	{ "all-models", 0, 0, OPT_ALL_MODELS },
 	{ "breakdown", 0, 0, OPT_BREAKDOWN },
+	{ "ovni-cfg", 0, 1, OPT_OVNI_CFG },
+	{ "no-ovni-cfg", 0, 0, OPT_NO_OVNI_CFG },
 	{ NULL, 0, 0, 0 }
 };
 
@@ -101,7 +105,13 @@ static void print_convert_help(void)
 	       "  --all-models         emulate every model, required or not (ovniemu -a)\n"
 	       "  --breakdown          emulated paraver: also the breakdown traces of nOS-V\n"
 	       "                       and Nanos6, nosv-breakdown.prv, nanos6-breakdown.prv\n"
-	       "                       (ovniemu -b)\n");
+	       "                       (ovniemu -b)\n"
+	       "  --ovni-cfg DIR       emulated paraver: copy ovni's Paraver views (.cfg) from\n"
+	       "                       DIR (an installed ovni's share/ovni, or ovni's cfg/)\n"
+	       "                       into OUT/cfg/, as ovniemu does (default: from\n"
+	       "                       $OVNI_CONFIG_DIR, /usr/local/share/ovni or\n"
+	       "                       /usr/share/ovni when one has them)\n"
+	       "  --no-ovni-cfg        do not copy them\n");
 	cli_print_common_help(stdout, NULL);
 	printf("\n"
 	       "exit status: 0 done (warnings on stderr); 1 done, but some data could not\n"
@@ -129,6 +139,7 @@ typedef struct convert_settings {
 	int emulate;              /* --emulate, --raw: enum weft_emulate */
 	int all_models;           /* --all-models */
 	int breakdown;            /* --breakdown */
+	const char *ovni_cfg;     /* --ovni-cfg DIR, "" for --no-ovni-cfg, NULL: default */
 	uint64_t vt_unit;         /* --vt-unit: ns per unit of virtual time */
 } convert_settings;
 
@@ -224,6 +235,18 @@ static int apply_convert_option(convert_settings *s, int id, const char *value)
 	case OPT_BREAKDOWN:
 		s->breakdown = 1;
 		return 0;
+	case OPT_OVNI_CFG:
+	case OPT_NO_OVNI_CFG:
+		if (s->ovni_cfg != NULL) {
+			cli_usage_error("convert", "--ovni-cfg and --no-ovni-cfg: give one, once");
+			return -1;
+		}
+		s->ovni_cfg = id == OPT_OVNI_CFG ? value : "";
+		if (id == OPT_OVNI_CFG && value[0] == '\0') {
+			cli_usage_error("convert", "--ovni-cfg needs a directory (--no-ovni-cfg: none)");
+			return -1;
+		}
+		return 0;
 	case OPT_TIME:
 		if (strcmp(value, "real") != 0 && strcmp(value, "virtual") != 0) {
 			cli_usage_error("convert", "--time takes real or virtual, not '%s'", value);
@@ -264,9 +287,11 @@ static int check_convert_settings(convert_settings *s)
 	if (s->allow_loss && (s->heph_compat || !(s->to->flags & WEFT_OUTPUT_VIEWER)))
 		return cli_usage_error("convert", "--allow-loss is for the viewer formats "
 				       "(%s)", viewers);
-	if ((s->all_models || s->breakdown) && s->emulate == WEFT_EMULATE_OFF)
+	if ((s->all_models || s->breakdown || (s->ovni_cfg != NULL && *s->ovni_cfg)) &&
+	    s->emulate == WEFT_EMULATE_OFF)
 		return cli_usage_error("convert", "--%s is for the emulation, not --raw",
-				       s->all_models ? "all-models" : "breakdown");
+				       s->all_models ? "all-models"
+				       : s->breakdown ? "breakdown" : "ovni-cfg");
 	if (s->emulate == WEFT_EMULATE_ON && !(s->to->flags & WEFT_OUTPUT_EMULATE))
 		return cli_usage_error("convert", "--emulate is for -t %s",
 				       weft_output_names(WEFT_OUTPUT_EMULATE, viewers,
@@ -319,6 +344,7 @@ static void convert_options_from(const convert_settings *s, weft_convert_options
 	o->emulate = s->emulate;
 	o->all_models = s->all_models;
 	o->breakdown = s->breakdown;
+	o->ovni_cfg = s->ovni_cfg;
 	o->remove_on_signal = 1;
 }
 

@@ -35,6 +35,7 @@ static const struct option_values {
 	{ "convert", "format-out", "@outputs" },
 	{ "convert", "output-format", "@outputs" },
 	{ "convert", "time", "real|virtual" },
+	{ "convert", "ovni-cfg", "@file" },
 	{ "table", "level", "@ross-levels" },
 	{ "table", "sort", "file|virtual|real" },
 	{ "plot", "level", "pe|kp" },

@@ -235,6 +235,15 @@ int32_t weft__emu_record_thread(const weft__emu *e, const weft__emu_record *r)
 	return -1;
 }
 
+int weft__emu_views(weft__emu *e, weft__emu_view_fn fn, void *arg)
+{
+	int rc = 0;
+	for (uint32_t m = 0; rc == 0 && m < e->nmodels; m++)
+		if (e->models[m]->views != NULL)
+			rc = e->models[m]->views(e, fn, arg);
+	return rc;
+}
+
 size_t weft__emu_model_count(const weft__emu *e)
 {
 	return e->nmodels;

@@ -231,6 +231,17 @@ const int64_t *weft__emu_record_stack(const weft__emu *e, const weft__emu_record
 /* The thread whose channel record `r` shows: its row, or the thread its CPU
  * runs; -1 when none. Valid as weft__emu_record_stack's entries. */
 int32_t weft__emu_record_thread(const weft__emu *e, const weft__emu_record *r);
+/* Receives one Paraver view (.cfg) made for the trace: its path below
+ * the output's cfg/ ("thread/nosv/hwc-PAPI_TOT_CYC.cfg") and its text. */
+typedef int (*weft__emu_view_fn)(void *arg, const char *path, const char *text);
+/*
+ * The Paraver views ovniemu makes for this trace (not the ones it copies
+ * from ovni's installation): the nOS-V hardware counters' two per
+ * counter, cfg/{thread,cpu}/nosv/hwc-<name>.cfg. Each is given to `fn`
+ * (its path below cfg/, its text); 0, or the first < 0 of `fn` or
+ * WEFT_ENOMEM.
+ */
+int weft__emu_views(weft__emu *e, weft__emu_view_fn fn, void *arg);
 /* Enabled models: count, and the name and version of each (ovniemu's order). */
 size_t weft__emu_model_count(const weft__emu *e);
 const char *weft__emu_model_name(const weft__emu *e, size_t i);

@@ -186,6 +186,9 @@ typedef struct weft__emu_model_spec {
 	 * task type's label): NULL when none. For the outputs that name
 	 * values as they go (Perfetto). */
 	const char *(*label)(weft__emu *e, uint32_t chan, int64_t value);
+	/* The Paraver views the model makes for this trace (ovniemu writes
+	 * them next to the views it copies), each given to `fn`. */
+	int (*views)(weft__emu *e, weft__emu_view_fn fn, void *arg);
 	void (*free)(weft__emu *e);
 } weft__emu_model_spec;
 

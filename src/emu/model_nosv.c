@@ -496,6 +496,12 @@ static const char *nosv_label(weft__emu *e, uint32_t ch, int64_t value)
 	return ch == CH_TYPE ? weft__emu_task_model_label(state(e), value) : NULL;
 }
 
+/* The hardware counters' views. */
+static int nosv_views(weft__emu *e, weft__emu_view_fn fn, void *arg)
+{
+	return weft__emu_hwc_views(state(e)->extra, fn, arg);
+}
+
 static void nosv_free(weft__emu *e)
 {
 	weft__emu_task_model *m = state(e);
@@ -508,5 +514,6 @@ const weft__emu_model_spec weft__emu_model_nosv = {
 	.id = 'V', .name = "nosv", .version = "2.7.0",
 	.chans = chans, .nchans = CH_MAX,
 	.create = nosv_create, .connect = nosv_connect, .event = nosv_event,
-	.finish = nosv_finish, .pcf = nosv_pcf, .label = nosv_label, .free = nosv_free,
+	.finish = nosv_finish, .pcf = nosv_pcf, .label = nosv_label, .views = nosv_views,
+	.free = nosv_free,
 };

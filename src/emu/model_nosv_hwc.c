@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,97 @@ int weft__emu_hwc_pcf(const weft__emu_hwc *h, weft__emu_pcf *pcf)
 		if (weft__emu_pcf_type_add(pcf, h->chans[i].type, h->names[i]) == NULL)
 			return WEFT_ENOMEM;
 	return 0;
+}
+
+/*
+ * The Paraver view of one counter (a window of the thread or CPU rows
+ * showing the values of its type), as ovniemu 1.14 makes it: the title
+ * three times (banner, name, type label), the type once.
+ */
+static const char view_text[] =
+	"#ParaverCFG\n"
+	"ConfigFile.Version: 3.4\n"
+	"ConfigFile.NumWindows: 1\n"
+	"\n"
+	"\n"
+	"################################################################################\n"
+	"< NEW DISPLAYING WINDOW %s >\n"
+	"################################################################################\n"
+	"window_name %s\n"
+	"window_type single\n"
+	"window_id 1\n"
+	"window_position_x 100\n"
+	"window_position_y 100\n"
+	"window_width 600\n"
+	"window_height 150\n"
+	"window_comm_lines_enabled true\n"
+	"window_flags_enabled false\n"
+	"window_noncolor_mode true\n"
+	"window_color_mode window_in_null_gradient_mode\n"
+	"window_logical_filtered true\n"
+	"window_physical_filtered false\n"
+	"window_comm_fromto true\n"
+	"window_comm_tagsize true\n"
+	"window_comm_typeval true\n"
+	"window_units Microseconds\n"
+	"window_maximum_y 1000.0\n"
+	"window_minimum_y 1.0\n"
+	"window_compute_y_max true\n"
+	"window_level thread\n"
+	"window_scale_relative 1.000000000000\n"
+	"window_end_time_relative 1.000000000000\n"
+	"window_object appl { 1, { All } }\n"
+	"window_begin_time_relative 0.000000000000\n"
+	"window_open true\n"
+	"window_drawmode draw_randnotzero\n"
+	"window_drawmode_rows draw_randnotzero\n"
+	"window_pixel_size 1\n"
+	"window_labels_to_draw 1\n"
+	"window_selected_functions { 14, { {cpu, Active Thd}, {appl, Adding}, {task, Adding}, {thread, Next Evt Val}, {node, Adding}, {system, Adding}, {workload, Adding}, {from_obj, All}, {to_obj, All}, {tag_msg, All}, {size_msg, All}, {bw_msg, All}, {evt_type, =}, {evt_value, All} } }\n"
+	"window_compose_functions { 9, { {compose_cpu, As Is}, {compose_appl, As Is}, {compose_task, As Is}, {compose_thread, As Is}, {compose_node, As Is}, {compose_system, As Is}, {compose_workload, As Is}, {topcompose1, As Is}, {topcompose2, As Is} } }\n"
+	"window_filter_module evt_type 1 %u\n"
+	"window_filter_module evt_type_label 1 \"%s\"\n";
+
+/* `name` with anything but [A-Za-z0-9_.+-] as '_', for a file name. */
+static void file_safe(const char *name, char *out, size_t size)
+{
+	size_t i = 0;
+	for (; name[i] != '\0' && i + 1 < size; i++) {
+		char c = name[i];
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			 c == '_' || c == '.' || c == '+' || c == '-';
+		out[i] = ok && !(i == 0 && c == '.') ? c : '_';
+	}
+	out[i] = '\0';
+}
+
+int weft__emu_hwc_views(const weft__emu_hwc *h, weft__emu_view_fn fn, void *arg)
+{
+	static const char *const dirs[2] = { "thread", "cpu" };
+	static const char *const titles[2] = { "Thread: nOS-V %s of the ACTIVE thread",
+					       "CPU: nOS-V %s of the RUNNING thread" };
+	int rc = 0;
+	for (uint32_t i = 0; h != NULL && rc == 0 && i < h->n; i++)
+		for (int v = 0; rc == 0 && v < 2; v++) {
+			char safe[128], path[192];
+			file_safe(h->names[i], safe, sizeof safe);
+			snprintf(path, sizeof path, "%s/nosv/hwc-%s.cfg", dirs[v], safe);
+			int tlen = snprintf(NULL, 0, titles[v], h->names[i]);
+			char *title = malloc((size_t)tlen + 1);
+			char *text = NULL;
+			if (title != NULL) {
+				snprintf(title, (size_t)tlen + 1, titles[v], h->names[i]);
+				int n = snprintf(NULL, 0, view_text, title, title, (unsigned)h->chans[i].type,
+						 title);
+				if ((text = malloc((size_t)n + 1)) != NULL)
+					snprintf(text, (size_t)n + 1, view_text, title, title,
+						 (unsigned)h->chans[i].type, title);
+			}
+			rc = text == NULL ? WEFT_ENOMEM : fn(arg, path, text);
+			free(title);
+			free(text);
+		}
+	return rc;
 }
 
 void weft__emu_hwc_free(weft__emu_hwc *h)

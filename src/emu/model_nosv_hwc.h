@@ -19,6 +19,9 @@ int weft__emu_hwc_create(weft__emu *e, weft__emu_hwc **out);
 int weft__emu_hwc_event(weft__emu *e, weft__emu_hwc *h, const weft__emu_ev *ev);
 /* The counters' types, in a .pcf. */
 int weft__emu_hwc_pcf(const weft__emu_hwc *h, weft__emu_pcf *pcf);
+/* Two Paraver views per counter, thread/nosv/hwc-<name>.cfg and
+ * cpu/nosv/hwc-<name>.cfg, as ovniemu makes them. */
+int weft__emu_hwc_views(const weft__emu_hwc *h, weft__emu_view_fn fn, void *arg);
 void weft__emu_hwc_free(weft__emu_hwc *h);
 
 #endif

@@ -65,9 +65,9 @@ static int resolve_emulation(weft_trace *trace, const weft_convert_options *o,
 	weft_output_names(WEFT_OUTPUT_EMULATE, names, sizeof names);
 	*emulated = 0;
 	if (o->emulate == WEFT_EMULATE_OFF) {
-		if (o->all_models || o->breakdown)
-			return refuse(r, "all_models and breakdown are for the emulation of ovni "
-				      "models%s", "");
+		if (o->all_models || o->breakdown || (o->ovni_cfg != NULL && *o->ovni_cfg))
+			return refuse(r, "all_models, breakdown and ovni_cfg are for the "
+				      "emulation of ovni models%s", "");
 		return 0;
 	}
 	if (o->emulate == WEFT_EMULATE_ON) {
@@ -87,6 +87,9 @@ static int resolve_emulation(weft_trace *trace, const weft_convert_options *o,
 	if (o->all_models && !*emulated)
 		return refuse(r, "all_models is for the emulation of ovni models (outputs %s)",
 			      names);
+	if (o->ovni_cfg != NULL && *o->ovni_cfg && !*emulated)
+		return refuse(r, "ovni_cfg is for the emulation of ovni models (-t paraver)%s",
+			      "");
 	return 0;
 }
 
@@ -125,7 +128,8 @@ static int copy_options(weft_output_writer *w, weft_trace *trace,
 	w->options.output = w->info->name;
 	if (copy_string(&w->options.path, o->path) < 0 ||
 	    copy_string(&w->options.filter.stream_pattern, o->filter.stream_pattern) < 0 ||
-	    copy_string(&w->options.filter.code_pattern, o->filter.code_pattern) < 0)
+	    copy_string(&w->options.filter.code_pattern, o->filter.code_pattern) < 0 ||
+	    copy_string(&w->options.ovni_cfg, o->ovni_cfg) < 0)
 		return -1;
 	w->filter = w->options.filter;
 	w->stream_count = (uint32_t)weft_trace_stream_count(trace);
@@ -146,6 +150,7 @@ static void writer_release(weft_output_writer *w)
 	free((char *)w->options.path);
 	free((char *)w->options.filter.stream_pattern);
 	free((char *)w->options.filter.code_pattern);
+	free((char *)w->options.ovni_cfg);
 	free(w->selected);
 	free(w->ended);
 	weft_convert_report_free(&w->own);

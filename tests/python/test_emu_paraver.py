@@ -115,8 +115,18 @@ def records_by_time(text):
 
 
 def convert(case_dir, out, *args, expect=None):
+    """weft convert --emulate as ovniemu ran; ovni's views are not copied
+    (--no-ovni-cfg: the same output whether ovni is installed or not)."""
     return run_weft("convert", case_dir / "ovni", "-t", "paraver", "--emulate",
-                    "-o", out, *ovniemu_args(case_dir), *args, expect=expect)
+                    "-o", out, "--no-ovni-cfg", *ovniemu_args(case_dir), *args,
+                    expect=expect)
+
+
+def tree(root):
+    """The files below `root`, by their path relative to it, with their text."""
+    if not root.is_dir():
+        return {}
+    return {str(p.relative_to(root)): p.read_text() for p in root.rglob("*") if p.is_file()}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -141,6 +151,59 @@ def test_same_output_as_ovniemu(tmp_path, case):
             assert records_by_time(ours) == records_by_time(theirs), (case, name)
         else:
             assert ours == theirs, (case, name)
+    # the views ovniemu makes for the trace (hardware counters), byte for
+    # byte; a trace without them gets no cfg/ (ovniemu's copied views are
+    # not in the goldens)
+    assert tree(out / "cfg") == tree(case_dir / "ovniemu" / "cfg"), case
+
+
+def fake_ovni_views(root):
+    """A directory laid out as ovni's share/ovni: two views, and what is
+    not a view (a README, a file too deep, a hidden directory)."""
+    (root / "thread" / "nosv").mkdir(parents=True)
+    (root / "cpu" / "ovni" / "a" / "b").mkdir(parents=True)
+    (root / "thread" / ".git").mkdir()
+    (root / "thread" / "nosv" / "task-type.cfg").write_text("#ParaverCFG\nthread view\n")
+    (root / "cpu" / "ovni" / "pid.cfg").write_text("#ParaverCFG\ncpu view\n")
+    (root / "cpu" / "ovni" / "README").write_text("not a view")
+    (root / "cpu" / "ovni" / "a" / "b" / "deep.cfg").write_text("too deep")
+    (root / "thread" / ".git" / "x.cfg").write_text("hidden")
+    return {"thread/nosv/task-type.cfg": "#ParaverCFG\nthread view\n",
+            "cpu/ovni/pid.cfg": "#ParaverCFG\ncpu view\n"}
+
+
+def test_ovni_views_are_copied(tmp_path, monkeypatch):
+    """--ovni-cfg DIR copies ovni's views into OUT/cfg/ next to the ones
+    made for the trace; $OVNI_CONFIG_DIR is the default place, as for
+    ovniemu; --no-ovni-cfg copies none; a directory without views, --raw
+    and -t perfetto are refused before anything is written."""
+    case_dir = CASES["emu-nosv-hwc"]
+    views = tmp_path / "share-ovni"
+    want = fake_ovni_views(views)
+    made = tree(case_dir / "ovniemu" / "cfg")
+    trace = case_dir / "ovni"
+    out = tmp_path / "out"
+    proc = run_weft("convert", trace, "-t", "paraver", "--ovni-cfg", views, "-o", out,
+                    expect=0)
+    assert tree(out / "cfg") == {**want, **made}
+    assert "2 Paraver views of ovni copied" in proc.stderr
+    monkeypatch.setenv("OVNI_CONFIG_DIR", str(views))
+    run_weft("convert", trace, "-t", "paraver", "-o", tmp_path / "env", expect=0)
+    assert tree(tmp_path / "env" / "cfg") == {**want, **made}
+    run_weft("convert", trace, "-t", "paraver", "--no-ovni-cfg", "-o", tmp_path / "none",
+             expect=0)
+    assert tree(tmp_path / "none" / "cfg") == made
+    monkeypatch.delenv("OVNI_CONFIG_DIR")
+    proc = run_weft("convert", trace, "-t", "paraver", "--ovni-cfg", tmp_path / "none",
+                    "-o", tmp_path / "bad", expect=2)
+    assert "expected a directory of ovni's Paraver views" in proc.stderr
+    assert not (tmp_path / "bad").exists()
+    proc = run_weft("convert", trace, "-t", "paraver", "--raw", "--ovni-cfg", views,
+                    "-o", tmp_path / "raw", expect=2)
+    assert "--ovni-cfg is for the emulation" in proc.stderr
+    proc = run_weft("convert", trace, "-t", "perfetto", "--ovni-cfg", views,
+                    "-o", tmp_path / "o.pftrace", expect=2)
+    assert "views are Paraver's" in proc.stderr
 
 
 def refused_during_emulation():

@@ -79,3 +79,26 @@ def test_refusals_leave_nothing(tmp_path):
         with pytest.raises(weft.Error):
             t.convert(tmp_path / "y.pftrace", to="perfetto", heph_compat=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_emulation_options(tmp_path):
+    """emulate, all_models, breakdown, ovni_cfg: the bytes of `weft convert`
+    with --emulate/--raw, --all-models, --breakdown, --no-ovni-cfg."""
+    trace = DATA / "ovni-emu" / "rt-nosv-yield-noisy-l3" / "ovni"
+    with weft.open(trace) as t:
+        t.convert(tmp_path / "raw", to="paraver", emulate=False)
+        t.convert(tmp_path / "emu", to="paraver", emulate=True, breakdown=True,
+                  all_models=True, ovni_cfg="")
+        with pytest.raises(weft.Error, match="for the emulation"):
+            t.convert(tmp_path / "x", to="paraver", emulate=False, breakdown=True)
+        with pytest.raises(weft.Error, match="expected a directory of ovni's Paraver views"):
+            t.convert(tmp_path / "y", to="paraver", ovni_cfg=tmp_path)
+    cli_convert(trace, tmp_path / "raw-cli", "-t", "paraver", "--raw")
+    cli_convert(trace, tmp_path / "emu-cli", "-t", "paraver", "--emulate", "--breakdown",
+                "--all-models", "--no-ovni-cfg")
+    for suffix in FILES["paraver"]:
+        assert (tmp_path / ("raw" + suffix)).read_bytes() == \
+            (tmp_path / ("raw-cli" + suffix)).read_bytes()
+    assert "nosv-breakdown.prv" in tree(tmp_path / "emu")
+    assert tree(tmp_path / "emu") == tree(tmp_path / "emu-cli")
+    assert not (tmp_path / "x").exists() and not (tmp_path / "y").exists()

@@ -38,6 +38,7 @@
 #include "outputs/emu_output.h"
 #include "outputs/outdir.h"
 #include "outputs/outputs.h"
+#include "outputs/paraver/paraver_cfg.h"
 #include "outputs/writer.h"
 
 static const char *const suffixes[3] = { ".prv", ".pcf", ".row" };
@@ -68,6 +69,7 @@ typedef struct emu_writer {
 	weft__emu *emu;
 	char *out;            /* OUT (the directory) */
 	char *tmp;            /* the temporary directory being written */
+	char *cfg_source;     /* ovni's views to copy into cfg/, or NULL */
 	int replace;          /* OUT exists and is replaced */
 	int committed;
 	prv_file prv[WEFT__EMU_KINDS]; /* thread, cpu, the breakdowns (fd -1: none) */
@@ -283,6 +285,7 @@ static void emu_writer_free_impl(emu_writer *ew)
 		weft__outdir_remove_tree(ew->tmp);
 	weft__emu_free(ew->emu);
 	free(ew->tmp);
+	free(ew->cfg_source);
 	free(ew->out);
 	free(ew);
 }
@@ -304,7 +307,11 @@ static int emu_create(weft_output_writer *w)
 	size_t n = strlen(ew->out);
 	while (n > 1 && ew->out[n - 1] == '/')
 		ew->out[--n] = '\0';
-	rc = weft__outdir_check(r, ew->out, w->options.force, &emu_dir, &ew->replace);
+	rc = weft__cfg_source(w->options.ovni_cfg, &ew->cfg_source);
+	if (rc < 0)
+		weft__convert_say(r, "ovni_cfg: %s", weft_last_error());
+	if (rc == 0)
+		rc = weft__outdir_check(r, ew->out, w->options.force, &emu_dir, &ew->replace);
 	if (rc == 0 && (ew->tmp = weft__outdir_make_sibling(r, ew->out, "tmp")) == NULL)
 		rc = WEFT_EIO;
 	if (rc == 0) {
@@ -370,6 +377,26 @@ static int write_rest(emu_writer *ew)
 	return rc;
 }
 
+/*
+ * The Paraver views in cfg/, as ovniemu leaves them: ovni's own, copied
+ * from its installation when there is one, and those made for the trace.
+ */
+static int write_views(emu_writer *ew, weft_convert_report *r)
+{
+	char *dir = join(ew->tmp, "cfg");
+	size_t copied = 0, made = 0;
+	int rc = dir == NULL ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
+	if (rc == 0 && ew->cfg_source != NULL)
+		rc = weft__cfg_copy(ew->cfg_source, dir, &copied);
+	if (rc == 0)
+		rc = weft__cfg_write_generated(ew->emu, dir, &made);
+	if (rc == 0 && copied > 0)
+		weft__convert_say(r, "note: %zu Paraver views of ovni copied into %s/cfg/ "
+				  "(from %s)", copied, ew->out, ew->cfg_source);
+	free(dir);
+	return rc;
+}
+
 static int emu_finish(weft_output_writer *w, int failed)
 {
 	emu_writer *ew = w->impl;
@@ -382,6 +409,8 @@ static int emu_finish(weft_output_writer *w, int failed)
 	rc = ew->win.opened ? 0 : weft__emu_window_open(&ew->win, ew->emu);
 	if (rc == 0)
 		rc = write_rest(ew);
+	if (rc == 0)
+		rc = write_views(ew, r);
 	if (rc < 0) {
 		weft__convert_say(r, "%s", weft_last_error());
 		return rc;

@@ -828,9 +828,12 @@ static void pfe_free_impl(pfe_writer *pf)
 static int pfe_create(weft_output_writer *w)
 {
 	weft_convert_report *r = w->job.report;
+	const char *cfg = w->options.ovni_cfg;
 	int rc = weft__emu_output_check(w, w->options.breakdown
 					   ? "the breakdown traces are Paraver's (-t paraver "
-					     "--breakdown)" : NULL);
+					     "--breakdown)"
+					   : cfg != NULL && *cfg ? "the .cfg views are Paraver's "
+					     "(-t paraver --ovni-cfg DIR)" : NULL);
 	if (rc < 0)
 		return rc;
 	pfe_writer *pf = calloc(1, sizeof *pf);
