@@ -74,7 +74,8 @@ typedef struct weft_convert_options {
 	/* With emulation: every model, required or not (ovniemu -a). */
 	int all_models;
 	/* With emulation into paraver: also the breakdown traces of the
-	 * nOS-V and Nanos6 models, nosv-breakdown.* and nanos6-breakdown.*
+	 * nOS-V, Nanos6 and OpenMP models, nosv-breakdown.*,
+	 * nanos6-breakdown.* and openmp-breakdown.*
 	 * (ovniemu -b). */
 	int breakdown;
 	/* With emulation into paraver: the directory of ovni's Paraver views

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * emu/breakdown.c - the breakdown traces of the nOS-V and Nanos6 models
- * (ovniemu -b: nosv-breakdown.*, nanos6-breakdown.*): what every physical
- * CPU does, as one value, the CPUs' values sorted so that the rows draw a
- * stacked area of runtime, idle and task time.
+ * emu/breakdown.c - the breakdown traces of the nOS-V, Nanos6 and OpenMP
+ * models (ovniemu -b: nosv-breakdown.*, nanos6-breakdown.*,
+ * openmp-breakdown.*): what every physical CPU does, as one value, the
+ * CPUs' values sorted so that the rows draw a stacked area of runtime,
+ * idle and task time.
  *
  * Per physical CPU, from its model outputs (subsystem, task type, idle):
  *   tr  = the task type when the subsystem is "running a body" and a task
  *         type shows, else the subsystem, else "Unknown subsystem" (2);
  *   tri = tr while the CPU progresses (idle 100), else its idle state.
+ * OpenMP has no idle channel and selects on its label channel instead:
+ *   tr  = the label (a task or work-sharing region's) when one shows, else
+ *         the subsystem (null: 0);
+ *   tri = tr.
  * Each is a selection that ovniemu re-evaluates only when its selecting
- * channel changes (subsystem for tr, idle for tri); between two such
+ * channel changes (subsystem, or OpenMP's label, for tr; idle for tri); between two such
  * changes it follows the selected input. That is kept here as it is, so
  * that the values are ovniemu's even where the selection is stale. Then
  * the tri of every CPU, sorted in ascending order, are the rows; a row is
@@ -37,7 +42,7 @@
 
 enum sel { SEL_NONE = -1, SEL_SS = 0, SEL_TT = 1, SEL_TR = 0, SEL_IDLE = 1 };
 
-/* What differs between the two breakdowns. */
+/* What differs between the breakdowns. */
 typedef struct bd_kind {
 	const char *model;        /* "nosv" */
 	weft__emu_kind kind;
@@ -46,13 +51,17 @@ typedef struct bd_kind {
 	int64_t task_body;        /* the subsystem value of a running body */
 	const char *title;
 	int needs_can_breakdown;  /* nOS-V: every thread must say it can */
+	const char *task_chan;    /* the channel of task values: "task_type" */
+	int by_label;             /* OpenMP: selects on task_chan, no idle */
 } bd_kind;
 
 static const bd_kind kinds[] = {
 	{ "nanos6", WEFT__EMU_BD_NANOS6, WEFT__FILE_BD_NANOS6, 41, 1,
-	  "CPU: Nanos6 Runtime/Idle/Task breakdown", 0 },
+	  "CPU: Nanos6 Runtime/Idle/Task breakdown", 0, "task_type", 0 },
 	{ "nosv", WEFT__EMU_BD_NOSV, WEFT__FILE_BD_NOSV, 17, 11,
-	  "CPU: nOS-V Runtime/Idle/Task breakdown", 1 },
+	  "CPU: nOS-V Runtime/Idle/Task breakdown", 1, "task_type", 0 },
+	{ "openmp", WEFT__EMU_BD_OPENMP, WEFT__FILE_BD_OPENMP, 53, 0,
+	  "CPU: OpenMP Runtime/Label breakdown", 0, "label", 1 },
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -66,7 +75,7 @@ typedef struct bd_cpu {
 typedef struct bd_one {
 	const bd_kind *k;
 	int mi;                   /* its model's index */
-	uint16_t ss, tt, idle;    /* the model's slots */
+	uint16_t ss, tt, idle;    /* the model's slots (idle: UINT16_MAX, none) */
 	uint32_t ncpus;           /* physical CPUs: the rows */
 	int32_t *input;           /* CPU index -> its input (physical), or -1 */
 	bd_cpu *cpu;              /* per input */
@@ -142,10 +151,12 @@ static int setup_one(weft__emu *e, bd_one *b, const bd_kind *k)
 			b->mi = (int)m;
 	if (b->mi < 0)
 		return 0;
-	int ss = find_slot(e, b->mi, "subsystem"), tt = find_slot(e, b->mi, "task_type");
-	int idle = find_slot(e, b->mi, "idle");
-	if (ss < 0 || tt < 0 || idle < 0)
+	int ss = find_slot(e, b->mi, "subsystem"), tt = find_slot(e, b->mi, k->task_chan);
+	int idle = k->by_label ? UINT16_MAX : find_slot(e, b->mi, "idle");
+	if (ss < 0 || tt < 0 || idle < 0) {
+		b->mi = -1;
 		return 0;
+	}
 	if (k->needs_can_breakdown) {
 		int rc = can_breakdown(e);
 		if (rc <= 0) {
@@ -167,7 +178,8 @@ static int setup_one(weft__emu *e, bd_one *b, const bd_kind *k)
 		b->input[c] = e->sys->cpus[c].phyid < 0 ? -1 : (int32_t)i;
 		if (e->sys->cpus[c].phyid < 0)
 			continue;
-		b->cpu[i].sel0 = b->cpu[i].sel1 = SEL_NONE;
+		b->cpu[i].sel0 = SEL_NONE;
+		b->cpu[i].sel1 = k->by_label ? SEL_TR : SEL_NONE;  /* no idle: tri = tr */
 		bd_chan(&b->cpu[i].tr, c, WEFT__ROLE_BD_TR, 0, 0, 0);
 		bd_chan(&b->cpu[i].tri, c, WEFT__ROLE_BD_TRI, 0, 0, 0);
 		i++;
@@ -214,10 +226,15 @@ static int bd_set(weft__emu *e, weft__emu_chan *c, weft__emu_val v)
 	return weft__emu_set(e, c, v);
 }
 
-/* tr's selection: the task type in a body with a type, else the subsystem, else none. */
+/*
+ * tr's selection: the task type in a body with a type, else the subsystem,
+ * else none; OpenMP: the label when one shows, else the subsystem.
+ */
 static int select_tr(const bd_one *b, const weft__emu_cpu_st *cpu)
 {
 	weft__emu_val ss = cpu->out[b->ss].cur, tt = cpu->out[b->tt].cur;
+	if (b->k->by_label)
+		return tt.set ? SEL_TT : SEL_SS;
 	if (ss.set && ss.v == b->k->task_body && tt.set)
 		return SEL_TT;
 	return ss.set ? SEL_SS : SEL_NONE;
@@ -269,6 +286,15 @@ static int bd_one_dirty(weft__emu *e, bd_one *b, weft__emu_chan *c)
 		return 0;
 	bd_cpu *s = &b->cpu[in];
 	const weft__emu_cpu_st *cpu = &e->cpu[c->owner];
+	if (c->role == WEFT__ROLE_CPU_OUT && b->k->by_label) {
+		if (c->slot == b->tt) {
+			s->sel0 = (int8_t)select_tr(b, cpu);
+			return bd_set(e, &s->tr, tr_value(b, cpu, s->sel0));
+		}
+		if (c->slot == b->ss)
+			return s->sel0 == SEL_SS ? bd_set(e, &s->tr, c->cur) : 0;
+		return 0;
+	}
 	if (c->role == WEFT__ROLE_CPU_OUT) {
 		if (c->slot == b->ss) {
 			s->sel0 = (int8_t)select_tr(b, cpu);
@@ -348,7 +374,7 @@ int weft__emu_bd_pcf(weft__emu *e, weft__emu_kind kind, weft__emu_pcf *pcf)
 		return 0;
 	weft__emu_pcf_type *t = weft__emu_pcf_type_add(pcf, b->k->type, b->k->title);
 	if (t == NULL || weft__emu_pcf_add_list(t, e->slots[b->ss].spec->labels) < 0 ||
-	    weft__emu_pcf_add_list(t, e->slots[b->idle].spec->labels) < 0)
+	    (!b->k->by_label && weft__emu_pcf_add_list(t, e->slots[b->idle].spec->labels) < 0))
 		return WEFT_ENOMEM;
 	return copy_type_values(e, b, t);
 }

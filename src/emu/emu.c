@@ -701,7 +701,7 @@ int weft__emu_trace_on(const weft__emu *e, weft__emu_kind kind)
 const char *weft__emu_trace_name(weft__emu_kind kind)
 {
 	static const char *const names[] = { "thread", "cpu", "nanos6-breakdown",
-					     "nosv-breakdown" };
+					     "nosv-breakdown", "openmp-breakdown" };
 	return kind < WEFT__EMU_KINDS ? names[kind] : NULL;
 }
 

@@ -84,15 +84,17 @@ int weft__emu_duration(weft_trace *trace, uint64_t *out);
 
 /*
  * Which Paraver trace: thread.* (a row per thread), cpu.* (per CPU), and
- * with the breakdown option nanos6-breakdown.* and nosv-breakdown.* (a
- * row per physical CPU: what the CPUs do, sorted; breakdown.c).
+ * with the breakdown option nanos6-breakdown.*, nosv-breakdown.* and
+ * openmp-breakdown.* (a row per physical CPU: what the CPUs do, sorted;
+ * breakdown.c).
  */
 typedef enum weft__emu_kind {
 	WEFT__EMU_THREAD = 0,
 	WEFT__EMU_CPU = 1,
 	WEFT__EMU_BD_NANOS6 = 2,
 	WEFT__EMU_BD_NOSV = 3,
-	WEFT__EMU_KINDS = 4
+	WEFT__EMU_BD_OPENMP = 4,
+	WEFT__EMU_KINDS = 5
 } weft__emu_kind;
 
 /* The label of a row: "TH 1.123", " CPU 0.1", "vCPU 0.*". */

@@ -108,7 +108,8 @@ enum weft__emu_file {
 	WEFT__FILE_THREAD,     /* weft__emu_kind + 1 */
 	WEFT__FILE_CPU,
 	WEFT__FILE_BD_NANOS6,
-	WEFT__FILE_BD_NOSV
+	WEFT__FILE_BD_NOSV,
+	WEFT__FILE_BD_OPENMP
 };
 
 #define WEFT__EMU_STACK_MAX 512  /* deepest stack (ovniemu's limit) */

@@ -291,3 +291,19 @@ def test_out_is_a_directory(tmp_path):
     (other / "notes.txt").write_text("mine")
     proc = convert(case_dir, other, "--force", expect=2)
     assert (other / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("case", sorted(c for c, d in CASES.items()
+                                        if (d / "ovniemu-b").is_dir()))
+def test_breakdown_written_for_this_repository(tmp_path, case):
+    """Cases the corpus ran without -b, whose breakdown traces the real
+    ovniemu 1.14.0 wrote for this repository (`ovniemu-b/`, see its
+    written.txt): --breakdown gives them byte for byte, and the same
+    thread.* and cpu.* as without it."""
+    case_dir = CASES[case]
+    out = tmp_path / "out"
+    convert(case_dir, out, "--breakdown", expect=0)
+    for f in sorted((case_dir / "ovniemu-b").glob("*-breakdown.*")):
+        assert (out / f.name).read_text() == f.read_text(), (case, f.name)
+    for name in FILES:
+        assert (out / name).read_text() == golden(case_dir, name), (case, name)

@@ -229,3 +229,50 @@ def test_many_distinct_warnings_are_counted_not_listed(tmp_path):
     assert proc.stderr.count("warning: deprecated nesting") == 100
     assert "over already running body(id=1,taskid=1)" in proc.stderr
     assert "warning: more warnings, not listed one by one (100 times)" in proc.stderr
+
+
+def timed(items):
+    """ovni events at the given clocks: (clock, mcv[, payload[, jumbo]])."""
+    return [ovni_event(it[1], it[0], it[2] if len(it) > 2 else b"",
+                       jumbo=it[3] if len(it) > 3 else None) for it in items]
+
+
+def test_openmp_breakdown_of_three_cpus(tmp_path):
+    """--breakdown writes openmp-breakdown.* (ovniemu -b): per physical CPU
+    its label (a task's or work-sharing region's type) when one shows, else
+    its subsystem, the CPUs' values sorted. Three threads on three CPUs,
+    with labels over subsystems and subsystems over labels: the records
+    are what the real ovniemu 1.14.0 wrote for this trace."""
+    cpus = ((0, 0), (1, 1), (2, 2))
+    trace = tmp_path / "t"
+    write_ovni_stream(trace, timed([
+        (1000, "OHx", ohx(0, 10)), (1010, "POc", b"", type_event(1, "t.1")),
+        (1012, "POc", b"", type_event(2, "w.2")), (1030, "PBb"), (1060, "PBB"),
+        (1070, "PPc", u32(1, 1)), (1100, "PPx", u32(1)), (1120, "PTs"),
+        (1130, "PQx", u32(2)), (1140, "PQe", u32(2)), (1150, "PPe", u32(1)),
+        (1170, "PTS"), (1210, "OHe")]), pid=10, tid=10, cpus=cpus, require=OPENMP)
+    write_ovni_stream(trace, timed([
+        (1005, "OHx", ohx(1, 11)), (1035, "PMu"), (1045, "PPc", u32(2, 1)),
+        (1085, "PPx", u32(2)), (1125, "PPe", u32(2)), (1145, "PMU"), (1190, "OHe")]),
+        pid=10, tid=11, cpus=cpus, require=OPENMP)
+    write_ovni_stream(trace, timed([
+        (1002, "OHx", ohx(2, 12)), (1040, "PIa"), (1050, "PIA"), (1055, "PI["),
+        (1095, "PI]"), (1100, "PTa"), (1160, "PTA"), (1200, "OHe")]),
+        pid=10, tid=12, cpus=cpus, require=OPENMP)
+    out = tmp_path / "o"
+    run_weft("convert", trace, "-t", "paraver", "--breakdown", "--no-ovni-cfg", "-o", out,
+             expect=0)
+    t1, w2 = 492483778, 1623539523
+    want = ("1:30:0 2:30:0 3:30:3 2:35:3 3:35:30 1:40:3 2:40:6 1:50:0 2:50:3 1:55:3 "
+            "2:55:8 1:60:0 3:85:T1 2:95:0 2:100:T1 1:100:15 2:125:30 3:130:W2 3:140:T1 "
+            "1:145:0 2:145:15 3:150:21 2:160:0 3:170:0").replace("T1", str(t1)) \
+        .replace("W2", str(w2))
+    lines = (out / "openmp-breakdown.prv").read_text().splitlines()
+    assert lines[0] == "#Paraver (19/01/38 at 03:14):00000000000000000210_ns:0:1:1(3:1)"
+    assert [f"2:0:1:1:{r.split(':')[0]}:{r.split(':')[1]}:53:{r.split(':')[2]}"
+            for r in want.split()] == lines[1:]
+    assert (out / "openmp-breakdown.row").read_text() == \
+        "LEVEL NODE SIZE 1\nhostname\n\nLEVEL THREAD SIZE 3\n~CPU    3\n~CPU    2\n~CPU    1\n"
+    pcf = (out / "openmp-breakdown.pcf").read_text()
+    assert "0 53         CPU: OpenMP Runtime/Label breakdown" in pcf
+    assert f"{t1} t.1\n{w2} w.2\n" in pcf and "31   Runtime: Worker main loop\n" in pcf
