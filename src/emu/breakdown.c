@@ -15,8 +15,8 @@
  *         the subsystem (null: 0);
  *   tri = tr.
  * Each is a selection that ovniemu re-evaluates only when its selecting
- * channel changes (subsystem, or OpenMP's label, for tr; idle for tri); between two such
- * changes it follows the selected input. That is kept here as it is, so
+ * channel changes (subsystem, or OpenMP's label, for tr; idle for tri);
+ * between two such changes it follows the selected input. That is kept here as it is, so
  * that the values are ovniemu's even where the selection is stale. Then
  * the tri of every CPU, sorted in ascending order, are the rows; a row is
  * written when its value changes (0 allowed).
