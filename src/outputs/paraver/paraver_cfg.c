@@ -75,8 +75,8 @@ static int make_dir(const char *path)
 			   strerror(errno));
 }
 
-/* Writes `len` bytes of `data` as the new file `path`, synced. 0 or WEFT_EIO. */
-static int write_whole(const char *path, const void *data, size_t len)
+int weft__paraver_write_whole(const char *path, const void *data, size_t len,
+			       const char *name)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	int rc = fd < 0 ? errno : weft__write_full(fd, data, len, WEFT__AT_POSITION, NULL);
@@ -85,8 +85,8 @@ static int write_whole(const char *path, const void *data, size_t len)
 	if (fd >= 0 && close(fd) != 0 && rc == 0)
 		rc = errno;
 	if (rc != 0)
-		return weft__error(WEFT_EIO, path, WEFT_NO_OFFSET, "cannot write: %s",
-				   strerror(rc));
+		return weft__error(WEFT_EIO, name != NULL ? name : path, WEFT_NO_OFFSET,
+				   "cannot write: %s", strerror(rc));
 	return 0;
 }
 
@@ -121,7 +121,7 @@ static int copy_file(const char *src, const char *dst)
 	int rc = buf == NULL ? WEFT_ENOMEM
 	       : got < len ? weft__error(WEFT_EIO, src, (uint64_t)got, "the file shrank while "
 					 "read (expected %zu bytes)", len)
-	       : write_whole(dst, buf, len);
+	       : weft__paraver_write_whole(dst, buf, len, NULL);
 	free(buf);
 	return rc;
 }
@@ -201,7 +201,7 @@ static int write_view(void *arg, const char *rel, const char *text)
 		rc = make_dir(path);
 		*slash = '/';
 	}
-	if (rc == 0 && (rc = write_whole(path, text, strlen(text))) == 0)
+	if (rc == 0 && (rc = weft__paraver_write_whole(path, text, strlen(text), NULL)) == 0)
 		g->written++;
 	return rc;
 }

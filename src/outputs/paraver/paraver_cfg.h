@@ -18,6 +18,14 @@
 #define WEFT__CFG_FILE_MAX (1u << 20)
 
 /*
+ * Writes `len` bytes of `data` as the new file `path`, synced: the small
+ * files of the emulated output (.pcf, .row, views). 0, or WEFT_EIO naming
+ * `name` (NULL: the path).
+ */
+int weft__paraver_write_whole(const char *path, const void *data, size_t len,
+			      const char *name);
+
+/*
  * The directory of ovni's views that weft_convert_options.ovni_cfg names:
  * NULL: the first of $OVNI_CONFIG_DIR, /usr/local/share/ovni and
  * /usr/share/ovni that holds views (a thread/ or cpu/ directory), else

@@ -120,18 +120,10 @@ static char *join(const char *dir, const char *name)
 static int write_file(emu_writer *ew, const char *name, const char *text)
 {
 	char *path = join(ew->tmp, name);
-	int fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) : -1;
-	int rc = fd < 0 ? -1 : weft__write_full(fd, text, strlen(text), WEFT__AT_POSITION, NULL);
-	if (fd >= 0 && rc == 0 && fsync(fd) != 0)
-		rc = errno;
-	if (fd >= 0 && close(fd) != 0 && rc == 0)
-		rc = errno;
-	int err = fd < 0 ? errno : rc;
+	int rc = path == NULL ? weft__error(WEFT_ENOMEM, name, WEFT_NO_OFFSET, "out of memory")
+	       : weft__paraver_write_whole(path, text, strlen(text), name);
 	free(path);
-	if (fd < 0 || rc != 0)
-		return weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot write: %s",
-				   strerror(err ? err : EIO));
-	return 0;
+	return rc;
 }
 
 /* ---- Records -------------------------------------------------------------------- */
