@@ -45,7 +45,8 @@ convert_all() {
 traces() {
 	for t in "$data"/ovni/v1/*/ovni "$data"/ovni/v2/*/ovni "$data"/ovni/v3/*/ovni \
 		"$data"/ovni/peer/*/ovni "$data"/heph/*.bin.log \
-		"$data"/pallas/*/trace/main.pallas "$data"/ross/*/*/*.bin; do
+		"$data"/pallas/*/trace/main.pallas "$data"/ross/*/*/*.bin \
+		"$data"/otf2/*/traces.otf2; do
 		[ -e "$t" ] && echo "$t"
 	done
 }

@@ -30,7 +30,8 @@ typedef enum weft_format {
 	WEFT_FORMAT_OVNI = 1,
 	WEFT_FORMAT_HEPH = 2,
 	WEFT_FORMAT_ROSS = 3,
-	WEFT_FORMAT_PALLAS = 4
+	WEFT_FORMAT_PALLAS = 4,
+	WEFT_FORMAT_OTF2 = 5
 } weft_format;
 
 /* "ovni", "heph", ...; NULL for an unknown value. */

@@ -41,7 +41,7 @@ static void print_usage(FILE *out)
 		"       weft --help | --version\n"
 		"\n"
 		"Reads, checks, converts and analyses execution traces of parallel\n"
-		"programs: ovni, Heph, ROSS and Pallas traces.\n"
+		"programs: ovni, Heph, ROSS, Pallas and OTF2 traces.\n"
 		"\n"
 		"commands:\n");
 	for (const cli_command *c = commands; c->name != NULL; c++)

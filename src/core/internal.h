@@ -15,6 +15,9 @@
 
 #include "weft/weft.h"
 
+struct json_t;
+typedef struct json_t json_t;
+
 #if defined(__GNUC__)
 #define WEFT_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define WEFT_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -188,6 +191,7 @@ extern const weft_backend weft__ovni_backend;
 extern const weft_backend weft__heph_backend;
 extern const weft_backend weft__ross_backend;
 extern const weft_backend weft__pallas_backend;
+extern const weft_backend weft__otf2_backend;
 
 /* ---- Progress (core/progress.c) -------------------------------------------- */
 
@@ -312,7 +316,6 @@ int weft__trace_set_metadata(weft_trace *trace, const char *metadata_json);
  * The same two from a jansson object, which they consume (NULL is taken
  * as out of memory): the text is compact, in the object's key order.
  */
-struct json_t;
 int weft__trace_set_metadata_object(weft_trace *trace, struct json_t *obj);
 int weft__trace_set_node_metadata_object(weft_trace *trace, uint32_t node,
 					 struct json_t *obj);
@@ -479,6 +482,11 @@ int weft__event_fields_grow(const weft_trace *trace, const weft_event *event,
 size_t weft__utf8_sequence_length(const unsigned char *s, size_t len);
 /* Length of the longest valid UTF-8 prefix of s (len when all valid). */
 size_t weft__utf8_valid_prefix(const unsigned char *s, size_t len);
+/* s[0..len) with every byte that starts no valid sequence as U+FFFD
+ * (malloc'd, NUL-terminated), or NULL on ENOMEM. */
+char *weft__utf8_repaired(const char *s, size_t len);
+/* A jansson string of s[0..len), repaired where not UTF-8; NULL on ENOMEM. */
+json_t *weft__json_text(const char *s, size_t len);
 
 /* Path joining into a malloc'ed string ("a" + "/" + "b"). */
 char *weft__path_join(const char *a, const char *b);

@@ -8,6 +8,22 @@
 
 #include "core/internal.h"
 
+/*
+ * A JSON string of `len` bytes of text, repaired (weft__utf8_repaired())
+ * where it is not valid UTF-8: jansson refuses invalid UTF-8, and a
+ * damaged name must not make a trace unreadable (it once failed the
+ * open with "out of memory"). NULL on ENOMEM.
+ */
+json_t *weft__json_text(const char *s, size_t len)
+{
+	if (weft__utf8_valid_prefix((const unsigned char *)s, len) == len)
+		return json_stringn(s, len);
+	char *text = weft__utf8_repaired(s, len);
+	json_t *j = text ? json_string(text) : NULL;
+	free(text);
+	return j;
+}
+
 /* Compact text of `obj` (key order kept), or NULL with the error set. */
 static char *dump_object(json_t *obj)
 {

@@ -20,6 +20,7 @@ static const weft_backend *const backends[] = {
 	&weft__heph_backend,
 	&weft__ross_backend,
 	&weft__pallas_backend,
+	&weft__otf2_backend,
 };
 #define BACKEND_COUNT (sizeof backends / sizeof backends[0])
 

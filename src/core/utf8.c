@@ -4,6 +4,9 @@
  * invalid text where a format requires UTF-8) and the writers (which
  * escape it).
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/internal.h"
 
 /* 1 when c is the continuation byte of a UTF-8 sequence (10xxxxxx). */
@@ -70,4 +73,28 @@ size_t weft__utf8_valid_prefix(const unsigned char *s, size_t len)
 		i += n;
 	}
 	return len;
+}
+
+/*
+ * `len` bytes of text as UTF-8 (malloc'd, NUL-terminated): each byte that
+ * does not start valid UTF-8 becomes U+FFFD, as `weft dump --json` shows
+ * them. NULL on ENOMEM.
+ */
+char *weft__utf8_repaired(const char *s, size_t len)
+{
+	char *out = malloc(len * 3 + 1);
+	size_t n = 0;
+	for (size_t i = 0; out != NULL && i < len;) {
+		size_t k = weft__utf8_sequence_length((const unsigned char *)s + i, len - i);
+		if (k == 0) {
+			memcpy(out + n, "\xEF\xBF\xBD", 3);
+			n += 3, i++;
+		} else {
+			memcpy(out + n, s + i, k);
+			n += k, i += k;
+		}
+	}
+	if (out != NULL)
+		out[n] = '\0';
+	return out;
 }

@@ -152,7 +152,7 @@ def test_version():
 
 def test_usage_lists_the_formats_of_the_library():
     usage = run_weft("--help", expect=0).stdout
-    assert "--format NAME the trace format: auto (default), ovni, heph, ross, pallas " \
+    assert "--format NAME the trace format: auto (default), ovni, heph, ross, pallas, otf2" \
         in " ".join(usage.split())
     assert "-V, --version" in usage
 

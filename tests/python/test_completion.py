@@ -15,7 +15,7 @@ import pytest
 from weftlib import REPO_DIR, WEFT, run_weft
 
 COMPLETION_DIR = REPO_DIR / "data" / "completion"
-FORMATS = ["auto", "ovni", "heph", "ross", "pallas"]
+FORMATS = ["auto", "ovni", "heph", "ross", "pallas", "otf2"]
 OUTPUTS = ["perfetto", "chrome", "paraver", "pallas"]
 
 
@@ -71,7 +71,7 @@ def test_bash_options_of_a_command():
 
 def test_bash_values():
     assert bash_complete("convert", "--format", "") == FORMATS
-    assert bash_complete("dump", "--format", "=", "o") == ["ovni"]
+    assert bash_complete("dump", "--format", "=", "o") == ["ovni", "otf2"]
     assert bash_complete("dump", "--format=h") == ["--format=heph"]
     assert bash_complete("convert", "-t", "") == OUTPUTS
     assert bash_complete("convert", "--to", "") == []  # a time (--to FORMAT is deprecated)

@@ -25,7 +25,7 @@ def all_traces():
     sort cases (single stream files)."""
     globs = ["ovni/v1/*/ovni", "ovni/v2/*/ovni", "ovni/v3/*/ovni", "ovni/peer/*/ovni",
              "ovni/sort-cases/*.obs", "heph/*.bin.log", "pallas/*/trace/main.pallas",
-             "ross/*/*/*.bin", "ross/*/np*"]
+             "ross/*/*/*.bin", "ross/*/np*", "otf2/*/traces.otf2"]
     return sorted(p for g in globs for p in DATA.glob(g))
 
 

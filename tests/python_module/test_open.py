@@ -21,7 +21,7 @@ def weft_info_json(path):
 
 
 def test_formats_and_version():
-    assert weft.formats() == ["ovni", "heph", "ross", "pallas"]
+    assert weft.formats() == ["ovni", "heph", "ross", "pallas", "otf2"]
     assert weft.version().count(".") == 2
     keys = [o["key"] for o in weft.format_options()]
     assert "ross.kind" in keys

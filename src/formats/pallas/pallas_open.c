@@ -127,50 +127,14 @@ static json_t *settings_json(const weft_pallas_settings *s)
 			 "timestamp_storage", storage_name(s->timestamp_storage));
 }
 
-/*
- * `len` bytes of text as UTF-8 (malloc'd, NUL-terminated): each byte that
- * does not start valid UTF-8 becomes U+FFFD, as `weft dump --json` shows
- * them. jansson refuses invalid UTF-8, and a damaged name must not make a
- * trace unreadable (it once failed the open with "out of memory").
- */
-static char *valid_text(const char *s, size_t len)
-{
-	char *out = malloc(len * 3 + 1);
-	size_t n = 0;
-	for (size_t i = 0; out != NULL && i < len;) {
-		size_t k = weft__utf8_sequence_length((const unsigned char *)s + i, len - i);
-		if (k == 0) {
-			memcpy(out + n, "\xEF\xBF\xBD", 3);
-			n += 3, i++;
-		} else {
-			memcpy(out + n, s + i, k);
-			n += k, i += k;
-		}
-	}
-	if (out != NULL)
-		out[n] = '\0';
-	return out;
-}
-
-/* A JSON string of `len` bytes of text (see valid_text); NULL on ENOMEM. */
-static json_t *text_json(const char *s, size_t len)
-{
-	if (weft__utf8_valid_prefix((const unsigned char *)s, len) == len)
-		return json_stringn(s, len);
-	char *text = valid_text(s, len);
-	json_t *j = text ? json_string(text) : NULL;
-	free(text);
-	return j;
-}
-
 /* The custom metadata pairs of a file, as an object (NULL on ENOMEM). */
 static json_t *metadata_json(const pallas_defs *d)
 {
 	json_t *m = json_object();
 	for (size_t i = 0; m && i < d->metadata_count; i++) {
-		char *key = valid_text(d->metadata[i].key, d->metadata[i].key_len);
+		char *key = weft__utf8_repaired(d->metadata[i].key, d->metadata[i].key_len);
 		if (key != NULL)
-			json_object_set_new(m, key, text_json(d->metadata[i].value,
+			json_object_set_new(m, key, weft__json_text(d->metadata[i].value,
 							      d->metadata[i].value_len));
 		free(key);
 	}
@@ -185,13 +149,13 @@ static json_t *definitions_json(const pallas_trace *pt, const pallas_archive *a,
 	char key[16];
 	for (size_t i = 0; i < d->string_count; i++) {
 		snprintf(key, sizeof key, "%u", d->strings[i].ref);
-		json_object_set_new(strings, key, text_json(d->strings[i].text,
+		json_object_set_new(strings, key, weft__json_text(d->strings[i].text,
 							    d->strings[i].len));
 	}
 	for (size_t i = 0; i < d->region_count; i++) {
 		const pallas_string *s = weft__pallas_string(pt, a, d->regions[i].name);
 		snprintf(key, sizeof key, "%u", d->regions[i].ref);
-		json_object_set_new(regions, key, s ? text_json(s->text, s->len)
+		json_object_set_new(regions, key, s ? weft__json_text(s->text, s->len)
 						    : json_null());
 	}
 	return json_pack("{s:o,s:o,s:I,s:I,s:I}", "strings", strings, "regions",
@@ -204,7 +168,7 @@ static json_t *name_json(const pallas_trace *pt, const pallas_archive *a,
 			 uint32_t ref)
 {
 	const pallas_string *s = weft__pallas_string(pt, a, ref);
-	return s ? text_json(s->text, s->len) : json_null();
+	return s ? weft__json_text(s->text, s->len) : json_null();
 }
 
 /* ---- Main file ------------------------------------------------------------------------ */
@@ -547,7 +511,7 @@ static int set_trace_metadata(weft_trace *trace, const pallas_trace *pt)
 {
 	json_t *m = json_pack("{s:i,s:o,s:o,s:o,s:o}", "format_version",
 			      WEFT_PALLAS_VERSION, "main_file",
-			      text_json(pt->main_path, strlen(pt->main_path)),
+			      weft__json_text(pt->main_path, strlen(pt->main_path)),
 			      "settings", settings_json(&pt->settings), "definitions",
 			      definitions_json(pt, NULL, &pt->defs), "metadata",
 			      metadata_json(&pt->defs));
