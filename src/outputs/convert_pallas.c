@@ -62,11 +62,6 @@
 #include "outputs/outdir.h"
 #include "weft/pallas_grammar.h"
 
-/* Pallas record kinds whose payload holds a reference (docs/pallas-writer.md). */
-#define REC_ENTER 2
-#define REC_LEAVE 3
-#define REC_GENERIC 58
-
 static volatile sig_atomic_t interrupted;
 
 /* ---- Interrupts -------------------------------------------------------------------------- */
@@ -119,7 +114,7 @@ static int stream_thread(conv *c, stream_out *s)
 		return 0;
 	if (weft__pconv_add_location(c, s->index, &s->group, &s->location) < 0)
 		return -1;
-	int rc = weft_pallas_thread_create(c->archives[s->group], s->location, &s->thread);
+	int rc = c->target->thread_begin(c, s);
 	return rc < 0 ? weft__pconv_writer_error(c, "cannot start a thread", rc) : 0;
 }
 
@@ -166,7 +161,7 @@ static int write_generic(conv *c, stream_out *s, const weft_event *ev, int nfiel
 	if (weft__pconv_intern(c, ev->code, ev->code_len, &name, NULL) < 0 ||
 	    weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
-	int rc = weft_pallas_record_generic(s->thread, &a, ev->time, name);
+	int rc = c->target->record(c, s, &a, ev->time, REC_GENERIC, name);
 	return rc < 0 ? weft__pconv_writer_error(c, "cannot write an event", rc) : 0;
 }
 
@@ -179,7 +174,7 @@ static int write_generic(conv *c, stream_out *s, const weft_event *ev, int nfiel
 static int write_enter(conv *c, stream_out *s, const weft_event *ev,
 		       const weft_event_class *cls, int nfields, const span *sp)
 {
-	if (s->depth >= SPAN_DEPTH_MAX) {
+	if (s->depth >= c->target->depth_max) {
 		c->stats.depth_fallbacks++;
 		return write_generic(c, s, ev, nfields,
 				     sp->kind == SPAN_INTERVAL ? &sp->end : NULL);
@@ -193,7 +188,7 @@ static int write_enter(conv *c, stream_out *s, const weft_event *ev,
 	if (weft__pconv_region_ref(c, name != NULL ? name : ev->code, len, &pushed.region) < 0 ||
 	    weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
-	int rc = weft_pallas_record_enter(s->thread, &a, ev->time, pushed.region);
+	int rc = c->target->record(c, s, &a, ev->time, REC_ENTER, pushed.region);
 	if (rc < 0)
 		return weft__pconv_writer_error(c, "cannot write an event", rc);
 	return push_span(c, s, &pushed);
@@ -236,7 +231,7 @@ static int write_leave(conv *c, stream_out *s, const weft_event *ev,
 	weft_pallas_attrs a;
 	if (weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
-	int rc = weft_pallas_record_leave(s->thread, &a, ev->time, top->region);
+	int rc = c->target->record(c, s, &a, ev->time, REC_LEAVE, top->region);
 	if (rc < 0)
 		return weft__pconv_writer_error(c, "cannot write an event", rc);
 	s->depth--;
@@ -255,7 +250,7 @@ static int flush_intervals(conv *c, stream_out *s, uint64_t time, int32_t depth)
 	span *top;
 	while ((top = top_span(s)) != NULL && top->kind == SPAN_INTERVAL &&
 	       (top->end < time || (top->end == time && !(depth >= 0 && depth > top->depth)))) {
-		int rc = weft_pallas_record_leave(s->thread, NULL, top->end, top->region);
+		int rc = c->target->record(c, s, NULL, top->end, REC_LEAVE, top->region);
 		if (rc < 0)
 			return weft__pconv_writer_error(c, "cannot write an event", rc);
 		s->depth--;
@@ -341,8 +336,7 @@ static int write_record(conv *c, stream_out *s, const weft_event *ev)
 	if (role < 0 || record_payload(c, ev, ri.record, ri.payload_fields, buf, &bytes) < 0 ||
 	    weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return -1;
-	int rc = weft_pallas_record_raw(s->thread, &a, ev->time, ri.record, role, bytes,
-					ev->payload_size);
+	int rc = c->target->raw(c, s, &a, ev->time, ri.record, role, bytes, ev->payload_size);
 	return rc < 0 ? weft__pconv_writer_error(c, "cannot write an event", rc) : 0;
 }
 
@@ -383,24 +377,11 @@ static int stream_end(conv *c, stream_out *s, int ok)
 	int rc = 0;
 	if (ok && s->thread != NULL && flush_intervals(c, s, UINT64_MAX, -1) < 0)
 		ok = 0, rc = -1;
-	if (ok && s->thread != NULL && (rc = weft_pallas_thread_close(s->thread)) < 0)
+	if (s->thread != NULL && (rc = c->target->thread_end(c, s, ok)) < 0)
 		rc = weft__pconv_writer_error(c, "cannot write a thread", rc);
-	weft_pallas_thread_free(s->thread);
 	free(s->stack);
 	memset(s, 0, sizeof *s);
 	return ok ? rc : -1;
-}
-
-
-/* Writes every archive file (all their threads are closed by now). */
-static int store_archives(conv *c)
-{
-	for (uint32_t g = 0; g < c->group_count; g++) {
-		int rc = weft_pallas_archive_store(c->archives[g]);
-		if (rc < 0)
-			return weft__pconv_writer_error(c, "cannot write an archive", rc);
-	}
-	return 0;
 }
 
 /* Prints what the mapping had to adapt (see docs/convert-pallas.md). */
@@ -417,7 +398,7 @@ static void report_notes(const conv *c)
 	if (s->depth_fallbacks)
 		weft__convert_say(c->report, "warning: %" PRIu64 " block(s) would nest deeper "
 			"than %d, which Pallas 0.20 cannot read: written as %s",
-			s->depth_fallbacks, SPAN_DEPTH_MAX, c->same_format ?
+			s->depth_fallbacks, c->target->depth_max, c->same_format ?
 			"plain events (the record without its block)" : "Generic events");
 	if (s->strings_left_out)
 		weft__convert_say(c->report, "note: %" PRIu64 " string value(s) not kept as "
@@ -452,7 +433,8 @@ static char *output_path(const char *output)
 /* Frees what the conversion holds (not the job's trace). */
 static void conv_free(conv *c)
 {
-	weft_pallas_global_free(c->global);
+	if (c->target != NULL)
+		c->target->free(c);
 	weft__pconv_str_free(&c->strings);
 	weft__pconv_map_free(&c->attributes);
 	free(c->node_group);
@@ -468,7 +450,7 @@ static void conv_free(conv *c)
 
 /*
  * Ends a conversion that has begun: every stream still open (`ok`: its
- * thread written, else abandoned), the archives and the main file, then
+ * thread written, else abandoned), the target's other files, then
  * DIR put in place (`ok`) or the temporary directory removed; the
  * handlers of signals restored; the notes, the trace's diagnostics and
  * whether data was lost said (report.data_lost). A signal that came meanwhile ends the
@@ -480,14 +462,11 @@ static int conv_close(conv *c, int ok)
 	for (uint32_t loc = 0; loc < c->selected_count; loc++)
 		if (stream_end(c, &c->outs[loc], ok) < 0)
 			ok = 0;
-	if (ok && c->global != NULL && store_archives(c) < 0)
-		ok = 0;
-	int rc = ok && c->global != NULL ? weft_pallas_global_store(c->global) : 0;
+	int rc = ok && c->started ? c->target->store(c) : 0;
 	if (rc < 0)
-		weft__pconv_writer_error(c, "cannot write the main file", rc);
-	ok = ok && c->global != NULL && rc == 0;
-	weft_pallas_global_free(c->global);
-	c->global = NULL;
+		weft__pconv_writer_error(c, "cannot write the trace", rc);
+	ok = ok && c->started && rc == 0;
+	c->target->free(c);
 	rc = ok && !interrupted ? weft__outdir_commit(c->report, c->tmp_dir, c->out,
 							     c->replace) : -1;
 	if (c->watching)
@@ -527,7 +506,8 @@ static int conv_start(conv *c, const uint8_t *selected)
 		stream_begin(c, &c->outs[loc], loc);
 		c->loc_of[c->selected[loc]] = loc;
 	}
-	c->same_format = weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
+	c->same_format = c->target->raw_records &&
+			 weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
 	if ((c->tmp_dir = weft__outdir_make_sibling(c->report, c->out, "tmp")) == NULL)
 		return -1;
 	interrupted = 0;
@@ -535,14 +515,10 @@ static int conv_start(conv *c, const uint8_t *selected)
 		watch_signals(c->old_handlers, NULL);
 		c->watching = 1;
 	}
-	weft_pallas_write_options o;
-	weft_pallas_write_options_init(&o);
-	o.sync = 1;
-	int rc = weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &c->global);
+	int rc = c->target->start(c);
 	if (rc < 0)
 		return weft__pconv_writer_error(c, "cannot start the trace", rc);
-	weft__trace_threads_note(c->job->trace, 1 + o.compress_threads);
-	c->defs = weft_pallas_global_defs(c->global);
+	c->started = 1;
 	return weft__pconv_define_structure(c);
 }
 
@@ -558,11 +534,11 @@ static int pallas_entry(const char *name)
 static const weft__outdir_kind pallas_dir = { "a Pallas trace", pallas_entry };
 
 /*
- * Starts a Pallas trace in a temporary directory next to DIR, after
+ * Starts a trace of `target` in a temporary directory next to DIR, after
  * checking DIR. Its events: each stream's in time order, with the
  * options' window and code glob on the cursor.
  */
-static int pallas_writer_create(weft_output_writer *w)
+int weft__pconv_writer_create(weft_output_writer *w, const conv_target *target)
 {
 	weft_convert_report *r = w->job.report;
 	int replace;
@@ -571,7 +547,7 @@ static int pallas_writer_create(weft_output_writer *w)
 		weft__convert_say(r, "missing the output directory: -o DIR");
 		return WEFT_EINVAL;
 	}
-	int rc = weft__outdir_check(r, out, w->options.force, &pallas_dir, &replace);
+	int rc = weft__outdir_check(r, out, w->options.force, target->dir_kind, &replace);
 	conv *c = rc < 0 ? NULL : calloc(1, sizeof *c);
 	if (c == NULL) {
 		if (rc == 0)
@@ -580,12 +556,13 @@ static int pallas_writer_create(weft_output_writer *w)
 		return rc < 0 ? rc : WEFT_ENOMEM;
 	}
 	c->job = &w->job;
+	c->target = target;
 	c->report = r;
 	c->trace = w->job.trace;
 	c->out = out;
 	c->replace = replace;
-	/* Pallas threads are written in time order (Heph: parents before
-	 * their children), whatever order the trace was opened in. */
+	/* Threads are written in time order (Heph: parents before their
+	 * children), whatever order the trace was opened in. */
 	w->filter.order = WEFT_ORDER_TIME;
 	c->filter = w->filter;
 	if (conv_start(c, w->selected) < 0) {
@@ -600,7 +577,7 @@ static int pallas_writer_create(weft_output_writer *w)
  * One event of a selected stream, not earlier than the stream's last:
  * written as its role says (its thread is made at its first event).
  */
-static int pallas_writer_event(weft_output_writer *w, const weft_event *ev)
+int weft__pconv_writer_event(weft_output_writer *w, const weft_event *ev)
 {
 	conv *c = w->impl;
 	uint32_t loc = c->loc_of[ev->stream];
@@ -612,20 +589,20 @@ static int pallas_writer_event(weft_output_writer *w, const weft_event *ev)
 	stream_out *s = &c->outs[loc];
 	if (s->thread != NULL && ev->time < s->last_time)
 		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "an event at %" PRIu64
-				   " ns of stream %s after one at %" PRIu64 " ns: a Pallas "
-				   "thread's events come in time order", ev->time, path,
-				   s->last_time);
+				   " ns of stream %s after one at %" PRIu64 " ns: a thread's "
+				   "events come in time order", ev->time, path, s->last_time);
 	if (interrupted)
 		return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "interrupted by signal %d",
 				   (int)interrupted);
 	if (convert_event(c, s, ev) < 0)
-		return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "the Pallas output failed");
+		return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "the %s output failed",
+				   c->target->what);
 	s->last_time = ev->time;
 	return 0;
 }
 
 /* A stream's last event has come: its thread is written now. */
-static int pallas_writer_end_stream(weft_output_writer *w, uint32_t stream)
+int weft__pconv_writer_end_stream(weft_output_writer *w, uint32_t stream)
 {
 	conv *c = w->impl;
 	uint32_t loc = c->loc_of[stream];
@@ -636,8 +613,8 @@ static int pallas_writer_end_stream(weft_output_writer *w, uint32_t stream)
 }
 
 /* The caller's reading stopped: said now; the conversion goes on. */
-static void pallas_writer_read_failed(weft_output_writer *w, uint32_t stream,
-				      const char *message)
+void weft__pconv_writer_read_failed(weft_output_writer *w, uint32_t stream,
+				    const char *message)
 {
 	conv *c = w->impl;
 
@@ -650,7 +627,7 @@ static void pallas_writer_read_failed(weft_output_writer *w, uint32_t stream,
 }
 
 /* Writes what is left and puts DIR in place (`failed`: removes it all). */
-static int pallas_writer_finish(weft_output_writer *w, int failed)
+int weft__pconv_writer_finish(weft_output_writer *w, int failed)
 {
 	int rc = conv_close(w->impl, !failed);
 
@@ -659,7 +636,7 @@ static int pallas_writer_finish(weft_output_writer *w, int failed)
 }
 
 /* Without finish: the temporary directory goes, DIR stays as it was. */
-static void pallas_writer_free(weft_output_writer *w)
+void weft__pconv_writer_free(weft_output_writer *w)
 {
 	conv *c = w->impl;
 
@@ -668,7 +645,138 @@ static void pallas_writer_free(weft_output_writer *w)
 		conv_close(c, 0);
 }
 
+/* ---- The Pallas target ------------------------------------------------------------------- */
+
+/* The main file's writer; its global definitions take the strings. */
+static int pallas_start(conv *c)
+{
+	weft_pallas_write_options o;
+	weft_pallas_write_options_init(&o);
+	o.sync = 1;
+	int rc = weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &c->global);
+	if (rc < 0)
+		return rc;
+	weft__trace_threads_note(c->job->trace, 1 + o.compress_threads);
+	c->defs = weft_pallas_global_defs(c->global);
+	return 0;
+}
+
+static int pallas_string(conv *c, const char *text, uint32_t *ref)
+{
+	return weft_pallas_register_string(c->defs, text, ref);
+}
+
+static int pallas_region(conv *c, uint32_t ref, uint32_t name)
+{
+	return weft_pallas_add_region(c->defs, ref, name);
+}
+
+/* An attribute whose description is its name. */
+static int pallas_attribute(conv *c, uint32_t ref, uint32_t name, int type)
+{
+	return weft_pallas_add_attribute(c->defs, ref, name, name, type);
+}
+
+/* A location group and its archive (ids follow each other from 0). */
+static int pallas_group(conv *c, uint32_t id, uint32_t name, uint32_t parent)
+{
+	if (c->group_count == c->group_cap) {
+		uint32_t cap = c->group_cap ? c->group_cap * 2 : 16;
+		weft_pallas_archive **a = realloc(c->archives, cap * sizeof *a);
+		if (a == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		c->archives = a;
+		c->group_cap = cap;
+	}
+	int rc = weft_pallas_add_location_group(c->defs, id, name,
+						parent == NONE ? WEFT_PALLAS_NO_PARENT : parent);
+	return rc < 0 ? rc : weft_pallas_archive_create(c->global, id, &c->archives[id]);
+}
+
+/* Metadata of a location group: its archive's. */
+static int pallas_group_metadata(conv *c, uint32_t group, const char *key, const char *value)
+{
+	return weft_pallas_add_metadata(weft_pallas_archive_defs(c->archives[group]), key, value);
+}
+
+static int pallas_location(conv *c, uint32_t group, uint32_t id, uint32_t name,
+			   uint32_t stream)
+{
+	(void)stream;
+	return weft_pallas_add_location(weft_pallas_archive_defs(c->archives[group]), id, name,
+					group);
+}
+
+static int pallas_metadata(conv *c, const char *key, const char *value)
+{
+	return weft_pallas_add_metadata(c->defs, key, value);
+}
+
+static int pallas_thread_begin(conv *c, stream_out *s)
+{
+	weft_pallas_thread *t = NULL;
+	int rc = weft_pallas_thread_create(c->archives[s->group], s->location, &t);
+	s->thread = t;
+	return rc;
+}
+
+static int pallas_record(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
+			 int kind, uint32_t ref)
+{
+	(void)c;
+	return kind == REC_ENTER ? weft_pallas_record_enter(s->thread, a, time, ref)
+	     : kind == REC_LEAVE ? weft_pallas_record_leave(s->thread, a, time, ref)
+	     : weft_pallas_record_generic(s->thread, a, time, ref);
+}
+
+static int pallas_raw(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
+		      int record, int role, const uint8_t *payload, size_t size)
+{
+	(void)c;
+	return weft_pallas_record_raw(s->thread, a, time, record, role, payload, size);
+}
+
+/* Writes the thread's file (`ok`) and frees its writer. */
+static int pallas_thread_end(conv *c, stream_out *s, int ok)
+{
+	(void)c;
+	int rc = ok ? weft_pallas_thread_close(s->thread) : 0;
+	weft_pallas_thread_free(s->thread);
+	s->thread = NULL;
+	return rc;
+}
+
+/* Every archive file (all their threads are closed by now), then the main file. */
+static int pallas_store(conv *c)
+{
+	for (uint32_t g = 0; g < c->group_count; g++) {
+		int rc = weft_pallas_archive_store(c->archives[g]);
+		if (rc < 0)
+			return rc;
+	}
+	return weft_pallas_global_store(c->global);
+}
+
+static void pallas_free(conv *c)
+{
+	weft_pallas_global_free(c->global);
+	c->global = NULL;
+	c->defs = NULL;
+}
+
+const conv_target weft__pconv_pallas_target = {
+	"Pallas", &pallas_dir, SPAN_DEPTH_MAX, 1, pallas_start, pallas_string, pallas_region,
+	pallas_attribute, pallas_group, pallas_group_metadata, pallas_location,
+	pallas_metadata, pallas_thread_begin, pallas_record, pallas_raw, pallas_thread_end,
+	pallas_store, pallas_free
+};
+
+static int pallas_writer_create(weft_output_writer *w)
+{
+	return weft__pconv_writer_create(w, &weft__pconv_pallas_target);
+}
+
 const weft__writer_ops weft__pallas_writer_ops = {
-	1, pallas_writer_create, pallas_writer_event, pallas_writer_end_stream,
-	pallas_writer_read_failed, pallas_writer_finish, pallas_writer_free
+	1, pallas_writer_create, weft__pconv_writer_event, weft__pconv_writer_end_stream,
+	weft__pconv_writer_read_failed, weft__pconv_writer_finish, weft__pconv_writer_free
 };

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/convert_pallas.h - the pieces of `weft convert -t pallas`
- * (convert_pallas.c) shared by its files: the conversion state, the
- * string and attribute tables and the definitions (convert_pallas_defs.c),
- * the attribute lists of a record (convert_pallas_attrs.c) and the output
- * directory (convert_pallas_output.c). docs/convert-pallas.md.
+ * outputs/convert_pallas.h - the pieces of `weft convert -t pallas` and
+ * `-t otf2` (convert_pallas.c) shared by their files: the conversion
+ * state, the string and attribute tables and the definitions
+ * (convert_pallas_defs.c), the attribute lists of a record
+ * (convert_pallas_attrs.c), and the targets that store the converted
+ * trace: Pallas (convert_pallas.c) and OTF2 (convert_otf2.c).
+ * docs/convert-pallas.md, docs/convert-otf2.md.
  */
 #ifndef WEFT_OUTPUTS_CONVERT_PALLAS_H
 #define WEFT_OUTPUTS_CONVERT_PALLAS_H
@@ -68,9 +70,9 @@ typedef struct span {
 typedef struct stream_out {
 	uint32_t stream;   /* source stream index */
 	uint32_t index;    /* its place among the selected streams */
-	uint32_t location; /* Pallas location id (once its thread is made) */
-	uint32_t group;    /* Pallas location group id */
-	weft_pallas_thread *thread;
+	uint32_t location; /* location id (once its thread is made) */
+	uint32_t group;    /* location group id */
+	void *thread;      /* the target's writer of this location */
 	uint64_t last_time; /* of its last event: a thread goes forward in time */
 	span *stack;
 	uint32_t depth, cap;
@@ -95,16 +97,62 @@ typedef struct field_attr {
 	uint32_t ref;
 } field_attr;
 
+typedef struct conv conv;
+
+/* Record kinds of conv_target.record (Pallas's numbers). */
+#define REC_ENTER 2
+#define REC_LEAVE 3
+#define REC_GENERIC 58
+
+/*
+ * Where the converted trace goes. The conversion builds Pallas's data
+ * model, which is OTF2's (strings, regions, typed attributes, location
+ * groups holding locations, per-location records with attribute lists);
+ * a target stores it. Every function returns 0 or a negative weft error
+ * code (the caller reports it); refs and ids are the conversion's.
+ */
+typedef struct conv_target {
+	const char *what;             /* "Pallas", "OTF2": in messages */
+	const void *dir_kind;         /* weft__outdir_kind: what DIR may hold */
+	uint32_t depth_max;           /* deeper blocks are written as Generic events */
+	int raw_records;              /* a Pallas source's records are kept as they are */
+	int (*start)(conv *c);        /* the output, in c->tmp_dir */
+	int (*string)(conv *c, const char *text, uint32_t *ref); /* text stays put */
+	int (*region)(conv *c, uint32_t ref, uint32_t name);
+	int (*attribute)(conv *c, uint32_t ref, uint32_t name, int type);
+	int (*group)(conv *c, uint32_t id, uint32_t name, uint32_t parent);
+	int (*group_metadata)(conv *c, uint32_t group, const char *key, const char *value);
+	/* Location `id` of source stream `stream`, in `group`. */
+	int (*location)(conv *c, uint32_t group, uint32_t id, uint32_t name, uint32_t stream);
+	int (*metadata)(conv *c, const char *key, const char *value);
+	int (*thread_begin)(conv *c, stream_out *s);
+	/* REC_ENTER/REC_LEAVE of region `ref`, REC_GENERIC named by string `ref`. */
+	int (*record)(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
+		      int kind, uint32_t ref);
+	/* A Pallas source's record (raw_records only). */
+	int (*raw)(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
+		   int record, int role, const uint8_t *payload, size_t size);
+	int (*thread_end)(conv *c, stream_out *s, int ok); /* !ok: abandoned */
+	int (*store)(conv *c);        /* every thread has ended: the rest of the files */
+	void (*free)(conv *c);        /* what the target holds */
+} conv_target;
+
+extern const conv_target weft__pconv_pallas_target;
+extern const conv_target weft__pconv_otf2_target;
+
 /* The whole conversion. */
-typedef struct conv {
+struct conv {
 	const weft__convert_job *job;
+	const conv_target *target;
+	void *target_data;            /* the target's own state */
 	weft_convert_report *report;  /* the job's: the lines to show */
 	weft_trace *trace;
 	weft_filter filter;           /* the job's window and code glob, in time order */
-	int same_format;              /* the source is a Pallas trace */
+	int started;                  /* the target's start succeeded */
+	int same_format;              /* the source is a Pallas trace (raw_records) */
 	char *tmp_dir;                /* the trace being written */
-	weft_pallas_global *global;
-	weft_pallas_defs *defs;       /* global definitions */
+	weft_pallas_global *global;   /* Pallas target: the main file */
+	weft_pallas_defs *defs;       /* Pallas target: global definitions */
 	str_table strings;
 	u64_map attributes;           /* (name ref << 8 | type) -> attribute ref */
 	uint32_t next_attribute;
@@ -113,7 +161,7 @@ typedef struct conv {
 	field_attr field_cache[FIELD_CACHE_SIZE]; /* by field name address */
 	uint32_t *node_group;         /* node -> location group, NONE */
 	uint32_t root_group;          /* group of streams without a parent node */
-	weft_pallas_archive **archives; /* per location group */
+	weft_pallas_archive **archives; /* Pallas target: per location group */
 	uint32_t group_count, group_cap;
 	uint32_t *selected;           /* selected stream indices */
 	uint32_t selected_count;
@@ -129,7 +177,7 @@ typedef struct conv {
 	int replace;                  /* DIR exists and is replaced */
 	int watching;                 /* the signal handlers are installed */
 	struct sigaction old_handlers[3]; /* SIGINT, SIGTERM, SIGHUP's before */
-} conv;
+};
 
 /* What goes into the attribute list of one record. */
 typedef struct attr_plan {
@@ -140,6 +188,20 @@ typedef struct attr_plan {
 } attr_plan;
 
 /* ---- Tables and definitions (convert_pallas_defs.c) ---------------------------- */
+
+/*
+ * Starts a conversion into `target` (the create of a writer,
+ * outputs/writer.h): checks DIR, then starts the output in a temporary
+ * directory next to it. The writer's other functions are the same for
+ * every target (weft__pconv_writer_ops' below).
+ */
+int weft__pconv_writer_create(weft_output_writer *w, const conv_target *target);
+int weft__pconv_writer_event(weft_output_writer *w, const weft_event *ev);
+int weft__pconv_writer_end_stream(weft_output_writer *w, uint32_t stream);
+void weft__pconv_writer_read_failed(weft_output_writer *w, uint32_t stream,
+				    const char *message);
+int weft__pconv_writer_finish(weft_output_writer *w, int failed);
+void weft__pconv_writer_free(weft_output_writer *w);
 
 
 /* Reports the library's last message for a failed writer call; returns -1. */

@@ -96,7 +96,7 @@ int weft__pconv_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
 			return weft__pconv_out_of_memory(c);
 		memcpy(copy, s, len);
 		copy[len] = '\0';
-		int rc = weft_pallas_register_string(c->defs, copy, &e->ref);
+		int rc = c->target->string(c, copy, &e->ref);
 		if (rc < 0) {
 			free(copy);
 			return weft__pconv_writer_error(c, "cannot add a string", rc);
@@ -195,7 +195,7 @@ int weft__pconv_region_ref(conv *c, const char *name, uint32_t len, uint32_t *re
 	/* Its slot, found again right after: nothing can have moved it. */
 	str_entry *e = weft__pconv_str_slot(&c->strings, name, len, weft__hash_bytes(name, len));
 	if (!e->region) {
-		int rc = weft_pallas_add_region(c->defs, *ref, *ref);
+		int rc = c->target->region(c, *ref, *ref);
 		if (rc < 0)
 			return weft__pconv_writer_error(c, "cannot add a region", rc);
 		e->region = 1;
@@ -219,7 +219,7 @@ static int attribute_ref(conv *c, const char *name, uint32_t len, int type, uint
 		return 0;
 	}
 	uint32_t id = c->next_attribute;
-	int rc = weft_pallas_add_attribute(c->defs, id, name_ref, name_ref, type);
+	int rc = c->target->attribute(c, id, name_ref, type);
 	if (rc < 0)
 		return weft__pconv_writer_error(c, "cannot add an attribute", rc);
 	if (u64_map_put(&c->attributes, key, id) < 0)
@@ -266,21 +266,11 @@ int weft__pconv_field_attribute(conv *c, const weft_field *f, int type, uint32_t
 
 /* ---- Location groups, archives and locations ------------------------------------------- */
 
-/* Adds a location group (and its archive) after the others; 0 or -1. */
+/* Adds a location group (a Pallas archive) after the others; 0 or -1. */
 static int add_group(conv *c, uint32_t name, uint32_t parent, uint32_t *id)
 {
-	if (c->group_count == c->group_cap) {
-		uint32_t cap = c->group_cap ? c->group_cap * 2 : 16;
-		weft_pallas_archive **a = realloc(c->archives, cap * sizeof *a);
-		if (a == NULL)
-			return weft__pconv_out_of_memory(c);
-		c->archives = a;
-		c->group_cap = cap;
-	}
 	uint32_t g = c->group_count;
-	int rc = weft_pallas_add_location_group(c->defs, g, name, parent);
-	if (rc == 0)
-		rc = weft_pallas_archive_create(c->global, g, &c->archives[g]);
+	int rc = c->target->group(c, g, name, parent);
 	if (rc < 0)
 		return weft__pconv_writer_error(c, "cannot add a location group", rc);
 	c->group_count++;
@@ -294,12 +284,11 @@ static int add_group(conv *c, uint32_t name, uint32_t parent, uint32_t *id)
  */
 static int describe_group(conv *c, uint32_t group, const weft_node *node)
 {
-	weft_pallas_defs *d = weft_pallas_archive_defs(c->archives[group]);
-	int rc = weft_pallas_add_metadata(d, "weft.path", node != NULL ? node->path : "");
+	int rc = c->target->group_metadata(c, group, "weft.path", node != NULL ? node->path : "");
 	if (rc == 0 && node != NULL)
-		rc = weft_pallas_add_metadata(d, "weft.kind", node->kind);
+		rc = c->target->group_metadata(c, group, "weft.kind", node->kind);
 	if (rc == 0 && node != NULL && strcmp(node->metadata_json, "{}") != 0)
-		rc = weft_pallas_add_metadata(d, "weft.metadata", node->metadata_json);
+		rc = c->target->group_metadata(c, group, "weft.metadata", node->metadata_json);
 	return rc < 0 ? weft__pconv_writer_error(c, "cannot add metadata", rc) : 0;
 }
 
@@ -314,7 +303,7 @@ static int node_group(conv *c, uint32_t id, uint32_t *out)
 		return 0;
 	}
 	const weft_node *node = weft_trace_node(c->trace, id);
-	uint32_t parent = WEFT_PALLAS_NO_PARENT, name, g;
+	uint32_t parent = NONE, name, g;
 	if (node->parent != WEFT_NO_PARENT && node_group(c, node->parent, &parent) < 0)
 		return -1;
 	if (string_ref(c, node->name, &name) < 0 || add_group(c, name, parent, &g) < 0 ||
@@ -337,7 +326,7 @@ static int root_group(conv *c, uint32_t *out)
 	const char *base = slash != NULL && slash[1] != '\0' ? slash + 1 : path;
 	uint32_t name;
 	if (string_ref(c, base, &name) < 0 ||
-	    add_group(c, name, WEFT_PALLAS_NO_PARENT, &c->root_group) < 0 ||
+	    add_group(c, name, NONE, &c->root_group) < 0 ||
 	    describe_group(c, c->root_group, NULL) < 0)
 		return -1;
 	*out = c->root_group;
@@ -370,8 +359,7 @@ int weft__pconv_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *i
 	if (rc < 0 || string_ref(c, node->name, &name) < 0)
 		return -1;
 	*id = c->next_location[slot]++;
-	rc = weft_pallas_add_location(weft_pallas_archive_defs(c->archives[*group]), *id,
-				      name, *group);
+	rc = c->target->location(c, *group, *id, name, c->selected[loc]);
 	return rc < 0 ? weft__pconv_writer_error(c, "cannot add a location", rc) : 0;
 }
 
@@ -421,12 +409,12 @@ static int describe_trace(conv *c)
 {
 	weft_format f = weft_trace_format(c->trace);
 	const char *name = weft_format_name(f);
-	int rc = weft_pallas_add_metadata(c->defs, "weft.source.format", name ? name : "?");
+	int rc = c->target->metadata(c, "weft.source.format", name ? name : "?");
 	if (rc == 0)
-		rc = weft_pallas_add_metadata(c->defs, "weft.source.path", weft_trace_path(c->trace));
+		rc = c->target->metadata(c, "weft.source.path", weft_trace_path(c->trace));
 	const char *meta = weft_trace_metadata_json(c->trace);
 	if (rc == 0 && meta != NULL && strcmp(meta, "{}") != 0)
-		rc = weft_pallas_add_metadata(c->defs, "weft.source.metadata", meta);
+		rc = c->target->metadata(c, "weft.source.metadata", meta);
 	return rc < 0 ? weft__pconv_writer_error(c, "cannot add metadata", rc) : 0;
 }
 

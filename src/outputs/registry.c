@@ -14,6 +14,7 @@ static const char *const perfetto_suffixes[] = { ".pftrace", ".perfetto-trace", 
 static const char *const chrome_suffixes[] = { ".json", NULL };
 static const char *const paraver_suffixes[] = { ".prv", NULL };
 static const char *const pallas_suffixes[] = { ".pallas", "/", NULL };
+static const char *const otf2_suffixes[] = { NULL };   /* -t otf2 only: OUT is a directory */
 
 /* An output: its public entry and its writer (outputs/writer.h). */
 typedef struct output_entry {
@@ -39,6 +40,9 @@ static const output_entry outputs[] = {
 	{ { "pallas", "a Pallas 0.20 trace in the directory OUT",
 	    pallas_suffixes, WEFT_OUTPUT_DIRECTORY, weft_convert },
 	  &weft__pallas_writer_ops, NULL },
+	{ { "otf2", "an OTF2 archive in the directory OUT (OUT/traces.otf2), through libotf2",
+	    otf2_suffixes, WEFT_OUTPUT_DIRECTORY, weft_convert },
+	  &weft__otf2_writer_ops, NULL },
 };
 #define OUTPUT_COUNT (sizeof outputs / sizeof outputs[0])
 

@@ -95,6 +95,7 @@ extern const weft__writer_ops weft__perfetto_writer_ops;
 extern const weft__writer_ops weft__chrome_writer_ops;
 extern const weft__writer_ops weft__paraver_writer_ops;
 extern const weft__writer_ops weft__pallas_writer_ops;
+extern const weft__writer_ops weft__otf2_writer_ops;
 extern const weft__writer_ops weft__paraver_emu_writer_ops;
 extern const weft__writer_ops weft__perfetto_emu_writer_ops;
 

@@ -124,7 +124,7 @@ static void test_refusals(void)
 	o.path = out;
 	o.output = "svg";
 	r = refused(t, &o, WEFT_EINVAL);
-	CHECK(said(&r, "unknown output 'svg' (perfetto, chrome, paraver, pallas)"));
+	CHECK(said(&r, "unknown output 'svg' (perfetto, chrome, paraver, pallas, otf2)"));
 	weft_convert_report_free(&r);
 
 	/* OUT exists: kept without force, replaced with it */

@@ -87,7 +87,8 @@ static void push_events(weft_trace *t, weft_output_writer *w, uint64_t limit)
 {
 	weft_filter f;
 	weft_cursor *c = NULL;
-	int by_stream = strcmp(weft_output_writer_output(w)->name, "pallas") == 0 &&
+	/* the directory outputs (pallas, otf2) are written a stream at a time */
+	int by_stream = (weft_output_writer_output(w)->flags & WEFT_OUTPUT_DIRECTORY) &&
 			!weft_trace_file_order_default(t);
 
 	weft_output_writer_filter(w, &f);

@@ -16,7 +16,7 @@ from weftlib import REPO_DIR, WEFT, run_weft
 
 COMPLETION_DIR = REPO_DIR / "data" / "completion"
 FORMATS = ["auto", "ovni", "heph", "ross", "pallas", "otf2"]
-OUTPUTS = ["perfetto", "chrome", "paraver", "pallas"]
+OUTPUTS = ["perfetto", "chrome", "paraver", "pallas", "otf2"]
 
 
 def bash_complete(*words):

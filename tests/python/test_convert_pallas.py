@@ -118,12 +118,19 @@ def enter_code(enter):
     return enter["fields"].get("weft.code", enter["fields"]["region"])
 
 
-def thread_events(stream, events):
+def generic_name(e):
+    """A Generic stands for the event named by its name."""
+    assert e["code"] == "Generic", e
+    return e["fields"]["name"]
+
+
+def thread_events(stream, events, point_code=generic_name, event=mapped):
     """The source events of one converted thread (its events in stream
     order). Enter/Leave pair as Pallas nests them: a Leave with weft.code
     is a leave event of its own (its Enter an enter event); a Leave without
-    it ends the interval its Enter started. A Generic is the event named by
-    its name (an interval when it has weft.end)."""
+    it ends the interval its Enter started. Any other record is the event
+    that point_code() names (an interval when it has weft.end). event()
+    makes each Event (test_convert_otf2 uses these with its own two)."""
     stack, out = [], []
     for e in events:
         f = e["fields"]
@@ -132,14 +139,13 @@ def thread_events(stream, events):
         elif e["code"] == "Leave":
             enter = stack.pop()
             if "weft.code" in f:
-                out.append(mapped(stream, enter, enter_code(enter)))
-                out.append(mapped(stream, e, f["weft.code"]))
+                out.append(event(stream, enter, enter_code(enter)))
+                out.append(event(stream, e, f["weft.code"]))
             else:
-                out.append(mapped(stream, enter, enter_code(enter), end=e["time"]))
+                out.append(event(stream, enter, enter_code(enter), end=e["time"]))
         else:
-            assert e["code"] == "Generic", e
-            out.append(mapped(stream, e, f["name"], end=f.get("weft.end")))
-    out += [mapped(stream, enter, enter_code(enter)) for enter in stack]
+            out.append(event(stream, e, point_code(e), end=f.get("weft.end")))
+    out += [event(stream, enter, enter_code(enter)) for enter in stack]
     return out
 
 

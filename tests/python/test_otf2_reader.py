@@ -8,6 +8,7 @@ clear errors; every command and output works on it."""
 
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -199,6 +200,8 @@ def damaged(tmp_path, trace, what):
     ("garbage-anchor", "byte 2: expected the magic \"OTF2\""),
     ("empty-anchor", "byte 2: expected the magic \"OTF2\""),
     ("damaged-anchor", "libotf2"),
+    ("huge-property-count", "byte 94: expected a property count that fits in the 19 bytes"),
+    ("truncated-anchor", "property count of the anchor file; the file ends"),
     ("no-definitions", "global definitions"),
     ("truncated-events", "traces/0.evt"),
     ("garbage-events", "traces/0.evt"),
@@ -209,7 +212,19 @@ def test_damaged_archives_give_clear_errors(trace, tmp_path, case, message):
             (d / "traces.otf2").write_bytes(os.urandom(200))
         elif case == "damaged-anchor":
             p = d / "traces.otf2"
-            p.write_bytes(p.read_bytes()[:6] + os.urandom(100))
+            noise = random.Random(18).randbytes(100)
+            p.write_bytes(p.read_bytes()[:6] + bytes([2]) + noise[1:])
+        elif case == "huge-property-count":
+            # The sample's three anchor strings end at byte 94; a count of
+            # 2^31 properties once kept libotf2 busy for minutes.
+            p = d / "traces.otf2"
+            data = bytearray(p.read_bytes())
+            assert data[94:98] == bytes(4)
+            data[94:98] = b"\xff\xff\xff\x7f"
+            p.write_bytes(bytes(data))
+        elif case == "truncated-anchor":
+            p = d / "traces.otf2"
+            p.write_bytes(p.read_bytes()[:80])
         elif case == "empty-anchor":
             (d / "traces.otf2").write_bytes(b"")
         elif case == "no-definitions":

@@ -20,6 +20,8 @@
 
 #include <otf2/otf2.h>
 
+#include "core/otf2_common.h"
+
 #include "core/internal.h"
 
 /* ---- Definitions (otf2_defs.c) ------------------------------------------------ */
@@ -102,6 +104,16 @@ typedef struct otf2_stream_ref {
 	uint64_t group;     /* its location group */
 } otf2_stream_ref;
 
+/* A property of a system tree node, location group or location (their "properties"). */
+typedef struct otf2_property {
+	uint8_t owner;               /* 0 system tree node, 1 location group, 2 location */
+	uint8_t type;                /* OTF2_Type */
+	uint32_t name;               /* string ref */
+	uint32_t seq;                /* order of definition */
+	uint64_t ref;                /* the owner's ref */
+	OTF2_AttributeValue value;
+} otf2_property;
+
 typedef struct otf2_trace {
 	char *anchor;                /* path of the .otf2 anchor file */
 	char *archive_dir;           /* anchor without ".otf2": the local files */
@@ -114,6 +126,8 @@ typedef struct otf2_trace {
 	otf2_comm_ranks *comms;
 	size_t comm_count;
 	uint64_t duplicates;         /* definitions given twice */
+	otf2_property *properties;   /* sorted by owner, ref, order once read */
+	size_t property_count, property_cap;
 } otf2_trace;
 
 /* Ticks of the trace's clock to ns. */
@@ -123,14 +137,7 @@ const char *weft__otf2_string(const otf2_trace *ot, uint32_t ref);
 /* The text of the name of definition `ref` of `kind`, or NULL. */
 const char *weft__otf2_def_name(const otf2_trace *ot, otf2_def_kind kind, uint64_t ref);
 
-/*
- * libotf2 reports its errors through a callback that weft installs
- * (process-wide, once): the last message of this thread, "" if none.
- * weft__otf2_error(): records it as weft's error with `what` before it.
- */
-void weft__otf2_quiet(void);
-const char *weft__otf2_last_message(void);
-int weft__otf2_error(int status, const char *file, const char *what, OTF2_ErrorCode code);
+/* libotf2's errors: core/otf2_common.h. */
 
 /* ---- Records (otf2_records.c) ------------------------------------------------- */
 

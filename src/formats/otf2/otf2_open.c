@@ -12,6 +12,7 @@
  * in weft's error (a trace that does not open says why, once).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -25,51 +26,6 @@
 
 /* System tree nodes above a location group, at most (a cycle ends there). */
 #define TREE_DEPTH_MAX 64
-
-/* ---- libotf2's errors ------------------------------------------------------------ */
-
-/* The first message of libotf2 since weft__otf2_quiet(), per thread. */
-static _Thread_local char last_message[512];
-static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
-
-static OTF2_ErrorCode keep_message(void *data, const char *file, uint64_t line,
-				   const char *function, OTF2_ErrorCode code,
-				   const char *fmt, va_list va)
-{
-	(void)data; (void)file; (void)line; (void)function;
-	if (last_message[0] != '\0')
-		return code; /* the first message names the cause; the next ones its effects */
-	const char *what = OTF2_Error_GetDescription(code);
-	int n = snprintf(last_message, sizeof last_message, "%s", what ? what : "error");
-	if (fmt != NULL && n >= 0 && (size_t)n + 2 < sizeof last_message) {
-		memcpy(last_message + n, ": ", 3);
-		vsnprintf(last_message + n + 2, sizeof last_message - (size_t)n - 2, fmt, va);
-	}
-	return code;
-}
-
-static void install_quiet(void)
-{
-	OTF2_Error_RegisterCallback(keep_message, NULL);
-}
-
-void weft__otf2_quiet(void)
-{
-	pthread_once(&quiet_once, install_quiet);
-	last_message[0] = '\0';
-}
-
-const char *weft__otf2_last_message(void)
-{
-	return last_message;
-}
-
-int weft__otf2_error(int status, const char *file, const char *what, OTF2_ErrorCode code)
-{
-	const char *msg = last_message[0] ? last_message : OTF2_Error_GetDescription(code);
-	return weft__error(status, file, WEFT_NO_OFFSET, "%s (libotf2: %s)", what,
-			   msg ? msg : "unknown error");
-}
 
 /* ---- Time ------------------------------------------------------------------------ */
 
@@ -142,6 +98,55 @@ static int has_magic(const char *path)
 	size_t n = fread(head, 1, sizeof head, f);
 	fclose(f);
 	return n == sizeof head && memcmp(head + 2, "OTF2", 4) == 0;
+}
+
+/*
+ * Checks what libotf2 trusts in an anchor file before it sees it: the magic,
+ * then (anchor format 3) that the property count fits in the file, two
+ * strings per property. libotf2 allocates and then walks two pointers per
+ * counted property, so a damaged count made it run for minutes and
+ * allocate gigabytes. The layout: core/otf2_common.h.
+ */
+#define ANCHOR_MAX_SIZE (64u << 20)
+static int check_anchor(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return weft__error(WEFT_EIO, path, WEFT_NO_OFFSET, "cannot open the anchor file: %s",
+				   strerror(errno));
+	struct stat st;
+	size_t cap = fstat(fileno(f), &st) == 0 && st.st_size >= 0 && st.st_size < ANCHOR_MAX_SIZE
+		? (size_t)st.st_size + 1 : ANCHOR_MAX_SIZE;
+	unsigned char *b = malloc(cap);
+	size_t size = b ? fread(b, 1, cap, f) : 0;
+	int more = b && (size == ANCHOR_MAX_SIZE || (size == cap && fgetc(f) != EOF));
+	fclose(f);
+	int rc = 0;
+	if (b == NULL)
+		rc = weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	else if (size < 6 || memcmp(b + 2, "OTF2", 4) != 0)
+		rc = weft__error(WEFT_EFORMAT, path, 2,
+				 "expected the magic \"OTF2\" of an OTF2 anchor file");
+	else if (more)
+		rc = weft__error(WEFT_EFORMAT, path, ANCHOR_MAX_SIZE,
+				 "expected an anchor file of at most %u MiB", ANCHOR_MAX_SIZE >> 20);
+	else if (size > 7 && b[7] == 3) {
+		size_t at = weft__otf2_anchor_properties_at(b, size);
+		if (at == 0 || size - at < 4) {
+			rc = weft__error(WEFT_EFORMAT, path, size,
+					 "expected the machine name, creator, description and "
+					 "property count of the anchor file; the file ends");
+		} else {
+			uint64_t count = weft__otf2_anchor_uint(b, at, 4);
+			if (count > (size - at - 4) / 2)
+				rc = weft__error(WEFT_EFORMAT, path, at,
+						 "expected a property count that fits in the %zu bytes "
+						 "left in the anchor file, found %llu", size - at - 4,
+						 (unsigned long long)count);
+		}
+	}
+	free(b);
+	return rc;
 }
 
 /* An `.otf2` anchor is an OTF2 trace; its magic decides how sure. */
@@ -337,6 +342,49 @@ static OTF2_CallbackCode on_io_file(void *data, OTF2_IoFileRef self, OTF2_String
 }
 
 /* The callbacks of the global definitions weft keeps. */
+/* Appends a property of an owner; its value is kept as libotf2 gives it. */
+static OTF2_CallbackCode add_property(void *data, int owner, uint64_t ref, OTF2_StringRef name,
+				      OTF2_Type type, OTF2_AttributeValue value)
+{
+	def_reader *r = data;
+	otf2_trace *ot = r->ot;
+	if (ot->property_count == ot->property_cap) {
+		size_t cap = ot->property_cap ? ot->property_cap * 2 : 64;
+		otf2_property *p = realloc(ot->properties, cap * sizeof *p);
+		if (p == NULL) {
+			r->rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+			return OTF2_CALLBACK_INTERRUPT;
+		}
+		ot->properties = p;
+		ot->property_cap = cap;
+	}
+	ot->properties[ot->property_count] = (otf2_property){ (uint8_t)owner, type, name,
+		(uint32_t)ot->property_count, ref, value };
+	ot->property_count++;
+	return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode on_node_property(void *data, OTF2_SystemTreeNodeRef node,
+					  OTF2_StringRef name, OTF2_Type type,
+					  OTF2_AttributeValue value)
+{
+	return add_property(data, 0, node, name, type, value);
+}
+
+static OTF2_CallbackCode on_group_property(void *data, OTF2_LocationGroupRef group,
+					   OTF2_StringRef name, OTF2_Type type,
+					   OTF2_AttributeValue value)
+{
+	return add_property(data, 1, group, name, type, value);
+}
+
+static OTF2_CallbackCode on_location_property(void *data, OTF2_LocationRef loc,
+					      OTF2_StringRef name, OTF2_Type type,
+					      OTF2_AttributeValue value)
+{
+	return add_property(data, 2, loc, name, type, value);
+}
+
 static OTF2_GlobalDefReaderCallbacks *def_callbacks(void)
 {
 	OTF2_GlobalDefReaderCallbacks *c = OTF2_GlobalDefReaderCallbacks_New();
@@ -349,6 +397,9 @@ static OTF2_GlobalDefReaderCallbacks *def_callbacks(void)
 	OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(c, on_tree_node);
 	OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(c, on_location_group);
 	OTF2_GlobalDefReaderCallbacks_SetLocationCallback(c, on_location);
+	OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodePropertyCallback(c, on_node_property);
+	OTF2_GlobalDefReaderCallbacks_SetLocationGroupPropertyCallback(c, on_group_property);
+	OTF2_GlobalDefReaderCallbacks_SetLocationPropertyCallback(c, on_location_property);
 	OTF2_GlobalDefReaderCallbacks_SetRegionCallback(c, on_region);
 	OTF2_GlobalDefReaderCallbacks_SetGroupCallback(c, on_group);
 	OTF2_GlobalDefReaderCallbacks_SetCommCallback(c, on_comm);
@@ -496,15 +547,79 @@ static void component(char *out, size_t cap, const char *name, const char *fallb
 			*p = '_';
 }
 
-/* Metadata {"name": ..., "class"/"type": ...} of a node. */
+static int by_owner(const void *a, const void *b)
+{
+	const otf2_property *x = a, *y = b;
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	if (x->ref != y->ref)
+		return x->ref < y->ref ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* A property's value as JSON: strings as text, numbers as numbers. */
+static json_t *property_value(const otf2_trace *ot, const otf2_property *p)
+{
+	const OTF2_AttributeValue *v = &p->value;
+	switch (p->type) {
+	case OTF2_TYPE_STRING: {
+		const char *s = weft__otf2_string(ot, v->stringRef);
+		return s ? weft__json_text(s, strlen(s)) : json_null();
+	}
+	case OTF2_TYPE_UINT8: return json_integer(v->uint8);
+	case OTF2_TYPE_UINT16: return json_integer(v->uint16);
+	case OTF2_TYPE_UINT32: return json_integer(v->uint32);
+	case OTF2_TYPE_UINT64: return json_integer((json_int_t)v->uint64);
+	case OTF2_TYPE_INT8: return json_integer(v->int8);
+	case OTF2_TYPE_INT16: return json_integer(v->int16);
+	case OTF2_TYPE_INT32: return json_integer(v->int32);
+	case OTF2_TYPE_INT64: return json_integer(v->int64);
+	case OTF2_TYPE_FLOAT: return json_real(v->float32);
+	case OTF2_TYPE_DOUBLE: return json_real(v->float64);
+	default: return json_integer((json_int_t)v->uint64); /* a reference */
+	}
+}
+
+/* {"<name>": value, ...} of the properties of `owner` `ref` (the last of a name wins), or NULL. */
+static json_t *properties_of(const otf2_trace *ot, int owner, uint64_t ref)
+{
+	size_t lo = 0, hi = ot->property_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const otf2_property *p = &ot->properties[mid];
+		if (p->owner < owner || (p->owner == owner && p->ref < ref))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	json_t *o = NULL;
+	for (size_t i = lo; i < ot->property_count && ot->properties[i].owner == owner &&
+			    ot->properties[i].ref == ref; i++) {
+		const char *name = weft__otf2_string(ot, ot->properties[i].name);
+		if (o == NULL)
+			o = json_object();
+		if (o != NULL)
+			json_object_set_new(o, name ? name : "?", property_value(ot, &ot->properties[i]));
+	}
+	return o;
+}
+
+/*
+ * Metadata {"name": ..., "class"/"type": ..., "properties": {...}} of a
+ * node made of definition `ref` of `owner` (0 system tree node, 1
+ * location group, 2 location).
+ */
 static int node_metadata(weft_trace *trace, uint32_t node, const char *name,
-			 const char *key, const char *value)
+			 const char *key, const char *value, int owner, uint64_t ref)
 {
 	json_t *m = json_object();
 	if (m != NULL && name != NULL)
 		json_object_set_new(m, "name", weft__json_text(name, strlen(name)));
 	if (m != NULL && value != NULL)
 		json_object_set_new(m, key, weft__json_text(value, strlen(value)));
+	json_t *props = m != NULL ? properties_of(trace->backend_data, owner, ref) : NULL;
+	if (props != NULL)
+		json_object_set_new(m, "properties", props);
 	return weft__trace_set_node_metadata_object(trace, node, m);
 }
 
@@ -546,7 +661,7 @@ static int tree_node(tree_builder *b, uint64_t ref, int depth, uint32_t *out)
 	rc = weft__trace_add_node(b->trace, parent, cls && *cls ? cls : "node", comp,
 				  (int64_t)ref, NULL, &id);
 	if (rc == 0)
-		rc = node_metadata(b->trace, id, name, "class", cls);
+		rc = node_metadata(b->trace, id, name, "class", cls, 0, ref);
 	if (rc < 0)
 		return rc;
 	b->stn_node[i] = id + 1;
@@ -590,7 +705,8 @@ static int group_node(tree_builder *b, uint64_t ref, uint32_t *out)
 		rc = weft__trace_add_node(b->trace, parent, group_kind(d->v[0]), comp,
 					  (int64_t)ref, NULL, &id);
 	if (rc == 0)
-		rc = node_metadata(b->trace, id, weft__otf2_string(b->ot, d->name), NULL, NULL);
+		rc = node_metadata(b->trace, id, weft__otf2_string(b->ot, d->name), NULL, NULL, 1,
+				   ref);
 	if (rc < 0)
 		return rc;
 	b->lg_node[i] = id + 1;
@@ -610,7 +726,8 @@ static int add_location(tree_builder *b, const otf2_def *loc)
 		rc = weft__trace_add_node(b->trace, parent, location_kind(loc->v[0]), comp,
 					  (int64_t)loc->ref, NULL, &node);
 	if (rc == 0)
-		rc = node_metadata(b->trace, node, weft__otf2_string(ot, loc->name), NULL, NULL);
+		rc = node_metadata(b->trace, node, weft__otf2_string(ot, loc->name), NULL, NULL, 2,
+				   loc->ref);
 	const char *dir = strrchr(ot->archive_dir, '/');
 	snprintf(file, sizeof file, "%s/%" PRIu64 ".evt", dir ? dir + 1 : ot->archive_dir,
 		 loc->ref);
@@ -632,6 +749,8 @@ static int build_tree(weft_trace *trace, otf2_trace *ot)
 {
 	const otf2_def_table *locs = &ot->defs[OTF2_DEF_LOCATION];
 	tree_builder b = { trace, ot, NULL, NULL };
+	if (ot->property_count > 1)
+		qsort(ot->properties, ot->property_count, sizeof *ot->properties, by_owner);
 	b.stn_node = calloc(ot->defs[OTF2_DEF_SYSTEM_TREE_NODE].count + 1, sizeof *b.stn_node);
 	b.lg_node = calloc(ot->defs[OTF2_DEF_LOCATION_GROUP].count + 1, sizeof *b.lg_node);
 	ot->streams = calloc(locs->count + 1, sizeof *ot->streams);
@@ -652,6 +771,26 @@ static json_t *optional_text(const char *s)
 }
 
 /* The trace-wide metadata: creator, clock, how many definitions of each kind. */
+/* The anchor file's properties {"NAMESPACE::KEY": "value"}, or NULL (none). */
+static json_t *anchor_properties(OTF2_Reader *reader)
+{
+	uint32_t count = 0;
+	char **names = NULL;
+	if (OTF2_Reader_GetPropertyNames(reader, &count, &names) != OTF2_SUCCESS || count == 0) {
+		free(names);
+		return NULL;
+	}
+	json_t *o = json_object();
+	for (uint32_t i = 0; o != NULL && i < count; i++) {
+		char *value = NULL;
+		if (OTF2_Reader_GetProperty(reader, names[i], &value) == OTF2_SUCCESS && value)
+			json_object_set_new(o, names[i], weft__json_text(value, strlen(value)));
+		free(value);
+	}
+	free(names); /* one allocation holds the array and the names */
+	return o;
+}
+
 static int set_metadata(weft_trace *trace, otf2_trace *ot, OTF2_Reader *reader)
 {
 	uint8_t major = 0, minor = 0, bugfix = 0;
@@ -686,6 +825,11 @@ static int set_metadata(weft_trace *trace, otf2_trace *ot, OTF2_Reader *reader)
 	free(creator);
 	free(description);
 	free(machine);
+	json_t *props = anchor_properties(reader);
+	if (m != NULL && props != NULL)
+		json_object_set_new(m, "properties", props);
+	else
+		json_decref(props);
 	return weft__trace_set_metadata_object(trace, m);
 }
 
@@ -701,6 +845,7 @@ static void otf2_close(weft_trace *trace)
 	for (size_t i = 0; i < ot->comm_count; i++)
 		free(ot->comms[i].sorted);
 	free(ot->comms);
+	free(ot->properties);
 	free(ot->streams);
 	free(ot->anchor);
 	free(ot->archive_dir);
@@ -724,9 +869,9 @@ static int otf2_open(weft_trace *trace, const char *path, const weft_open_option
 	if (ot->archive_dir == NULL)
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	ot->archive_dir[strlen(ot->archive_dir) - strlen(".otf2")] = '\0';
-	if (!has_magic(ot->anchor))
-		return weft__error(WEFT_EFORMAT, ot->anchor, 2,
-				   "expected the magic \"OTF2\" of an OTF2 anchor file");
+	int checked = check_anchor(ot->anchor);
+	if (checked < 0)
+		return checked;
 	weft__otf2_quiet();
 	OTF2_Reader *reader = OTF2_Reader_Open(ot->anchor);
 	if (reader == NULL)

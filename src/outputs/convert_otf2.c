@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outputs/convert_otf2.c - weft_convert() to otf2 (`weft convert TRACE -t
+ * otf2 -o DIR`): any trace weft reads becomes an OTF2 archive written
+ * through Debian's libotf2: DIR/traces.otf2 (the anchor), DIR/traces.def
+ * (global definitions) and DIR/traces/<location>.evt and .def.
+ *
+ * The conversion is the one of `-t pallas` (convert_pallas.c): Pallas's
+ * data model is OTF2's, so this file is only a target that stores it
+ * (conv_target, convert_pallas.h), mapped as docs/convert-otf2.md says:
+ *
+ *   - strings, regions (one per span name, role "function", paradigm
+ *     "user") and typed attributes are OTF2 definitions with the same
+ *     refs;
+ *   - each location group of the conversion (the parent node of the
+ *     streams, an ovni process, a Heph stream...) that holds locations is
+ *     an OTF2 location group of type process; one that holds other groups
+ *     is a system tree node (class: the node's kind), and so is the
+ *     machine at the root, named after the trace; the node's path, kind
+ *     and metadata are properties of the group ("weft.path"...);
+ *   - each stream is a location (a CPU thread) named after its node, its
+ *     path as the location property "weft.path";
+ *   - Enter and Leave are OTF2's; an event that is no span is a
+ *     ParameterString record of the string parameter "weft.event" whose
+ *     value is its name (OTF2 has no record for a named point event);
+ *   - timestamps are ns: the clock's resolution is 1 GHz, its offset the
+ *     first event's time; the source's metadata are anchor properties
+ *     WEFT::SOURCE_FORMAT, WEFT::SOURCE_PATH, WEFT::SOURCE_METADATA.
+ *
+ * Memory: one event writer open at a time (libotf2 writes its 1 MiB
+ * chunks as they fill); the definitions are kept until the end, when the
+ * global definitions are written (their number grows with the distinct
+ * names, not with the events).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <otf2/otf2.h>
+
+#include "core/internal.h"
+#include "core/otf2_common.h"
+#include "outputs/convert_pallas.h"
+#include "outputs/outdir.h"
+#include "util/strtab.h"
+
+#define ARCHIVE_NAME "traces"
+#define EVENT_CHUNK (1u << 20)
+#define DEF_CHUNK (4u << 20)
+
+/* An attribute definition. */
+typedef struct out_attribute {
+	uint32_t ref, name;
+	uint8_t type;
+} out_attribute;
+
+/* A location group of the conversion. */
+typedef struct out_group {
+	uint32_t name;
+	uint32_t group_ref;  /* its OTF2 location group (when it holds locations) */
+	uint32_t node_ref;   /* its system tree node (when it holds groups) */
+	uint32_t parent;     /* NONE: under the machine */
+	uint32_t locations;  /* how many it holds */
+	uint32_t children;   /* groups under it */
+	const char *kind;    /* its "weft.kind", or NULL */
+} out_group;
+
+/* A location: its group, name and number of events. */
+typedef struct out_location {
+	uint32_t id, group, name;
+	uint64_t events;
+	char *path;          /* the source stream's path */
+} out_location;
+
+/* A property of a group or of the trace (key and value copied). */
+typedef struct out_property {
+	uint32_t group;      /* NONE: the trace's */
+	char *key, *value;
+} out_property;
+
+/* The OTF2 target's state (conv.target_data). */
+typedef struct otf2_out {
+	OTF2_Archive *archive;
+	OTF2_AttributeList *attributes;
+	const char **strings;      /* ref -> the conversion's interned text */
+	uint32_t string_count, string_cap;
+	uint32_t *regions;         /* OTF2 region ref -> its name (the conversion's region ref) */
+	uint32_t region_count, region_cap;
+	uint32_t *region_of;       /* string ref -> OTF2 region ref (refs of a kind are dense) */
+	uint32_t region_of_cap;
+	out_attribute *attrs;
+	uint32_t attr_count, attr_cap;
+	out_group *groups;
+	uint32_t group_count, group_cap;
+	out_location *locations;
+	uint32_t location_count, location_cap;
+	out_property *properties;
+	uint32_t property_count, property_cap;
+	uint32_t parameter_name;   /* string ref of "weft.event", NONE until used */
+	char *machine;             /* the system tree's root: the trace's file name */
+	uint64_t first_time, last_time;
+	int evt_files_open;
+	uint8_t *located;          /* per selected stream: its location is defined */
+} otf2_out;
+
+/* Grows `*array` (of `size`-byte items) to hold one more; 0 or WEFT_ENOMEM. */
+static int grow(void **array, uint32_t count, uint32_t *cap, size_t size)
+{
+	if (count < *cap)
+		return 0;
+	uint32_t n = *cap ? *cap * 2 : 64;
+	void *p = realloc(*array, (size_t)n * size);
+	if (p == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	*array = p;
+	*cap = n;
+	return 0;
+}
+
+#define GROW(o, field, count, cap) grow((void **)&(o)->field, (o)->count, &(o)->cap, \
+					sizeof *(o)->field)
+
+/* libotf2's failure as weft's error about DIR. */
+static int otf2_failed(conv *c, const char *what, OTF2_ErrorCode e)
+{
+	return weft__otf2_error(WEFT_EIO, c->out, what, e);
+}
+
+/* ---- Definitions, kept until the end ------------------------------------------------------- */
+
+/* Pre-flush: libotf2 may write a full chunk whenever it wants to. */
+static OTF2_FlushType flush_always(void *data, OTF2_FileType type, OTF2_LocationRef loc,
+				   void *caller, bool final)
+{
+	(void)data; (void)type; (void)loc; (void)caller; (void)final;
+	return OTF2_FLUSH;
+}
+
+/* The archive in c->tmp_dir, its event files open. */
+static int otf2_start(conv *c)
+{
+	otf2_out *o = calloc(1, sizeof *o);
+	if (o == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	c->target_data = o;
+	o->parameter_name = NONE;
+	o->first_time = UINT64_MAX;
+	const char *path = weft_trace_path(c->trace);
+	const char *slash = strrchr(path, '/');
+	o->machine = strdup(slash != NULL && slash[1] != '\0' ? slash + 1 : path);
+	if (o->machine == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	weft__otf2_quiet();
+	o->archive = OTF2_Archive_Open(c->tmp_dir, ARCHIVE_NAME, OTF2_FILEMODE_WRITE, EVENT_CHUNK,
+				       DEF_CHUNK, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+	o->attributes = OTF2_AttributeList_New();
+	if (o->archive == NULL || o->attributes == NULL)
+		return otf2_failed(c, "cannot create the OTF2 archive", OTF2_ERROR_INVALID);
+	static const OTF2_FlushCallbacks flush = { flush_always, NULL };
+	OTF2_ErrorCode e = OTF2_Archive_SetFlushCallbacks(o->archive, &flush, NULL);
+	if (e == OTF2_SUCCESS)
+		e = OTF2_Archive_SetSerialCollectiveCallbacks(o->archive);
+	if (e == OTF2_SUCCESS)
+		e = OTF2_Archive_SetCreator(o->archive, "weft convert -t otf2");
+	if (e == OTF2_SUCCESS)
+		e = OTF2_Archive_OpenEvtFiles(o->archive);
+	if (e != OTF2_SUCCESS)
+		return otf2_failed(c, "cannot create the OTF2 archive", e);
+	o->evt_files_open = 1;
+	return 0;
+}
+
+/* String refs are given in order from 0; the text is the conversion's (it stays put). */
+static int otf2_string(conv *c, const char *text, uint32_t *ref)
+{
+	otf2_out *o = c->target_data;
+	if (GROW(o, strings, string_count, string_cap) < 0)
+		return WEFT_ENOMEM;
+	o->strings[o->string_count] = text;
+	*ref = o->string_count++;
+	return 0;
+}
+
+static int otf2_region(conv *c, uint32_t ref, uint32_t name)
+{
+	otf2_out *o = c->target_data;
+	(void)name; /* a region's ref is its name's (convert_pallas_defs.c) */
+	if (GROW(o, regions, region_count, region_cap) < 0)
+		return WEFT_ENOMEM;
+	if (ref >= o->region_of_cap) {
+		uint32_t cap = o->string_cap > ref ? o->string_cap : ref + 1;
+		uint32_t *m = realloc(o->region_of, (size_t)cap * sizeof *m);
+		if (m == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		o->region_of = m;
+		o->region_of_cap = cap;
+	}
+	o->region_of[ref] = o->region_count;
+	o->regions[o->region_count++] = ref;
+	return 0;
+}
+
+static int otf2_attribute(conv *c, uint32_t ref, uint32_t name, int type)
+{
+	otf2_out *o = c->target_data;
+	if (ref != o->attr_count) /* refs come in order: o->attrs[ref] is ref's */
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "attribute %u out of order",
+				   ref);
+	if (GROW(o, attrs, attr_count, attr_cap) < 0)
+		return WEFT_ENOMEM;
+	/* Pallas's attribute types are OTF2's (OTF2_Type). */
+	o->attrs[o->attr_count++] = (out_attribute){ ref, name, (uint8_t)type };
+	return 0;
+}
+
+static int otf2_group(conv *c, uint32_t id, uint32_t name, uint32_t parent)
+{
+	otf2_out *o = c->target_data;
+	if (id != o->group_count || GROW(o, groups, group_count, group_cap) < 0)
+		return id != o->group_count ? weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+							  "group %u out of order", id) : WEFT_ENOMEM;
+	o->groups[o->group_count++] = (out_group){ name, NONE, NONE, parent, 0, 0, NULL };
+	if (parent != NONE && parent < id)
+		o->groups[parent].children++;
+	return 0;
+}
+
+/* A property (copied) of group `group` (NONE: of the trace). */
+static int add_property(otf2_out *o, uint32_t group, const char *key, const char *value)
+{
+	if (GROW(o, properties, property_count, property_cap) < 0)
+		return WEFT_ENOMEM;
+	out_property *p = &o->properties[o->property_count];
+	p->group = group;
+	p->key = strdup(key);
+	p->value = strdup(value);
+	if (p->key == NULL || p->value == NULL) {
+		free(p->key);
+		free(p->value);
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	o->property_count++;
+	if (group != NONE && strcmp(key, "weft.kind") == 0)
+		o->groups[group].kind = p->value;
+	return 0;
+}
+
+static int otf2_group_metadata(conv *c, uint32_t group, const char *key, const char *value)
+{
+	return add_property(c->target_data, group, key, value);
+}
+
+static int otf2_metadata(conv *c, const char *key, const char *value)
+{
+	return add_property(c->target_data, NONE, key, value);
+}
+
+static int otf2_location(conv *c, uint32_t group, uint32_t id, uint32_t name, uint32_t stream)
+{
+	otf2_out *o = c->target_data;
+	if (GROW(o, locations, location_count, location_cap) < 0)
+		return WEFT_ENOMEM;
+	if (o->located == NULL && (o->located = calloc(c->selected_count + 1, 1)) == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	for (uint32_t loc = 0; loc < c->selected_count; loc++)
+		if (c->selected[loc] == stream)
+			o->located[loc] = 1;
+	out_location *l = &o->locations[o->location_count];
+	*l = (out_location){ id, group, name, 0,
+			     strdup(weft_trace_stream(c->trace, stream)->path) };
+	if (l->path == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	o->location_count++;
+	if (group < o->group_count)
+		o->groups[group].locations++;
+	return 0;
+}
+
+/* ---- Events -------------------------------------------------------------------------------- */
+
+static int otf2_thread_begin(conv *c, stream_out *s)
+{
+	otf2_out *o = c->target_data;
+	OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o->archive, s->location);
+	if (w == NULL)
+		return otf2_failed(c, "cannot start the events of a location", OTF2_ERROR_INVALID);
+	s->thread = w;
+	return 0;
+}
+
+/*
+ * The OTF2 attribute list of a Pallas one (entries of u16 size, u32
+ * attribute ref, value: convert_pallas_attrs.c builds them), its types
+ * from the attribute definitions. NULL for no list.
+ */
+static OTF2_AttributeList *attribute_list(otf2_out *o, const weft_pallas_attrs *a)
+{
+	if (a == NULL || a->count == 0)
+		return NULL;
+	OTF2_AttributeList_RemoveAllAttributes(o->attributes);
+	for (size_t at = 7; at + 6 <= a->size;) {
+		uint16_t size;
+		uint32_t ref;
+		memcpy(&size, a->bytes + at, 2);
+		memcpy(&ref, a->bytes + at + 2, 4);
+		if (size < 6 || at + size > a->size || ref >= o->attr_count)
+			break;
+		OTF2_AttributeValue v;
+		memset(&v, 0, sizeof v);
+		size_t n = size - 6u < sizeof v ? size - 6u : sizeof v;
+		memcpy(&v, a->bytes + at + 6, n); /* the union's members start at its start */
+		OTF2_AttributeList_AddAttribute(o->attributes, ref, o->attrs[ref].type, v);
+		at += size;
+	}
+	return o->attributes;
+}
+
+/* The string parameter "weft.event" of point events, defined at its first use. */
+static int event_parameter(conv *c, uint32_t *ref)
+{
+	otf2_out *o = c->target_data;
+	if (o->parameter_name == NONE &&
+	    weft__pconv_intern(c, "weft.event", 10, &o->parameter_name, NULL) < 0)
+		return WEFT_EIO;
+	*ref = 0; /* the only parameter */
+	return 0;
+}
+
+static int otf2_record(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
+		       int kind, uint32_t ref)
+{
+	otf2_out *o = c->target_data;
+	OTF2_EvtWriter *w = s->thread;
+	OTF2_AttributeList *list = attribute_list(o, a);
+	OTF2_ErrorCode e;
+	uint32_t parameter;
+	if (kind == REC_ENTER)
+		e = OTF2_EvtWriter_Enter(w, list, time, o->region_of[ref]);
+	else if (kind == REC_LEAVE)
+		e = OTF2_EvtWriter_Leave(w, list, time, o->region_of[ref]);
+	else if (event_parameter(c, &parameter) < 0)
+		return WEFT_EIO;
+	else
+		e = OTF2_EvtWriter_ParameterString(w, list, time, parameter, ref);
+	if (e != OTF2_SUCCESS)
+		return otf2_failed(c, "cannot write an event", e);
+	if (time < o->first_time)
+		o->first_time = time;
+	if (time > o->last_time)
+		o->last_time = time;
+	return 0;
+}
+
+/* The location's number of events, then its writer closed (its last chunk written). */
+static int otf2_thread_end(conv *c, stream_out *s, int ok)
+{
+	otf2_out *o = c->target_data;
+	uint64_t events = 0;
+	OTF2_ErrorCode e = OTF2_EvtWriter_GetNumberOfEvents(s->thread, &events);
+	for (uint32_t i = o->location_count; i-- > 0;)
+		if (o->locations[i].id == s->location) {
+			o->locations[i].events = events;
+			break;
+		}
+	OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(o->archive, s->thread);
+	s->thread = NULL;
+	if (e == OTF2_SUCCESS)
+		e = closed;
+	return ok && e != OTF2_SUCCESS ? otf2_failed(c, "cannot write the events of a location", e)
+				      : 0;
+}
+
+/* ---- The definition files ------------------------------------------------------------------ */
+
+/* A string defined after the conversion's (a property's key or value). */
+static OTF2_ErrorCode extra_string(otf2_out *o, OTF2_GlobalDefWriter *g, const char *text,
+				   uint32_t *ref)
+{
+	*ref = o->string_count++;
+	return OTF2_GlobalDefWriter_WriteString(g, *ref, text);
+}
+
+/* An empty local definition file per location, as libotf2's readers expect. */
+static OTF2_ErrorCode write_local_defs(otf2_out *o)
+{
+	OTF2_ErrorCode e = OTF2_Archive_OpenDefFiles(o->archive);
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->location_count; i++) {
+		OTF2_DefWriter *d = OTF2_Archive_GetDefWriter(o->archive, o->locations[i].id);
+		e = d == NULL ? OTF2_ERROR_INVALID : OTF2_Archive_CloseDefWriter(o->archive, d);
+	}
+	return e == OTF2_SUCCESS ? OTF2_Archive_CloseDefFiles(o->archive) : e;
+}
+
+/*
+ * The refs of each kind of definition follow each other from 0 (libotf2's
+ * readers warn otherwise): a system tree node per group that holds other
+ * groups (after the machine, 0), a location group per group that holds
+ * locations, both in group order.
+ */
+static void number_groups(otf2_out *o)
+{
+	uint32_t nodes = 1, groups = 0;
+	for (uint32_t i = 0; i < o->group_count; i++) {
+		out_group *gr = &o->groups[i];
+		gr->node_ref = gr->children ? nodes++ : NONE;
+		gr->group_ref = gr->locations ? groups++ : NONE;
+	}
+}
+
+/* The system tree node a group's children or locations are under. */
+static uint32_t node_of(const otf2_out *o, uint32_t group)
+{
+	const out_group *gr = &o->groups[group];
+	return gr->node_ref != NONE ? gr->node_ref
+	     : gr->parent == NONE ? 0 : o->groups[gr->parent].node_ref;
+}
+
+/*
+ * The system tree: the machine (0, named after the trace's file), then a
+ * node per group that holds other groups, under its parent's node.
+ */
+static OTF2_ErrorCode write_system_tree(otf2_out *o, OTF2_GlobalDefWriter *g)
+{
+	uint32_t machine, node, name;
+	OTF2_ErrorCode e = extra_string(o, g, "machine", &machine);
+	if (e == OTF2_SUCCESS)
+		e = extra_string(o, g, "node", &node);
+	if (e == OTF2_SUCCESS)
+		e = extra_string(o, g, o->machine, &name);
+	if (e == OTF2_SUCCESS)
+		e = OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, name, machine,
+							     OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->group_count; i++) {
+		const out_group *gr = &o->groups[i];
+		if (gr->node_ref == NONE)
+			continue;
+		uint32_t cls = node;
+		if (gr->kind != NULL)
+			e = extra_string(o, g, gr->kind, &cls);
+		uint32_t parent = gr->parent == NONE ? 0 : o->groups[gr->parent].node_ref;
+		if (e == OTF2_SUCCESS)
+			e = OTF2_GlobalDefWriter_WriteSystemTreeNode(g, gr->node_ref, gr->name, cls,
+								     parent);
+	}
+	return e;
+}
+
+static int by_location_id(const void *a, const void *b)
+{
+	uint32_t x = ((const out_location *)a)->id, y = ((const out_location *)b)->id;
+	return (x > y) - (x < y);
+}
+
+/* The location groups, then the locations in id order. */
+static OTF2_ErrorCode write_groups(otf2_out *o, OTF2_GlobalDefWriter *g)
+{
+	OTF2_ErrorCode e = OTF2_SUCCESS;
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->group_count; i++) {
+		const out_group *gr = &o->groups[i];
+		if (gr->group_ref != NONE)
+			e = OTF2_GlobalDefWriter_WriteLocationGroup(
+				g, gr->group_ref, gr->name, OTF2_LOCATION_GROUP_TYPE_PROCESS,
+				node_of(o, i), OTF2_UNDEFINED_LOCATION_GROUP);
+	}
+	if (o->location_count > 1)
+		qsort(o->locations, o->location_count, sizeof *o->locations, by_location_id);
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->location_count; i++) {
+		const out_location *l = &o->locations[i];
+		e = OTF2_GlobalDefWriter_WriteLocation(g, l->id, l->name,
+						       OTF2_LOCATION_TYPE_CPU_THREAD, l->events,
+						       o->groups[l->group].group_ref);
+	}
+	return e;
+}
+
+/*
+ * The properties: a group's are location group properties (system tree
+ * node properties when it holds no location), a location's path its
+ * "weft.path", the trace's anchor properties WEFT::<KEY>.
+ */
+static OTF2_ErrorCode write_properties(otf2_out *o, OTF2_GlobalDefWriter *g)
+{
+	OTF2_ErrorCode e = OTF2_SUCCESS;
+	uint32_t path_key = NONE;
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->property_count; i++) {
+		const out_property *p = &o->properties[i];
+		OTF2_AttributeValue v;
+		uint32_t key;
+		if (p->group == NONE) {
+			char name[64] = "WEFT::";
+			size_t n = 6;
+			for (const char *k = strncmp(p->key, "weft.", 5) == 0 ? p->key + 5 : p->key;
+			     *k && n + 1 < sizeof name; k++)
+				name[n++] = *k == '.' ? '_' : (char)(*k >= 'a' && *k <= 'z' ? *k - 32 : *k);
+			name[n] = '\0';
+			e = OTF2_Archive_SetProperty(o->archive, name, p->value, true);
+			continue;
+		}
+		e = extra_string(o, g, p->key, &key);
+		if (e == OTF2_SUCCESS)
+			e = extra_string(o, g, p->value, &v.stringRef);
+		if (e != OTF2_SUCCESS)
+			break;
+		const out_group *gr = &o->groups[p->group];
+		e = gr->group_ref != NONE
+			? OTF2_GlobalDefWriter_WriteLocationGroupProperty(g, gr->group_ref, key,
+									  OTF2_TYPE_STRING, v)
+			: OTF2_GlobalDefWriter_WriteSystemTreeNodeProperty(g, gr->node_ref, key,
+									   OTF2_TYPE_STRING, v);
+	}
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->location_count; i++) {
+		OTF2_AttributeValue v;
+		if (path_key == NONE)
+			e = extra_string(o, g, "weft.path", &path_key);
+		if (e == OTF2_SUCCESS)
+			e = extra_string(o, g, o->locations[i].path, &v.stringRef);
+		if (e == OTF2_SUCCESS)
+			e = OTF2_GlobalDefWriter_WriteLocationProperty(g, o->locations[i].id, path_key,
+								       OTF2_TYPE_STRING, v);
+	}
+	return e;
+}
+
+/* Clock, strings, regions, attributes, the parameter, the tree and the properties. */
+static OTF2_ErrorCode write_global_defs(otf2_out *o, OTF2_GlobalDefWriter *g)
+{
+	uint64_t first = o->first_time == UINT64_MAX ? 0 : o->first_time;
+	uint64_t length = o->first_time == UINT64_MAX ? 0 : o->last_time - first + 1;
+	OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000u, first, length,
+								     OTF2_UNDEFINED_TIMESTAMP);
+	uint32_t strings = o->string_count;
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < strings; i++)
+		e = OTF2_GlobalDefWriter_WriteString(g, i, o->strings[i]);
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->region_count; i++)
+		e = OTF2_GlobalDefWriter_WriteRegion(g, i, o->regions[i], o->regions[i],
+						     o->regions[i], OTF2_REGION_ROLE_FUNCTION,
+						     OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE,
+						     OTF2_UNDEFINED_STRING, 0, 0);
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->attr_count; i++)
+		e = OTF2_GlobalDefWriter_WriteAttribute(g, o->attrs[i].ref, o->attrs[i].name,
+							o->attrs[i].name, o->attrs[i].type);
+	if (e == OTF2_SUCCESS && o->parameter_name != NONE)
+		e = OTF2_GlobalDefWriter_WriteParameter(g, 0, o->parameter_name,
+							OTF2_PARAMETER_TYPE_STRING);
+	number_groups(o);
+	if (e == OTF2_SUCCESS)
+		e = write_system_tree(o, g);
+	if (e == OTF2_SUCCESS)
+		e = write_groups(o, g);
+	return e == OTF2_SUCCESS ? write_properties(o, g) : e;
+}
+
+/*
+ * The selected streams without a selected event are locations too, with
+ * an empty event file: OTF2 readers take a location without events
+ * (an archive without any location, neither libotf2's readers nor weft).
+ */
+static int add_empty_locations(conv *c)
+{
+	otf2_out *o = c->target_data;
+	for (uint32_t loc = 0; loc < c->selected_count; loc++) {
+		if (o->located != NULL && o->located[loc])
+			continue;
+		uint32_t group, id;
+		if (weft__pconv_add_location(c, loc, &group, &id) < 0)
+			return WEFT_EIO;
+		OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o->archive, id);
+		OTF2_ErrorCode e = w == NULL ? OTF2_ERROR_INVALID
+					     : OTF2_Archive_CloseEvtWriter(o->archive, w);
+		if (e != OTF2_SUCCESS)
+			return otf2_failed(c, "cannot write the events of a location", e);
+	}
+	return 0;
+}
+
+/* The whole file `path` (malloc'd, at most `max` bytes) in *data; its size, or -1. */
+static ssize_t read_whole(const char *path, size_t max, unsigned char **data)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	*data = NULL;
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < 0 || (uint64_t)st.st_size > max ||
+	    (*data = malloc((size_t)st.st_size + 1)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	ssize_t n = read(fd, *data, (size_t)st.st_size);
+	close(fd);
+	return n == st.st_size ? n : -1;
+}
+
+/*
+ * libotf2 writes a random trace id into the anchor file; weft writes a
+ * hash of the archive's definitions instead, so that converting the same
+ * events gives the same bytes (as every other output of weft does).
+ */
+static int stamp_trace_id(conv *c)
+{
+	char anchor[4096], defs[4096];
+	snprintf(anchor, sizeof anchor, "%s/" ARCHIVE_NAME ".otf2", c->tmp_dir);
+	snprintf(defs, sizeof defs, "%s/" ARCHIVE_NAME ".def", c->tmp_dir);
+	unsigned char *a = NULL, *d = NULL;
+	ssize_t na = read_whole(anchor, 1u << 24, &a);
+	ssize_t nd = na > 0 ? read_whole(defs, SIZE_MAX / 2, &d) : -1;
+	size_t at = na > 0 && a[7] == 3 ? weft__otf2_anchor_trace_id_at(a, (size_t)na) : 0;
+	int rc = 0;
+	if (at != 0 && nd >= 0) {
+		memset(a + at, 0, 8);
+		uint64_t id = weft__hash_bytes(a, (size_t)na) ^ weft__hash_bytes(d, (size_t)nd);
+		unsigned char bytes[8];
+		for (int i = 0; i < 8; i++)
+			bytes[a[1] == 'B' ? i : 7 - i] = (unsigned char)(id >> (8 * i));
+		int fd = open(anchor, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || pwrite(fd, bytes, 8, (off_t)at) != 8 || fsync(fd) < 0)
+			rc = weft__error(WEFT_EIO, anchor, (uint64_t)at, "cannot write the trace id");
+		if (fd >= 0)
+			close(fd);
+	}
+	free(a);
+	free(d);
+	return rc;
+}
+
+/* Every location has ended: the event files, the local and global definitions, the anchor. */
+static int otf2_store(conv *c)
+{
+	otf2_out *o = c->target_data;
+	int rc = add_empty_locations(c);
+	if (rc < 0)
+		return rc;
+	OTF2_ErrorCode e = OTF2_Archive_CloseEvtFiles(o->archive);
+	o->evt_files_open = 0;
+	if (e == OTF2_SUCCESS)
+		e = write_local_defs(o);
+	OTF2_GlobalDefWriter *g = e == OTF2_SUCCESS ? OTF2_Archive_GetGlobalDefWriter(o->archive)
+						    : NULL;
+	if (e == OTF2_SUCCESS && g == NULL)
+		e = OTF2_ERROR_INVALID;
+	if (e == OTF2_SUCCESS)
+		e = write_global_defs(o, g);
+	if (g != NULL && e == OTF2_SUCCESS)
+		e = OTF2_Archive_CloseGlobalDefWriter(o->archive, g);
+	OTF2_ErrorCode closed = OTF2_Archive_Close(o->archive);
+	o->archive = NULL;
+	if (e == OTF2_SUCCESS)
+		e = closed;
+	return e == OTF2_SUCCESS ? stamp_trace_id(c)
+				 : otf2_failed(c, "cannot write the OTF2 archive", e);
+}
+
+/* Frees the state; an archive still open is closed (its directory is removed anyway). */
+static void otf2_free(conv *c)
+{
+	otf2_out *o = c->target_data;
+	if (o == NULL)
+		return;
+	if (o->archive != NULL) {
+		if (o->evt_files_open)
+			OTF2_Archive_CloseEvtFiles(o->archive);
+		OTF2_Archive_Close(o->archive);
+	}
+	if (o->attributes != NULL)
+		OTF2_AttributeList_Delete(o->attributes);
+	for (uint32_t i = 0; i < o->location_count; i++)
+		free(o->locations[i].path);
+	for (uint32_t i = 0; i < o->property_count; i++) {
+		free(o->properties[i].key);
+		free(o->properties[i].value);
+	}
+	free(o->strings);
+	free(o->regions);
+	free(o->region_of);
+	free(o->attrs);
+	free(o->machine);
+	free(o->located);
+	free(o->groups);
+	free(o->locations);
+	free(o->properties);
+	free(o);
+	c->target_data = NULL;
+}
+
+/* 1 when a directory entry belongs to an OTF2 archive written here (or its leftovers). */
+static int otf2_entry(const char *name)
+{
+	return strcmp(name, ARCHIVE_NAME) == 0 || strcmp(name, ARCHIVE_NAME ".otf2") == 0 ||
+	       strcmp(name, ARCHIVE_NAME ".def") == 0;
+}
+
+static const weft__outdir_kind otf2_dir = { "an OTF2 archive", otf2_entry };
+
+const conv_target weft__pconv_otf2_target = {
+	"OTF2", &otf2_dir, UINT32_MAX, 0, otf2_start, otf2_string, otf2_region,
+	otf2_attribute, otf2_group, otf2_group_metadata, otf2_location, otf2_metadata,
+	otf2_thread_begin, otf2_record, NULL, otf2_thread_end, otf2_store, otf2_free
+};
+
+static int otf2_writer_create(weft_output_writer *w)
+{
+	return weft__pconv_writer_create(w, &weft__pconv_otf2_target);
+}
+
+const weft__writer_ops weft__otf2_writer_ops = {
+	1, otf2_writer_create, weft__pconv_writer_event, weft__pconv_writer_end_stream,
+	weft__pconv_writer_read_failed, weft__pconv_writer_finish, weft__pconv_writer_free
+};
