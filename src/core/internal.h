@@ -97,6 +97,13 @@ typedef struct weft_backend {
 	 */
 	const char *expected;
 	int path_kinds;
+	/*
+	 * 1: an event's payload is the reader's own packing of the record
+	 * (Pallas: references to its definitions; OTF2: libotf2's values),
+	 * which its fields decode completely: a converter keeps the fields
+	 * and leaves the bytes out.
+	 */
+	int payload_is_fields;
 	/* > 0 when `path` looks like this format (higher = surer), else 0. */
 	int (*probe)(const char *path);
 	/* Fills the trace: nodes, streams, backend_data, layout version. */

@@ -27,8 +27,8 @@
  *     first event's time; the source's metadata are anchor properties
  *     WEFT::SOURCE_FORMAT, WEFT::SOURCE_PATH, WEFT::SOURCE_METADATA.
  *
- * Memory: one event writer open at a time (libotf2 writes its 1 MiB
- * chunks as they fill); the definitions are kept until the end, when the
+ * Memory: one event writer open at a time, of at most 4 chunks of 1 MiB
+ * (allocate_chunk); the definitions are kept until the end, when the
  * global definitions are written (their number grows with the distinct
  * names, not with the events).
  */
@@ -140,6 +140,50 @@ static OTF2_FlushType flush_always(void *data, OTF2_FileType type, OTF2_Location
 	return OTF2_FLUSH;
 }
 
+/*
+ * libotf2 keeps every chunk of a writer in memory until the writer is
+ * closed unless its allocator refuses one: then it flushes the chunks to
+ * the file (flush_always) and frees them. These callbacks give a buffer
+ * at most CHUNKS_MAX chunks, so that memory stays bounded on locations of
+ * any length (without them, one location of 7.7 M events took 77 MB).
+ */
+#define CHUNKS_MAX 4
+typedef struct chunk_list {
+	void *chunks[CHUNKS_MAX];
+	unsigned count;
+} chunk_list;
+
+static void *allocate_chunk(void *data, OTF2_FileType type, OTF2_LocationRef loc,
+			    void **per_buffer, uint64_t size)
+{
+	(void)data; (void)type; (void)loc;
+	chunk_list *l = *per_buffer;
+	if (l == NULL && (l = *per_buffer = calloc(1, sizeof *l)) == NULL)
+		return NULL;
+	if (l->count == CHUNKS_MAX)
+		return NULL; /* libotf2 flushes what it has, frees it, asks again */
+	void *chunk = malloc(size);
+	if (chunk != NULL)
+		l->chunks[l->count++] = chunk;
+	return chunk;
+}
+
+static void free_chunks(void *data, OTF2_FileType type, OTF2_LocationRef loc,
+			void **per_buffer, bool final)
+{
+	(void)data; (void)type; (void)loc;
+	chunk_list *l = *per_buffer;
+	if (l == NULL)
+		return;
+	for (unsigned i = 0; i < l->count; i++)
+		free(l->chunks[i]);
+	l->count = 0;
+	if (final) {
+		free(l);
+		*per_buffer = NULL;
+	}
+}
+
 /* The archive in c->tmp_dir, its event files open. */
 static int otf2_start(conv *c)
 {
@@ -161,7 +205,10 @@ static int otf2_start(conv *c)
 	if (o->archive == NULL || o->attributes == NULL)
 		return otf2_failed(c, "cannot create the OTF2 archive", OTF2_ERROR_INVALID);
 	static const OTF2_FlushCallbacks flush = { flush_always, NULL };
+	static const OTF2_MemoryCallbacks memory = { allocate_chunk, free_chunks };
 	OTF2_ErrorCode e = OTF2_Archive_SetFlushCallbacks(o->archive, &flush, NULL);
+	if (e == OTF2_SUCCESS)
+		e = OTF2_Archive_SetMemoryCallbacks(o->archive, &memory, NULL);
 	if (e == OTF2_SUCCESS)
 		e = OTF2_Archive_SetSerialCollectiveCallbacks(o->archive);
 	if (e == OTF2_SUCCESS)

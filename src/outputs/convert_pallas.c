@@ -508,6 +508,7 @@ static int conv_start(conv *c, const uint8_t *selected)
 	}
 	c->same_format = c->target->raw_records &&
 			 weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
+	c->payload_is_fields = c->trace->backend->payload_is_fields;
 	if ((c->tmp_dir = weft__outdir_make_sibling(c->report, c->out, "tmp")) == NULL)
 		return -1;
 	interrupted = 0;

@@ -150,6 +150,7 @@ struct conv {
 	weft_filter filter;           /* the job's window and code glob, in time order */
 	int started;                  /* the target's start succeeded */
 	int same_format;              /* the source is a Pallas trace (raw_records) */
+	int payload_is_fields;        /* the source's payloads: its fields (Pallas, OTF2) */
 	char *tmp_dir;                /* the trace being written */
 	weft_pallas_global *global;   /* Pallas target: the main file */
 	weft_pallas_defs *defs;       /* Pallas target: global definitions */

@@ -216,15 +216,15 @@ static int add_end(conv *c, weft_pallas_attrs *a, uint64_t end)
 
 /*
  * The attribute list of a record: weft.code and weft.end when asked, the
- * decoded fields, then (unless the source is a Pallas trace, whose
- * payloads are references to its own definitions) the stored bytes, for
- * which room is kept for the size and up to 16 chunks.
+ * decoded fields, then (unless the source's payload is its reader's
+ * packing of the record, which the fields decode: Pallas, OTF2) the
+ * stored bytes, for which room is kept for the size and up to 16 chunks.
  */
 int weft__pconv_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
 			   weft_pallas_attrs *a)
 {
 	uint64_t total = ev->payload_size + ev->data_size;
-	int payload = !c->same_format && total > 0;
+	int payload = !c->same_format && !c->payload_is_fields && total > 0;
 	unsigned chunks = payload ? (unsigned)((total + 7) / 8 < 16 ? (total + 7) / 8 : 16) : 0;
 	unsigned keep = payload ? 1 + chunks : 0;
 	weft_pallas_attrs_init(a);

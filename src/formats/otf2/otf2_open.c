@@ -902,6 +902,7 @@ const weft_backend weft__otf2_backend = {
 	.name = "otf2",
 	.expected = "an OTF2 anchor file (*.otf2) or its directory",
 	.path_kinds = WEFT__PATH_DIR | WEFT__PATH_FILE,
+	.payload_is_fields = 1,
 	.probe = otf2_probe,
 	.open = otf2_open,
 	.close = otf2_close,

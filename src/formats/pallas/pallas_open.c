@@ -592,6 +592,7 @@ const weft_backend weft__pallas_backend = {
 	.name = "pallas",
 	.expected = "a Pallas trace directory or main .pallas file",
 	.path_kinds = WEFT__PATH_DIR | WEFT__PATH_FILE,
+	.payload_is_fields = 1,
 	.probe = pallas_probe,
 	.open = pallas_open,
 	.close = pallas_close,
