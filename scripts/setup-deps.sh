@@ -10,8 +10,10 @@ set -eu
 # man-db (and groff): the tests render the generated man pages; zsh: the
 # test of the zsh completion; libopen-trace-format2-dev: the OTF2 format
 # (read through libotf2), otf2-tools and python3-otf2: the OTF2 tests
-# compare with otf2-print and write traces with the OTF2 Python module.
-PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest python3-dev python3-numpy python3-pandas protobuf-compiler man-db zsh libopen-trace-format2-dev otf2-tools python3-otf2"
+# compare with otf2-print and write traces with the OTF2 Python module;
+# eztrace, mpich and libmpich-dev: the tests of weft's OTF2 library on
+# Pallas run EZTrace on a threaded and an MPI program (docs/otf2-pallas.md).
+PACKAGES="build-essential cmake ninja-build pkg-config libjansson-dev libzstd-dev python3 python3-pytest python3-dev python3-numpy python3-pandas protobuf-compiler man-db zsh libopen-trace-format2-dev otf2-tools python3-otf2 eztrace mpich libmpich-dev"
 if [ "${1:-}" = --fuzz ]; then
 	PACKAGES="$PACKAGES clang libclang-rt-14-dev"
 fi

@@ -78,31 +78,6 @@ const weft_backend *weft__backend_at(size_t i)
 	return i < BACKEND_COUNT ? backends[i] : NULL;
 }
 
-int weft__array_grow(void **array, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 16;
-	while (n < need)
-		n *= 2;
-	void *p = n <= SIZE_MAX / size ? realloc(*array, n * size) : NULL;
-	if (p == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-				   "out of memory growing a table to %zu entries", n);
-	*array = p;
-	*cap = n;
-	return 0;
-}
-
-int weft__array_grow_zeroed(void **array, size_t *cap, size_t need, size_t size)
-{
-	size_t old = *cap;
-	int rc = weft__array_grow(array, cap, need, size);
-	if (rc == 0 && *cap > old)
-		memset((char *)*array + old * size, 0, (*cap - old) * size);
-	return rc;
-}
-
 const char *weft__trace_strdup(weft_trace *trace, const char *s)
 {
 	if (weft__array_grow((void **)&trace->strings, &trace->string_cap,
