@@ -20,9 +20,13 @@
  *     and metadata are properties of the group ("weft.path"...);
  *   - each stream is a location (a CPU thread) named after its node, its
  *     path as the location property "weft.path";
- *   - Enter and Leave are OTF2's; an event that is no span is a
- *     ParameterString record of the string parameter "weft.event" whose
- *     value is its name (OTF2 has no record for a named point event);
+ *   - Enter and Leave are OTF2's; weft's MPI records (of OTF2 and Pallas
+ *     sources: MPI_Send, MPI_Irecv, MPI_CollectiveEnd...) are OTF2's with
+ *     their peers, communicators (the source's numbers and names, over
+ *     every rank: one rank per location group), tags, lengths, requests;
+ *     any other event that is no span is a ParameterString record of the
+ *     string parameter "weft.event" whose value is its name (OTF2 has no
+ *     record for a named point event);
  *   - timestamps are ns: the clock's resolution is 1 GHz, its offset the
  *     first event's time; the source's metadata are anchor properties
  *     WEFT::SOURCE_FORMAT, WEFT::SOURCE_PATH, WEFT::SOURCE_METADATA.
@@ -105,7 +109,11 @@ typedef struct otf2_out {
 	uint64_t first_time, last_time;
 	int evt_files_open;
 	uint8_t *located;          /* per selected stream: its location is defined */
+	char **comm_names;         /* MPI communicators used, by the source's number */
+	uint32_t comm_count;       /* 1 + the largest number used, 0: no MPI record */
 } otf2_out;
+
+#define COMMS_MAX 65536            /* larger communicator numbers: point events */
 
 /* Grows `*array` (of `size`-byte items) to hold one more; 0 or WEFT_ENOMEM. */
 static int grow(void **array, uint32_t count, uint32_t *cap, size_t size)
@@ -402,6 +410,131 @@ static int otf2_record(conv *c, stream_out *s, const weft_pallas_attrs *a, uint6
 	return 0;
 }
 
+/* ---- MPI records --------------------------------------------------------------------------- */
+
+/* weft's MPI records that OTF2 has, and the fields each needs, in the order of its arguments. */
+enum mpi_kind { MPI_SEND, MPI_ISEND, MPI_ISEND_COMPLETE, MPI_IRECV_REQUEST, MPI_RECV, MPI_IRECV,
+		MPI_COLLECTIVE_BEGIN, MPI_COLLECTIVE_END, MPI_KIND_COUNT };
+static const struct {
+	const char *code;
+	const char *fields[5];
+} mpi_records[MPI_KIND_COUNT] = {
+	[MPI_SEND] = { "MPI_Send", { "peer", "comm", "tag", "length" } },
+	[MPI_ISEND] = { "MPI_Isend", { "peer", "comm", "tag", "length", "request" } },
+	[MPI_ISEND_COMPLETE] = { "MPI_IsendComplete", { "request" } },
+	[MPI_IRECV_REQUEST] = { "MPI_IrecvRequest", { "request" } },
+	[MPI_RECV] = { "MPI_Recv", { "peer", "comm", "tag", "length" } },
+	[MPI_IRECV] = { "MPI_Irecv", { "peer", "comm", "tag", "length", "request" } },
+	[MPI_COLLECTIVE_BEGIN] = { "MPI_CollectiveBegin", { NULL } },
+	[MPI_COLLECTIVE_END] = { "MPI_CollectiveEnd", { "op", "comm", "root", "sent", "received" } },
+};
+
+/* Index of the field named `name` among the first `n` of conv.fields, or -1. */
+static int field_index(const conv *c, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (weft__pconv_field_named(c, i, n, name))
+			return i;
+	return -1;
+}
+
+/* Moves field i to place `to` (the record's own fields go first). */
+static void field_to_front(conv *c, int i, int to)
+{
+	weft_field f = c->fields[i];
+	memmove(&c->fields[to + 1], &c->fields[to], (size_t)(i - to) * sizeof f);
+	c->fields[to] = f;
+}
+
+/*
+ * Remembers communicator `comm` (the source's number) and its name (the
+ * field comm_name, when the source names it); 0 or < 0.
+ */
+static int use_comm(conv *c, uint64_t comm, int name_field)
+{
+	otf2_out *o = c->target_data;
+	if (comm >= o->comm_count) {
+		char **n = realloc(o->comm_names, (size_t)(comm + 1) * sizeof *n);
+		if (n == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		memset(n + o->comm_count, 0, (size_t)(comm + 1 - o->comm_count) * sizeof *n);
+		o->comm_names = n;
+		o->comm_count = (uint32_t)comm + 1;
+	}
+	if (name_field >= 0 && o->comm_names[comm] == NULL) {
+		const weft_field *f = &c->fields[name_field];
+		o->comm_names[comm] = f->type == WEFT_TYPE_STR
+			? strndup(f->v.s.ptr, f->v.s.len) : NULL;
+	}
+	return 0;
+}
+
+/*
+ * An MPI record of weft's vocabulary as OTF2's own: its fields are the
+ * record's arguments, its other fields attributes. 0 when it is not one
+ * (or lacks a field): the caller writes a point event.
+ */
+static int otf2_mpi(conv *c, stream_out *s, const weft_event *ev, int nfields)
+{
+	otf2_out *o = c->target_data;
+	int kind = 0;
+	while (kind < MPI_KIND_COUNT && (strlen(mpi_records[kind].code) != ev->code_len ||
+		memcmp(mpi_records[kind].code, ev->code, ev->code_len) != 0))
+		kind++;
+	if (kind == MPI_KIND_COUNT)
+		return 0;
+	uint64_t v[5] = { 0 };
+	int own = 0;
+	for (int k = 0; k < 5 && mpi_records[kind].fields[k] != NULL; k++) {
+		int i = field_index(c, nfields, mpi_records[kind].fields[k]);
+		if (i < 0 || c->fields[i].is_array || c->fields[i].type == WEFT_TYPE_STR ||
+		    c->fields[i].type == WEFT_TYPE_BYTES || c->fields[i].type == WEFT_TYPE_F32 ||
+		    c->fields[i].type == WEFT_TYPE_F64)
+			return 0;
+		v[k] = c->fields[i].v.u;
+		field_to_front(c, i, own++);
+	}
+	int named = field_index(c, nfields, "comm_name");
+	if (named >= 0)
+		field_to_front(c, named, own++);
+	int comm_at = 1; /* the communicator is the second argument of each */
+	int has_comm = kind == MPI_SEND || kind == MPI_ISEND || kind == MPI_RECV ||
+		       kind == MPI_IRECV || kind == MPI_COLLECTIVE_END;
+	if (has_comm && v[comm_at] >= COMMS_MAX)
+		return 0;
+	int rc = has_comm ? use_comm(c, v[comm_at], named >= 0 ? own - 1 : -1) : 0;
+	attr_plan p = { 0, NULL, own, nfields };
+	weft_pallas_attrs a;
+	if (rc < 0 || weft__pconv_build_attrs(c, ev, &p, &a) < 0)
+		return rc < 0 ? rc : WEFT_EIO;
+	OTF2_EvtWriter *w = s->thread;
+	OTF2_AttributeList *list = attribute_list(o, &a);
+	uint64_t t = ev->time;
+	OTF2_ErrorCode e;
+	switch (kind) {
+	case MPI_SEND: e = OTF2_EvtWriter_MpiSend(w, list, t, (uint32_t)v[0], (uint32_t)v[1],
+						  (uint32_t)v[2], v[3]); break;
+	case MPI_ISEND: e = OTF2_EvtWriter_MpiIsend(w, list, t, (uint32_t)v[0], (uint32_t)v[1],
+						    (uint32_t)v[2], v[3], v[4]); break;
+	case MPI_ISEND_COMPLETE: e = OTF2_EvtWriter_MpiIsendComplete(w, list, t, v[0]); break;
+	case MPI_IRECV_REQUEST: e = OTF2_EvtWriter_MpiIrecvRequest(w, list, t, v[0]); break;
+	case MPI_RECV: e = OTF2_EvtWriter_MpiRecv(w, list, t, (uint32_t)v[0], (uint32_t)v[1],
+						  (uint32_t)v[2], v[3]); break;
+	case MPI_IRECV: e = OTF2_EvtWriter_MpiIrecv(w, list, t, (uint32_t)v[0], (uint32_t)v[1],
+						    (uint32_t)v[2], v[3], v[4]); break;
+	case MPI_COLLECTIVE_BEGIN: e = OTF2_EvtWriter_MpiCollectiveBegin(w, list, t); break;
+	default: e = OTF2_EvtWriter_MpiCollectiveEnd(w, list, t, (OTF2_CollectiveOp)v[0],
+						     (uint32_t)v[1], (uint32_t)v[2], v[3], v[4]);
+	}
+	if (e != OTF2_SUCCESS)
+		return otf2_failed(c, "cannot write an event", e);
+	if (t < o->first_time)
+		o->first_time = t;
+	if (t > o->last_time)
+		o->last_time = t;
+	return 1;
+}
+
 /* The location's number of events, then its writer closed (its last chunk written). */
 static int otf2_thread_end(conv *c, stream_out *s, int ok)
 {
@@ -525,6 +658,57 @@ static OTF2_ErrorCode write_groups(otf2_out *o, OTF2_GlobalDefWriter *g)
 }
 
 /*
+ * The communicators of the MPI records: MPI's world is one rank per
+ * location group (in order), its location the group's first; group 0
+ * lists those locations (COMM_LOCATIONS), group 1 every rank
+ * (COMM_GROUP), and each communicator number the source used is a
+ * communicator over group 1, named as the source names it.
+ */
+static OTF2_ErrorCode write_comms(otf2_out *o, OTF2_GlobalDefWriter *g)
+{
+	if (o->comm_count == 0)
+		return OTF2_SUCCESS;
+	uint32_t ranks = 0;
+	for (uint32_t i = 0; i < o->group_count; i++)
+		ranks += o->groups[i].group_ref != NONE;
+	uint64_t *members = calloc(ranks ? ranks : 1, sizeof *members);
+	uint8_t *seen = calloc(ranks ? ranks : 1, 1);
+	OTF2_ErrorCode e = members && seen ? OTF2_SUCCESS : OTF2_ERROR_MEM_ALLOC_FAILED;
+	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->location_count; i++) {
+		uint32_t r = o->groups[o->locations[i].group].group_ref; /* in id order */
+		if (r < ranks && !seen[r]) {
+			members[r] = o->locations[i].id;
+			seen[r] = 1;
+		}
+	}
+	uint32_t world;
+	if (e == OTF2_SUCCESS)
+		e = extra_string(o, g, "MPI_COMM_WORLD", &world);
+	if (e == OTF2_SUCCESS)
+		e = OTF2_GlobalDefWriter_WriteGroup(g, 0, world, OTF2_GROUP_TYPE_COMM_LOCATIONS,
+						    OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, ranks,
+						    members);
+	for (uint32_t r = 0; e == OTF2_SUCCESS && r < ranks; r++)
+		members[r] = r;
+	if (e == OTF2_SUCCESS)
+		e = OTF2_GlobalDefWriter_WriteGroup(g, 1, world, OTF2_GROUP_TYPE_COMM_GROUP,
+						    OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, ranks,
+						    members);
+	for (uint32_t k = 0; e == OTF2_SUCCESS && k < o->comm_count; k++) {
+		char fallback[32];
+		snprintf(fallback, sizeof fallback, "comm %u", k);
+		uint32_t name;
+		e = extra_string(o, g, o->comm_names[k] ? o->comm_names[k] : fallback, &name);
+		if (e == OTF2_SUCCESS)
+			e = OTF2_GlobalDefWriter_WriteComm(g, k, name, 1, OTF2_UNDEFINED_COMM,
+							   OTF2_COMM_FLAG_NONE);
+	}
+	free(members);
+	free(seen);
+	return e;
+}
+
+/*
  * The properties: a group's are location group properties (system tree
  * node properties when it holds no location), a location's path its
  * "weft.path", the trace's anchor properties WEFT::<KEY>.
@@ -598,6 +782,8 @@ static OTF2_ErrorCode write_global_defs(otf2_out *o, OTF2_GlobalDefWriter *g)
 		e = write_system_tree(o, g);
 	if (e == OTF2_SUCCESS)
 		e = write_groups(o, g);
+	if (e == OTF2_SUCCESS)
+		e = write_comms(o, g);
 	return e == OTF2_SUCCESS ? write_properties(o, g) : e;
 }
 
@@ -725,6 +911,9 @@ static void otf2_free(conv *c)
 	free(o->attrs);
 	free(o->machine);
 	free(o->located);
+	for (uint32_t k = 0; k < o->comm_count; k++)
+		free(o->comm_names[k]);
+	free(o->comm_names);
 	free(o->groups);
 	free(o->locations);
 	free(o->properties);
@@ -744,7 +933,7 @@ static const weft__outdir_kind otf2_dir = { "an OTF2 archive", otf2_entry };
 const conv_target weft__pconv_otf2_target = {
 	"OTF2", &otf2_dir, UINT32_MAX, 0, otf2_start, otf2_string, otf2_region,
 	otf2_attribute, otf2_group, otf2_group_metadata, otf2_location, otf2_metadata,
-	otf2_thread_begin, otf2_record, NULL, otf2_thread_end, otf2_store, otf2_free
+	otf2_thread_begin, otf2_record, NULL, otf2_mpi, otf2_thread_end, otf2_store, otf2_free
 };
 
 static int otf2_writer_create(weft_output_writer *w)

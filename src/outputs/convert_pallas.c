@@ -360,6 +360,13 @@ static int convert_event(conv *c, stream_out *s, const weft_event *ev)
 	case WEFT_ROLE_INTERVAL:
 		return write_interval(c, s, ev, &cls, nfields);
 	default:
+		if (c->target->mpi != NULL && cls.category != NULL &&
+		    strcmp(cls.category, "mpi") == 0) {
+			int rc = c->target->mpi(c, s, ev, nfields);
+			if (rc != 0)
+				return rc < 0 ? weft__pconv_writer_error(c, "cannot write an event",
+									 rc) : 0;
+		}
 		return write_generic(c, s, ev, nfields, NULL);
 	}
 }
@@ -768,7 +775,7 @@ static void pallas_free(conv *c)
 const conv_target weft__pconv_pallas_target = {
 	"Pallas", &pallas_dir, SPAN_DEPTH_MAX, 1, pallas_start, pallas_string, pallas_region,
 	pallas_attribute, pallas_group, pallas_group_metadata, pallas_location,
-	pallas_metadata, pallas_thread_begin, pallas_record, pallas_raw, pallas_thread_end,
+	pallas_metadata, pallas_thread_begin, pallas_record, pallas_raw, NULL, pallas_thread_end,
 	pallas_store, pallas_free
 };
 

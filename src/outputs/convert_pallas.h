@@ -132,6 +132,13 @@ typedef struct conv_target {
 	/* A Pallas source's record (raw_records only). */
 	int (*raw)(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
 		   int record, int role, const uint8_t *payload, size_t size);
+	/*
+	 * Optional: a point event of category "mpi" (weft's MPI records:
+	 * MPI_Send, MPI_Irecv, MPI_CollectiveEnd...; its fields decoded in
+	 * conv.fields[0..nfields)) written as the target's own record: 1, or
+	 * 0 when it is not one the target has (a Generic event then), < 0.
+	 */
+	int (*mpi)(conv *c, stream_out *s, const weft_event *ev, int nfields);
 	int (*thread_end)(conv *c, stream_out *s, int ok); /* !ok: abandoned */
 	int (*store)(conv *c);        /* every thread has ended: the rest of the files */
 	void (*free)(conv *c);        /* what the target holds */

@@ -24,6 +24,8 @@ from weftlib import DATA_DIR, run_weft
 
 OTF2_TRACES = sorted((DATA_DIR / "otf2").glob("*/traces.otf2"))
 PYTHON = "/usr/bin/python3"
+# An event in otf2-print's listing: record, location, timestamp.
+EVENT_LINE = re.compile(r"[A-Z][A-Z_]+ +\d+ +\d+ ")
 
 
 def convert(src, out, *args, expect=0):
@@ -65,8 +67,11 @@ def stream_paths(path):
 
 
 def weft_event_value(e):
-    """A ParameterString of weft.event stands for the event its value names."""
+    """A ParameterString of weft.event stands for the event its value names;
+    an MPI record for itself."""
     f = e["fields"]
+    if e["code"].startswith("MPI_"):
+        return e["code"]
     assert e["code"] == "ParameterString", e
     assert record_field(f, "parameter") == "weft.event", e
     return record_field(f, "value")
@@ -99,7 +104,8 @@ def own(stream, e, code, end=None):
     (an Enter's or Leave's region, a ParameterString's parameter and value)
     and the converter's (weft.*)."""
     f = e["fields"]
-    record = {"region", "region_ref"} if e["code"] in ("Enter", "Leave") else RECORD_FIELDS
+    record = {"region", "region_ref"} if e["code"] in ("Enter", "Leave") else \
+        set() if e["code"].startswith("MPI_") else RECORD_FIELDS
     fields = {k: v for k, v in f.items()
               if not k.startswith(("record ", "weft.")) and
               (k not in record or "record " + k in f)}
@@ -135,7 +141,7 @@ def test_round_trip(src, tmp_path):
                     "otf2-print refuses (docs/convert-otf2.md)")
     printed = otf2_print(anchor)
     records = [line for line in printed.splitlines()
-               if re.match(r"(ENTER|LEAVE|PARAMETER_STRING) ", line)]
+               if EVENT_LINE.match(line)]
     assert len(records) == len(python_otf2_events(anchor))
     converted = converted_events(out)
     assert_same_events(source, converted)
@@ -159,16 +165,36 @@ def test_definitions_and_hierarchy(tmp_path):
     assert dump_json(out)[0]["time"] == min(e.time for e in source_events(src))
 
 
-def test_mpi_trace_keeps_its_fields(tmp_path):
-    """An OTF2 source: MPI records become ParameterString events with
-    their fields as attributes (peer, tag, comm...); spans stay regions."""
+def test_mpi_records_stay_mpi_records(tmp_path):
+    """An OTF2 source's MPI records are OTF2 MPI records again, with their
+    peers, communicators (numbers and names), tags, lengths, requests and
+    collective arguments; the messages are matched again (the same flows
+    in Chrome JSON); spans stay regions; OTF2 records that OTF2 writes
+    only from their own definitions (metrics, ...) are ParameterString
+    events with their fields as attributes."""
     src = OTF2_TRACES[0]
     out = tmp_path / "out"
     convert(src, out)
+    printed = otf2_print(out / "traces.otf2")
+    assert re.search(r"^MPI_SEND .*Communicator: \"MPI_COMM_WORLD\"", printed, re.M)
     events = dump_json(out)
-    sends = [e for e in events if e["code"] == "ParameterString" and
-             e["fields"]["value"] == "MPI_Send"]
-    assert sends and all("peer" in e["fields"] and "tag" in e["fields"] for e in sends)
+    source = dump_json(src)
+    for code in ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_IsendComplete",
+                 "MPI_IrecvRequest", "MPI_CollectiveBegin", "MPI_CollectiveEnd"):
+        mine = [(e["time"], e["fields"]) for e in events if e["code"] == code]
+        theirs = [(e["time"], e["fields"]) for e in source if e["code"] == code]
+        assert mine and len(mine) == len(theirs), code
+        for (t1, f1), (t2, f2) in zip(sorted(mine, key=str), sorted(theirs, key=str)):
+            assert t1 == t2 and all(f2.get(k) == v for k, v in f1.items()), (code, f1, f2)
+    flows = []
+    for trace in (src, out):
+        chrome = tmp_path / f"{trace.name}.json"
+        run_weft("convert", trace, "-t", "chrome", "-o", chrome, expect=0)
+        flows.append(sum(1 for e in json.loads(chrome.read_text())["traceEvents"]
+                         if e.get("ph") == "s"))
+    assert flows[0] == flows[1] > 0
+    assert any(e["code"] == "ParameterString" and e["fields"]["value"] == "Metric"
+               for e in events)
     # the payload is the reader's packing of these fields: left out
     assert not any("weft.payload_size" in e["fields"] for e in events)
     before = json.loads(run_weft("profile", "--json", src, expect=0).stdout)
@@ -215,7 +241,7 @@ def test_long_location_is_written_in_chunks(tmp_path):
     printed = otf2_print(out / "traces.otf2")
     source = run_weft("dump", "-x", anchor, expect=0).stdout.splitlines()
     assert sum(1 for line in printed.splitlines()
-               if re.match(r"(ENTER|LEAVE|PARAMETER_STRING) ", line)) == len(source)
+               if EVENT_LINE.match(line)) == len(source)
     converted = run_weft("dump", out, expect=0).stdout.splitlines()
     assert len(converted) == len(source)
     assert converted[-1].split()[0] == run_weft("dump", anchor,
