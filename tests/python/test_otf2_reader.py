@@ -152,6 +152,12 @@ def test_info_shows_the_hierarchy_and_definitions(trace):
     assert "machine/node1/process.3/thread.7" in out
     assert 'name="MPI Rank 3"' in out
     assert "definitions.region=5" in out and "clock.resolution=1000000000" in out
+    # Regions with their role, paradigm and source; communicators with their size.
+    for item in ("regions.0.name=main", "regions.0.role=function", "regions.0.paradigm=user",
+                 "regions.0.file=main.c", "regions.0.begin=10", "regions.3.role=point2point",
+                 "regions.3.paradigm=mpi", "communicators.0.name=MPI_COMM_WORLD",
+                 "communicators.0.size=4"):
+        assert f" {item} " in out, item
     # The directory holding the anchor opens the same trace.
     assert run_weft("info", trace.parent, expect=0).stdout.count("thread.") >= 8
 

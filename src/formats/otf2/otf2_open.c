@@ -771,6 +771,81 @@ static json_t *optional_text(const char *s)
 }
 
 /* The trace-wide metadata: creator, clock, how many definitions of each kind. */
+/* OTF2_RegionRole's names (OTF2 3.0), lower case. */
+static const char *const region_roles[] = {
+	"unknown", "function", "wrapper", "loop", "code", "parallel", "sections", "section",
+	"workshare", "single", "single_sblock", "master", "critical", "critical_sblock",
+	"atomic", "barrier", "implicit_barrier", "flush", "ordered", "ordered_sblock", "task",
+	"task_create", "task_wait", "coll_one2all", "coll_all2one", "coll_all2all",
+	"coll_other", "file_io", "point2point", "rma", "data_transfer", "artificial",
+	"thread_create", "thread_wait", "task_untied", "allocate", "deallocate", "reallocate",
+	"file_io_metadata"
+};
+
+/* OTF2_Paradigm's names (OTF2 3.0), lower case. */
+static const char *const paradigms[] = {
+	"unknown", "user", "compiler", "openmp", "mpi", "cuda", "measurement_system",
+	"pthread", "hmpp", "ompss", "hardware", "gaspi", "upc", "shmem", "winthread",
+	"qtthread", "acethread", "tbbthread", "openacc", "opencl", "mtapi", "sampling", "none",
+	"hip", "kokkos"
+};
+
+/* names[value] when in the table, else the number. */
+static json_t *enum_name(const char *const *names, size_t count, uint32_t value)
+{
+	return value < count ? json_string(names[value]) : json_integer(value);
+}
+
+/*
+ * The regions {"<ref>": {"name", "role", "paradigm", "file", "begin",
+ * "end"}} (file and lines when the definition gives them) and the
+ * communicators {"<ref>": {"name", "size"}}: what a reader of the trace
+ * wants of the definitions besides the names in the events.
+ */
+static void definition_details(const otf2_trace *ot, json_t *m)
+{
+	json_t *regions = json_object(), *comms = json_object();
+	const otf2_def_table *t = &ot->defs[OTF2_DEF_REGION];
+	for (size_t i = 0; regions != NULL && i < t->count; i++) {
+		const otf2_def *d = &t->defs[i];
+		const char *name = weft__otf2_string(ot, d->name);
+		const char *file = weft__otf2_string(ot, d->v[2]);
+		json_t *r = json_object();
+		json_object_set_new(r, "name", name ? weft__json_text(name, strlen(name)) : json_null());
+		json_object_set_new(r, "role", enum_name(region_roles, sizeof region_roles /
+							 sizeof *region_roles, d->v[0]));
+		json_object_set_new(r, "paradigm", enum_name(paradigms, sizeof paradigms /
+							     sizeof *paradigms, d->v[1]));
+		if (file != NULL && file[0] != '\0') {
+			json_object_set_new(r, "file", weft__json_text(file, strlen(file)));
+			json_object_set_new(r, "begin", json_integer(d->v[3]));
+			json_object_set_new(r, "end", json_integer(d->v[4]));
+		}
+		char key[24];
+		snprintf(key, sizeof key, "%" PRIu64, d->ref);
+		json_object_set_new(regions, key, r);
+	}
+	t = &ot->defs[OTF2_DEF_COMM];
+	for (size_t i = 0; comms != NULL && i < t->count; i++) {
+		const otf2_def *d = &t->defs[i];
+		const char *name = weft__otf2_string(ot, d->name);
+		const otf2_def *g = weft__otf2_def_find(&ot->defs[OTF2_DEF_GROUP], d->v[0]);
+		char key[24];
+		snprintf(key, sizeof key, "%" PRIu64, d->ref);
+		json_object_set_new(comms, key, json_pack("{s:o,s:I}", "name",
+			name ? weft__json_text(name, strlen(name)) : json_null(),
+			"size", (json_int_t)(g ? g->member_count : 0)));
+	}
+	if (regions != NULL && json_object_size(regions) > 0)
+		json_object_set_new(m, "regions", regions);
+	else
+		json_decref(regions);
+	if (comms != NULL && json_object_size(comms) > 0)
+		json_object_set_new(m, "communicators", comms);
+	else
+		json_decref(comms);
+}
+
 /* The anchor file's properties {"NAMESPACE::KEY": "value"}, or NULL (none). */
 static json_t *anchor_properties(OTF2_Reader *reader)
 {
@@ -825,6 +900,8 @@ static int set_metadata(weft_trace *trace, otf2_trace *ot, OTF2_Reader *reader)
 	free(creator);
 	free(description);
 	free(machine);
+	if (m != NULL)
+		definition_details(ot, m);
 	json_t *props = anchor_properties(reader);
 	if (m != NULL && props != NULL)
 		json_object_set_new(m, "properties", props);
