@@ -41,6 +41,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define LIST_MAX WEFT_PALLAS_ATTRS_MAX
+#define LOCAL_BITS 16 /* a Pallas location id: rank << 16 | place on the rank */
 
 /* ---- Locks and messages --------------------------------------------------------------------- */
 
@@ -119,6 +120,14 @@ struct OTF2_DefWriter_struct {
 	OTF2_LocationRef location;
 };
 
+/* A group definition kept until Close, when location refs become Pallas ids. */
+struct pending_group {
+	uint32_t ref, name;
+	int32_t type, paradigm;
+	uint64_t *members;
+	uint32_t count;
+};
+
 struct OTF2_Archive_struct {
 	spin_lock lock;
 	char *path, *name;              /* the main file: <path>/<name>.pallas */
@@ -131,8 +140,10 @@ struct OTF2_Archive_struct {
 	uint32_t group_count, group_cap;
 	uint64_t *names;                /* rank 0: (location, name string) pairs defined */
 	uint32_t name_count, name_cap;
-	uint64_t *mine;                 /* the locations this rank writes */
-	uint32_t mine_count, mine_cap;
+	uint64_t *mine;                 /* (OTF2 location, Pallas id) of this rank's writers */
+	uint32_t mine_count, mine_cap;  /* values: twice the locations */
+	struct pending_group *pending;  /* rank 0: the groups, added at Close */
+	uint32_t pending_count, pending_cap;
 	const OTF2_CollectiveCallbacks *coll; /* the collective callbacks, their data */
 	void *coll_data;
 	OTF2_CollectiveContext *coll_context;
@@ -368,24 +379,124 @@ static OTF2_ErrorCode define_locations(OTF2_Archive *a)
 		say_once("names", "the collective callbacks failed: the locations of rank %u "
 			 "are named after their ids", a->rank);
 	weft_pallas_defs *d = weft_pallas_archive_defs(a->own);
-	for (uint32_t i = 0; i < a->mine_count; i++) {
-		uint64_t loc = a->mine[i], name = UINT32_MAX;
+	for (uint32_t i = 0; i + 1 < a->mine_count; i += 2) {
+		uint64_t loc = a->mine[i], id = a->mine[i + 1], name = UINT32_MAX;
 		for (uint32_t k = 0; k + 1 < a->name_count; k += 2)
 			if (a->names[k] == loc)
 				name = a->names[k + 1];
 		int rc = 0;
+		char text[48];
 		if (name == UINT32_MAX) {
-			char text[48];
 			snprintf(text, sizeof text, "location %llu", (unsigned long long)loc);
-			name = UINT32_MAX - 1 - i; /* clear of the program's own refs */
+			name = UINT32_MAX - 1 - i / 2; /* clear of the program's own refs */
 			rc = weft_pallas_add_string(d, (uint32_t)name, text);
 		}
+		char key[48];
+		snprintf(key, sizeof key, "otf2.location.%llu", (unsigned long long)id);
+		snprintf(text, sizeof text, "%llu", (unsigned long long)loc);
 		if (rc == 0)
-			rc = weft_pallas_add_location(d, (uint32_t)loc, (uint32_t)name, a->rank);
+			rc = weft_pallas_add_metadata(d, key, text);
+		if (rc == 0)
+			rc = weft_pallas_add_location(d, (uint32_t)id, (uint32_t)name, a->rank);
 		if (rc < 0)
 			return a->failed = 1, failed("defining a location", rc);
 	}
 	return OTF2_SUCCESS;
+}
+
+/*
+ * Every rank's (location, id) pairs on rank 0, through gather and bcast
+ * only (EZTrace's gatherv callback crashed inside MPI_Gatherv on 10
+ * ranks): the largest number of pairs on a rank is gathered then
+ * broadcast, then every rank gives that many, padded with UINT64_MAX.
+ * *all gets them (malloc'd on rank 0, NULL on the others), *count their
+ * number of values. 0, or -1 when the callbacks failed. Without other
+ * ranks, this rank's own.
+ */
+static int gather_ids(OTF2_Archive *a, uint64_t **all, uint32_t *count)
+{
+	*all = NULL;
+	*count = 0;
+	const OTF2_CollectiveCallbacks *cb = a->coll;
+	if (a->size <= 1 || cb == NULL || cb->otf2_gather == NULL || cb->otf2_bcast == NULL) {
+		*all = a->mine;
+		*count = a->mine_count;
+		return a->size <= 1 ? 0 : -1;
+	}
+	uint32_t mine = a->mine_count, most = 0;
+	uint32_t *counts = a->rank == 0 ? calloc(a->size, sizeof *counts) : NULL;
+	int rc = cb->otf2_gather(a->coll_data, a->coll_context, &mine, counts, 1, OTF2_TYPE_UINT32,
+				 0) == OTF2_CALLBACK_SUCCESS ? 0 : -1;
+	for (uint32_t r = 0; counts != NULL && r < a->size; r++)
+		if (counts[r] > most)
+			most = counts[r];
+	free(counts);
+	/* Every rank takes part in each call, whatever happened before. */
+	if (cb->otf2_bcast(a->coll_data, a->coll_context, &most, 1, OTF2_TYPE_UINT32, 0) !=
+	    OTF2_CALLBACK_SUCCESS)
+		rc = -1;
+	uint64_t n = (uint64_t)most * a->size;
+	uint64_t *padded = calloc(most ? most : 1, sizeof *padded);
+	uint64_t *pairs = a->rank == 0 && n < UINT32_MAX ? malloc((n ? n : 1) * sizeof *pairs)
+							 : NULL;
+	for (uint32_t i = 0; padded != NULL && i < most; i++)
+		padded[i] = i < a->mine_count ? a->mine[i] : UINT64_MAX;
+	if (rc == 0 && most > 0 && cb->otf2_gather(a->coll_data, a->coll_context, padded, pairs,
+						   most, OTF2_TYPE_UINT64, 0) !=
+			   OTF2_CALLBACK_SUCCESS)
+		rc = -1;
+	free(padded);
+	if (rc < 0 || (a->rank == 0 && pairs == NULL)) {
+		free(pairs);
+		return -1;
+	}
+	*all = pairs;
+	*count = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * Rank 0 adds the groups to the main file: the members of groups of
+ * locations (OTF2_GROUP_TYPE_LOCATIONS, COMM_LOCATIONS) become the
+ * locations' Pallas ids (a location no rank wrote keeps its ref, cut to 32
+ * bits); the others' members (ranks) stay. Called locked, on every rank.
+ */
+static OTF2_ErrorCode add_groups(OTF2_Archive *a)
+{
+	uint64_t *ids;
+	uint32_t count;
+	if (gather_ids(a, &ids, &count) < 0)
+		say_once("ids", "the collective callbacks failed: the location members of groups "
+			 "keep their OTF2 refs");
+	OTF2_ErrorCode e = OTF2_SUCCESS;
+	for (uint32_t i = 0; a->rank == 0 && a->global != NULL && i < a->pending_count; i++) {
+		struct pending_group *g = &a->pending[i];
+		uint32_t *m = malloc((g->count ? g->count : 1) * sizeof *m);
+		if (m == NULL) {
+			e = OTF2_ERROR_MEM_FAULT;
+			break;
+		}
+		int locations = g->type == OTF2_GROUP_TYPE_LOCATIONS ||
+				g->type == OTF2_GROUP_TYPE_COMM_LOCATIONS;
+		for (uint32_t k = 0; k < g->count; k++) {
+			uint64_t v = g->members[k];
+			for (uint32_t j = 0; locations && ids != NULL && j + 1 < count; j += 2)
+				if (ids[j] == g->members[k]) {
+					v = ids[j + 1];
+					break;
+				}
+			m[k] = (uint32_t)v;
+		}
+		OTF2_ErrorCode c = failed("defining a group", weft_pallas_add_group(
+			weft_pallas_global_defs(a->global), g->ref, g->name, g->type, g->paradigm, m,
+			g->count));
+		free(m);
+		if (e == OTF2_SUCCESS)
+			e = c;
+	}
+	if (ids != a->mine)
+		free(ids);
+	return e;
 }
 
 /*
@@ -405,6 +516,9 @@ EXPORT OTF2_ErrorCode OTF2_Archive_Close(OTF2_Archive *archive)
 		if (e == OTF2_SUCCESS)
 			e = c;
 	}
+	OTF2_ErrorCode g = add_groups(archive);
+	if (e == OTF2_SUCCESS)
+		e = g;
 	if (archive->own != NULL) {
 		OTF2_ErrorCode c = define_locations(archive);
 		if (e == OTF2_SUCCESS)
@@ -431,6 +545,9 @@ EXPORT OTF2_ErrorCode OTF2_Archive_Close(OTF2_Archive *archive)
 	free(archive->global_defs);
 	free(archive->groups);
 	free(archive->names);
+	for (uint32_t i = 0; i < archive->pending_count; i++)
+		free(archive->pending[i].members);
+	free(archive->pending);
 	for (int i = 0; i < 3; i++)
 		free(archive->about[i]);
 	free(archive->mine);
@@ -511,29 +628,38 @@ static const weft_pallas_attrs *pallas_attrs(const OTF2_AttributeList *list,
 
 /* ---- Event writers ------------------------------------------------------------------------- */
 
-/* The writer of `location`: a thread of this rank's archive (location ids fit 32 bits). */
+/*
+ * The writer of `location`: a thread of this rank's archive. Pallas's
+ * location ids are 32 bits and each archive's must follow each other;
+ * OTF2's refs are 64 bits (EZTrace's: rank * 536870911 + thread). So the
+ * thread's id is rank * 65536 + its place among this rank's writers, and
+ * the OTF2 ref is the archive's metadata otf2.location.<id>.
+ */
 EXPORT OTF2_EvtWriter *OTF2_Archive_GetEvtWriter(OTF2_Archive *archive, OTF2_LocationRef location)
 {
 	if (archive == NULL)
 		return NULL;
-	if (location > UINT32_MAX) {
-		say_once("location", "location %llu: Pallas numbers locations in 32 bits",
-			 (unsigned long long)location);
-		return NULL;
-	}
 	lock(&archive->lock);
 	OTF2_EvtWriter *w = archive->writers;
 	while (w != NULL && w->location != location)
 		w = w->next;
-	if (w == NULL && ensure_output(archive) == OTF2_SUCCESS && (w = calloc(1, sizeof *w))) {
-		int rc = weft_pallas_thread_create(archive->own, (uint32_t)location, &w->thread);
+	uint64_t id = ((uint64_t)archive->rank << LOCAL_BITS) | (archive->mine_count / 2);
+	if (w == NULL && (archive->rank >= 1u << (32 - LOCAL_BITS) ||
+			  archive->mine_count / 2 >= 1u << LOCAL_BITS)) {
+		say_once("location", "rank %u, location %u: Pallas numbers locations in 32 bits, "
+			 "here %d for the rank and %d for its locations", archive->rank,
+			 archive->mine_count / 2, 32 - LOCAL_BITS, LOCAL_BITS);
+	} else if (w == NULL && ensure_output(archive) == OTF2_SUCCESS &&
+		   (w = calloc(1, sizeof *w))) {
+		uint64_t pair[2] = { location, id };
+		int rc = weft_pallas_thread_create(archive->own, (uint32_t)id, &w->thread);
 		if (rc < 0) {
 			archive->failed = 1;
 			failed("starting a thread", rc);
 			free(w);
 			w = NULL;
 		} else if (push_u64(&archive->mine, &archive->mine_count, &archive->mine_cap,
-				    &location, 1) < 0) {
+				    pair, 2) < 0) {
 			weft_pallas_thread_free(w->thread);
 			free(w);
 			w = NULL;
@@ -1064,9 +1190,11 @@ static int group_seen(OTF2_Archive *a, uint32_t ref)
 }
 
 /*
- * A group. EZTrace 2.0 defines group 0 twice (MPI_COMM_WORLD's locations,
- * then its ranks): the first is kept, as otf2-print and weft's OTF2
- * reader do, with a note (Pallas's own OTF2 library aborts there).
+ * A group, kept until Close: its members are location refs (groups of
+ * locations) that become Pallas ids there. EZTrace 2.0 defines group 0
+ * twice (MPI_COMM_WORLD's locations, then its ranks): the first is kept,
+ * as otf2-print and weft's OTF2 reader do, with a note (Pallas's own OTF2
+ * library aborts there).
  */
 EXPORT OTF2_ErrorCode OTF2_GlobalDefWriter_WriteGroup(OTF2_GlobalDefWriter *writerHandle,
 						      OTF2_GroupRef self, OTF2_StringRef name,
@@ -1086,19 +1214,26 @@ EXPORT OTF2_ErrorCode OTF2_GlobalDefWriter_WriteGroup(OTF2_GlobalDefWriter *writ
 			 "kept", self);
 		return OTF2_SUCCESS;
 	}
-	uint32_t *m = malloc((numberOfMembers ? numberOfMembers : 1) * sizeof *m);
-	if (m == NULL)
+	struct pending_group g = { self, name, groupType, paradigm, NULL, numberOfMembers };
+	g.members = malloc((numberOfMembers ? numberOfMembers : 1) * sizeof *g.members);
+	if (g.members == NULL)
 		return OTF2_ERROR_MEM_FAULT;
-	for (uint32_t i = 0; i < numberOfMembers; i++)
-		m[i] = (uint32_t)members[i];
-	OTF2_ErrorCode e;
+	memcpy(g.members, members, (size_t)numberOfMembers * sizeof *members);
 	lock(&a->lock);
-	e = failed("defining a group",
-		   weft_pallas_add_group(weft_pallas_global_defs(a->global), self, name, groupType,
-					 paradigm, m, numberOfMembers));
+	if (a->pending_count == a->pending_cap) {
+		uint32_t cap = a->pending_cap ? a->pending_cap * 2 : 8;
+		struct pending_group *p = realloc(a->pending, cap * sizeof *p);
+		if (p == NULL) {
+			unlock(&a->lock);
+			free(g.members);
+			return OTF2_ERROR_MEM_FAULT;
+		}
+		a->pending = p;
+		a->pending_cap = cap;
+	}
+	a->pending[a->pending_count++] = g;
 	unlock(&a->lock);
-	free(m);
-	return e;
+	return OTF2_SUCCESS;
 }
 
 EXPORT OTF2_ErrorCode OTF2_GlobalDefWriter_WriteComm(OTF2_GlobalDefWriter *writerHandle,

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -78,13 +79,25 @@ def trace(tmp_path, label, command, through_weft):
     return dirs[0], proc.stderr
 
 
+def location_names(path):
+    """{stream path: location name} from `weft info` (the OTF2 reader and the
+    Pallas reader both show a location's name; its ids differ: Pallas's
+    are rank * 65536 + place, docs/otf2-pallas.md)."""
+    out = run_weft("info", path, expect=0).stdout
+    names = {int(m.group(1)): m.group(3) for m in re.finditer(
+        r"\[\w+ \d+, stream (\d+)\] name=(\"?)(.*?)\2$", out, re.M)}
+    return {m.group(2): names[int(m.group(1))]
+            for m in re.finditer(r"^  \[(\d+)\] (\S+)$", out, re.M)}
+
+
 def events_by_location(path):
-    """{location ref: [(code, fields compared)]} of a trace, in stream order."""
+    """{location name: [(code, fields compared)]} of a trace, in stream order."""
+    names = location_names(path)
     out = run_weft("dump", "--json", path, expect=0).stdout
     per = collections.defaultdict(list)
     for line in out.splitlines():
         e = json.loads(line)
-        loc = int(re.search(r"thread[._](\d+)$", e["stream"]).group(1))
+        loc = names[e["stream"]]
         fields = {k: v for k, v in e["fields"].items()
                   if k not in NOT_COMPARED and not k.endswith("_ref")}
         per[loc].append((e["code"], fields))
@@ -133,24 +146,31 @@ def test_pthread_program(tmp_path):
     assert_same_events(real, main)
 
 
-def test_mpi_program_on_4_ranks(tmp_path):
-    """EZTrace's mpich module on 4 ranks: each rank writes its archive, rank
-    0 the main file; the locations are named as rank 0 defines them (sent
-    to the other ranks through EZTrace's collective callbacks)."""
+@pytest.mark.parametrize("ranks", [4, 10])
+def test_mpi_program(tmp_path, ranks):
+    """EZTrace's mpich module on 4 ranks, and on 10 (whose OTF2 location
+    refs pass 32 bits from the 10th rank on: rank * 536870911): each rank
+    writes its archive, rank 0 the main file; the locations are named as
+    rank 0 defines them and MPI_COMM_WORLD's location members are Pallas
+    ids (exchanged through EZTrace's collective callbacks)."""
     need("eztrace", "mpicc", "mpiexec")
     ring = build(tmp_path, "mpi_ring.c", "mpicc")
-    command = ["mpiexec", "-n", "4", "eztrace", "-t", "mpich", str(ring)]
+    command = ["mpiexec", "-n", str(ranks), "eztrace", "-t", "mpich", str(ring)]
     real, _ = trace(tmp_path, "real", command, False)
     ours, _ = trace(tmp_path, "ours", command, True)
     main = ours / "eztrace_log.pallas"
     run_weft("check", main, expect=0)
     info = run_weft("info", main, expect=0).stdout
-    for rank in range(4):
+    for rank in range(ranks):
         assert re.search(rf"archive_{rank} .*name=P#{rank}\b", info)
-        assert re.search(rf"thread_\d+ .*name=P#{rank}T#0\b", info)
+        assert re.search(rf"thread_{rank << 16} .*name=P#{rank}T#0\b", info)
     assert_same_events(real, main)
     top = run_weft("top", main, expect=0).stdout
-    assert re.search(r"MPI_Send\s+20\b", top) and re.search(r"MPI_Recv\s+20\b", top)
+    assert re.search(rf"MPI_Send\s+{5 * ranks}\b", top)
+    assert re.search(rf"MPI_Recv\s+{5 * ranks}\b", top)
+    # MPI_COMM_WORLD's locations: the ids of the threads, in rank order.
+    world = b"".join(struct.pack("<I", rank << 16) for rank in range(ranks))
+    assert world in main.read_bytes()
 
 
 def test_otf2_api_program(tmp_path):
@@ -176,7 +196,7 @@ def test_otf2_api_program(tmp_path):
     assert ours == {loc: [(code, {k: v for k, v in f.items() if k not in lacking})
                           for code, f in evs if code != "Metric"]
                     for loc, evs in real.items()}
-    assert [c for c, _ in ours[0]][1:8] == ["OMP_Fork", "OMP_AcquireLock", "OMP_ReleaseLock",
+    assert [c for c, _ in ours["thread 0"]][1:8] == ["OMP_Fork", "OMP_AcquireLock", "OMP_ReleaseLock",
                                            "OMP_TaskCreate", "OMP_TaskSwitch",
                                            "OMP_TaskComplete", "OMP_Join"]
 
