@@ -153,7 +153,8 @@ static OTF2_FlushType flush_always(void *data, OTF2_FileType type, OTF2_Location
  * closed unless its allocator refuses one: then it flushes the chunks to
  * the file (flush_always) and frees them. These callbacks give a buffer
  * at most CHUNKS_MAX chunks, so that memory stays bounded on locations of
- * any length (without them, one location of 7.7 M events took 77 MB).
+ * any length (without them, converting the 10 M-event archive of
+ * bench/otf2_bench.sh took 105 MB, 15 MB with them).
  */
 #define CHUNKS_MAX 4
 typedef struct chunk_list {
