@@ -37,6 +37,7 @@
 
 #include <otf2/otf2.h>
 
+#include "core/internal.h"
 #include "weft/pallas.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -136,14 +137,15 @@ struct OTF2_Archive_struct {
 	weft_pallas_archive *own;       /* this rank's archive (location group `rank`) */
 	OTF2_EvtWriter *writers;        /* open event writers */
 	OTF2_GlobalDefWriter *global_defs;
-	uint32_t *groups;               /* group refs defined (duplicates are skipped) */
-	uint32_t group_count, group_cap;
 	uint64_t *names;                /* rank 0: (location, name string) pairs defined */
-	uint32_t name_count, name_cap;
+	uint32_t name_count;
+	size_t name_cap;
 	uint64_t *mine;                 /* (OTF2 location, Pallas id) of this rank's writers */
-	uint32_t mine_count, mine_cap;  /* values: twice the locations */
+	uint32_t mine_count;            /* values: twice the locations */
+	size_t mine_cap;
 	struct pending_group *pending;  /* rank 0: the groups, added at Close */
-	uint32_t pending_count, pending_cap;
+	uint32_t pending_count;
+	size_t pending_cap;
 	const OTF2_CollectiveCallbacks *coll; /* the collective callbacks, their data */
 	void *coll_data;
 	OTF2_CollectiveContext *coll_context;
@@ -156,19 +158,35 @@ static const char *const about_keys[3] = { "otf2.creator", "otf2.description", "
 /* ---- The archive --------------------------------------------------------------------------- */
 
 /* Appends `n` values to a table of u64; 0 or -1 (out of memory). */
-static int push_u64(uint64_t **table, uint32_t *count, uint32_t *cap, const uint64_t *v, int n)
+static int push_u64(uint64_t **table, uint32_t *count, size_t *cap, const uint64_t *v, int n)
 {
-	if (*count + (uint32_t)n > *cap) {
-		uint32_t c = *cap ? *cap * 2 : 32;
-		uint64_t *t = realloc(*table, (size_t)c * sizeof *t);
-		if (t == NULL)
-			return -1;
-		*table = t;
-		*cap = c;
-	}
+	if (weft__array_grow((void **)table, cap, (size_t)*count + (size_t)n, sizeof **table) < 0)
+		return -1;
 	memcpy(*table + *count, v, (size_t)n * sizeof *v);
 	*count += (uint32_t)n;
 	return 0;
+}
+
+/* Orders (location, value) pairs by location. */
+static int by_location(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* Sorts `count` / 2 (location, value) pairs by location. */
+static void sort_pairs(uint64_t *pairs, uint32_t count)
+{
+	if (pairs != NULL && count > 2)
+		qsort(pairs, count / 2, 2 * sizeof *pairs, by_location);
+}
+
+/* The value of location `ref` among `count` / 2 sorted pairs, or `absent`. */
+static uint64_t pair_value(const uint64_t *pairs, uint32_t count, uint64_t ref, uint64_t absent)
+{
+	const uint64_t *p = pairs != NULL && count >= 2
+		? bsearch(&ref, pairs, count / 2, 2 * sizeof *pairs, by_location) : NULL;
+	return p != NULL ? p[1] : absent;
 }
 
 /*
@@ -359,7 +377,8 @@ static int share_names(OTF2_Archive *a)
 		if (names == NULL)
 			return -1; /* the ranks would disagree on the next call: no way back */
 		a->names = names;
-		a->name_count = a->name_cap = (uint32_t)count;
+		a->name_count = (uint32_t)count;
+		a->name_cap = (size_t)count;
 	}
 	if (count > 0 && a->coll->otf2_bcast(a->coll_data, a->coll_context, a->names,
 					     (uint32_t)count, OTF2_TYPE_UINT64, 0) !=
@@ -379,11 +398,10 @@ static OTF2_ErrorCode define_locations(OTF2_Archive *a)
 		say_once("names", "the collective callbacks failed: the locations of rank %u "
 			 "are named after their ids", a->rank);
 	weft_pallas_defs *d = weft_pallas_archive_defs(a->own);
+	sort_pairs(a->names, a->name_count);
 	for (uint32_t i = 0; i + 1 < a->mine_count; i += 2) {
-		uint64_t loc = a->mine[i], id = a->mine[i + 1], name = UINT32_MAX;
-		for (uint32_t k = 0; k + 1 < a->name_count; k += 2)
-			if (a->names[k] == loc)
-				name = a->names[k + 1];
+		uint64_t loc = a->mine[i], id = a->mine[i + 1];
+		uint64_t name = pair_value(a->names, a->name_count, loc, UINT32_MAX);
 		int rc = 0;
 		char text[48];
 		if (name == UINT32_MAX) {
@@ -468,6 +486,7 @@ static OTF2_ErrorCode add_groups(OTF2_Archive *a)
 	if (gather_ids(a, &ids, &count) < 0)
 		say_once("ids", "the collective callbacks failed: the location members of groups "
 			 "keep their OTF2 refs");
+	sort_pairs(ids, count); /* the padding pairs (UINT64_MAX) go last */
 	OTF2_ErrorCode e = OTF2_SUCCESS;
 	for (uint32_t i = 0; a->rank == 0 && a->global != NULL && i < a->pending_count; i++) {
 		struct pending_group *g = &a->pending[i];
@@ -478,15 +497,9 @@ static OTF2_ErrorCode add_groups(OTF2_Archive *a)
 		}
 		int locations = g->type == OTF2_GROUP_TYPE_LOCATIONS ||
 				g->type == OTF2_GROUP_TYPE_COMM_LOCATIONS;
-		for (uint32_t k = 0; k < g->count; k++) {
-			uint64_t v = g->members[k];
-			for (uint32_t j = 0; locations && ids != NULL && j + 1 < count; j += 2)
-				if (ids[j] == g->members[k]) {
-					v = ids[j + 1];
-					break;
-				}
-			m[k] = (uint32_t)v;
-		}
+		for (uint32_t k = 0; k < g->count; k++)
+			m[k] = (uint32_t)(locations ? pair_value(ids, count, g->members[k],
+								 g->members[k]) : g->members[k]);
 		OTF2_ErrorCode c = failed("defining a group", weft_pallas_add_group(
 			weft_pallas_global_defs(a->global), g->ref, g->name, g->type, g->paradigm, m,
 			g->count));
@@ -543,7 +556,6 @@ EXPORT OTF2_ErrorCode OTF2_Archive_Close(OTF2_Archive *archive)
 		e = OTF2_ERROR_INVALID_CALL;
 	weft_pallas_global_free(archive->global);
 	free(archive->global_defs);
-	free(archive->groups);
 	free(archive->names);
 	for (uint32_t i = 0; i < archive->pending_count; i++)
 		free(archive->pending[i].members);
@@ -1171,21 +1183,12 @@ EXPORT OTF2_ErrorCode OTF2_GlobalDefWriter_WriteAttribute(OTF2_GlobalDefWriter *
 		   weft_pallas_add_attribute(d, self, name, description, type));
 }
 
-/* 1 when group `ref` was defined already (else remembers it). Called locked. */
-static int group_seen(OTF2_Archive *a, uint32_t ref)
+/* 1 when group `ref` was defined already (it is kept for Close). Called locked. */
+static int group_seen(const OTF2_Archive *a, uint32_t ref)
 {
-	for (uint32_t i = 0; i < a->group_count; i++)
-		if (a->groups[i] == ref)
+	for (uint32_t i = 0; i < a->pending_count; i++)
+		if (a->pending[i].ref == ref)
 			return 1;
-	if (a->group_count == a->group_cap) {
-		uint32_t cap = a->group_cap ? a->group_cap * 2 : 16;
-		uint32_t *g = realloc(a->groups, cap * sizeof *g);
-		if (g == NULL)
-			return 0;
-		a->groups = g;
-		a->group_cap = cap;
-	}
-	a->groups[a->group_count++] = ref;
 	return 0;
 }
 
@@ -1206,34 +1209,24 @@ EXPORT OTF2_ErrorCode OTF2_GlobalDefWriter_WriteGroup(OTF2_GlobalDefWriter *writ
 	if (writerHandle == NULL || (numberOfMembers > 0 && members == NULL))
 		return OTF2_ERROR_INVALID_ARGUMENT;
 	OTF2_Archive *a = writerHandle->archive;
-	lock(&a->lock);
-	int seen = group_seen(a, self);
-	unlock(&a->lock);
-	if (seen) {
-		say_once("group", "group %u is defined more than once; the first definition is "
-			 "kept", self);
-		return OTF2_SUCCESS;
-	}
 	struct pending_group g = { self, name, groupType, paradigm, NULL, numberOfMembers };
 	g.members = malloc((numberOfMembers ? numberOfMembers : 1) * sizeof *g.members);
 	if (g.members == NULL)
 		return OTF2_ERROR_MEM_FAULT;
 	memcpy(g.members, members, (size_t)numberOfMembers * sizeof *members);
 	lock(&a->lock);
-	if (a->pending_count == a->pending_cap) {
-		uint32_t cap = a->pending_cap ? a->pending_cap * 2 : 8;
-		struct pending_group *p = realloc(a->pending, cap * sizeof *p);
-		if (p == NULL) {
-			unlock(&a->lock);
-			free(g.members);
-			return OTF2_ERROR_MEM_FAULT;
-		}
-		a->pending = p;
-		a->pending_cap = cap;
-	}
-	a->pending[a->pending_count++] = g;
+	int seen = group_seen(a, self);
+	int rc = seen ? 0 : weft__array_grow((void **)&a->pending, &a->pending_cap,
+					     (size_t)a->pending_count + 1, sizeof *a->pending);
+	if (!seen && rc == 0)
+		a->pending[a->pending_count++] = g;
 	unlock(&a->lock);
-	return OTF2_SUCCESS;
+	if (seen || rc < 0)
+		free(g.members);
+	if (seen)
+		say_once("group", "group %u is defined more than once; the first definition is "
+			 "kept", self);
+	return rc < 0 ? OTF2_ERROR_MEM_FAULT : OTF2_SUCCESS;
 }
 
 EXPORT OTF2_ErrorCode OTF2_GlobalDefWriter_WriteComm(OTF2_GlobalDefWriter *writerHandle,

@@ -36,12 +36,12 @@
  * global definitions are written (their number grows with the distinct
  * names, not with the events).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <otf2/otf2.h>
@@ -70,20 +70,20 @@ typedef struct out_group {
 	uint32_t parent;     /* NONE: under the machine */
 	uint32_t locations;  /* how many it holds */
 	uint32_t children;   /* groups under it */
-	const char *kind;    /* its "weft.kind", or NULL */
+	uint32_t kind;       /* string ref of its "weft.kind", or NONE */
 } out_group;
 
 /* A location: its group, name and number of events. */
 typedef struct out_location {
 	uint32_t id, group, name;
 	uint64_t events;
-	char *path;          /* the source stream's path */
+	uint32_t path;       /* string ref of the source stream's path */
 } out_location;
 
 /* A property of a group or of the trace (key and value copied). */
 typedef struct out_property {
 	uint32_t group;      /* NONE: the trace's */
-	char *key, *value;
+	uint32_t key, value; /* string refs (the conversion's interned texts) */
 } out_property;
 
 /* The OTF2 target's state (conv.target_data). */
@@ -91,20 +91,27 @@ typedef struct otf2_out {
 	OTF2_Archive *archive;
 	OTF2_AttributeList *attributes;
 	const char **strings;      /* ref -> the conversion's interned text */
-	uint32_t string_count, string_cap;
+	uint32_t string_count;
+	size_t string_cap;
 	uint32_t *regions;         /* OTF2 region ref -> its name (the conversion's region ref) */
-	uint32_t region_count, region_cap;
+	uint32_t region_count;
+	size_t region_cap;
 	uint32_t *region_of;       /* string ref -> OTF2 region ref (refs of a kind are dense) */
-	uint32_t region_of_cap;
+	size_t region_of_cap;
 	out_attribute *attrs;
-	uint32_t attr_count, attr_cap;
+	uint32_t attr_count;
+	size_t attr_cap;
 	out_group *groups;
-	uint32_t group_count, group_cap;
+	uint32_t group_count;
+	size_t group_cap;
 	out_location *locations;
-	uint32_t location_count, location_cap;
+	uint32_t location_count;
+	size_t location_cap;
 	out_property *properties;
-	uint32_t property_count, property_cap;
+	uint32_t property_count;
+	size_t property_cap;
 	uint32_t parameter_name;   /* string ref of "weft.event", NONE until used */
+	uint32_t path_key;         /* string ref of "weft.path", NONE until used */
 	char *machine;             /* the system tree's root: the trace's file name */
 	uint64_t first_time, last_time;
 	int evt_files_open;
@@ -115,22 +122,9 @@ typedef struct otf2_out {
 
 #define COMMS_MAX 65536            /* larger communicator numbers: point events */
 
-/* Grows `*array` (of `size`-byte items) to hold one more; 0 or WEFT_ENOMEM. */
-static int grow(void **array, uint32_t count, uint32_t *cap, size_t size)
-{
-	if (count < *cap)
-		return 0;
-	uint32_t n = *cap ? *cap * 2 : 64;
-	void *p = realloc(*array, (size_t)n * size);
-	if (p == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	*array = p;
-	*cap = n;
-	return 0;
-}
-
-#define GROW(o, field, count, cap) grow((void **)&(o)->field, (o)->count, &(o)->cap, \
-					sizeof *(o)->field)
+/* Room for one more item in table `field` of `o` (core's weft__array_grow); 0 or < 0. */
+#define GROW(o, field, count, cap) weft__array_grow((void **)&(o)->field, &(o)->cap, \
+						    (size_t)(o)->count + 1, sizeof *(o)->field)
 
 /* libotf2's failure as weft's error about DIR. */
 static int otf2_failed(conv *c, const char *what, OTF2_ErrorCode e)
@@ -200,7 +194,7 @@ static int otf2_start(conv *c)
 	if (o == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	c->target_data = o;
-	o->parameter_name = NONE;
+	o->parameter_name = o->path_key = NONE;
 	o->first_time = UINT64_MAX;
 	const char *path = weft_trace_path(c->trace);
 	const char *slash = strrchr(path, '/');
@@ -247,14 +241,9 @@ static int otf2_region(conv *c, uint32_t ref, uint32_t name)
 	(void)name; /* a region's ref is its name's (convert_pallas_defs.c) */
 	if (GROW(o, regions, region_count, region_cap) < 0)
 		return WEFT_ENOMEM;
-	if (ref >= o->region_of_cap) {
-		uint32_t cap = o->string_cap > ref ? o->string_cap : ref + 1;
-		uint32_t *m = realloc(o->region_of, (size_t)cap * sizeof *m);
-		if (m == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		o->region_of = m;
-		o->region_of_cap = cap;
-	}
+	if (weft__array_grow((void **)&o->region_of, &o->region_of_cap, (size_t)ref + 1,
+			     sizeof *o->region_of) < 0)
+		return WEFT_ENOMEM;
 	o->region_of[ref] = o->region_count;
 	o->regions[o->region_count++] = ref;
 	return 0;
@@ -276,43 +265,45 @@ static int otf2_attribute(conv *c, uint32_t ref, uint32_t name, int type)
 static int otf2_group(conv *c, uint32_t id, uint32_t name, uint32_t parent)
 {
 	otf2_out *o = c->target_data;
-	if (id != o->group_count || GROW(o, groups, group_count, group_cap) < 0)
-		return id != o->group_count ? weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
-							  "group %u out of order", id) : WEFT_ENOMEM;
-	o->groups[o->group_count++] = (out_group){ name, NONE, NONE, parent, 0, 0, NULL };
+	if (id != o->group_count) /* ids come in order: o->groups[id] is id's */
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "group %u out of order", id);
+	if (GROW(o, groups, group_count, group_cap) < 0)
+		return WEFT_ENOMEM;
+	o->groups[o->group_count++] = (out_group){ name, NONE, NONE, parent, 0, 0, NONE };
 	if (parent != NONE && parent < id)
 		o->groups[parent].children++;
 	return 0;
 }
 
-/* A property (copied) of group `group` (NONE: of the trace). */
-static int add_property(otf2_out *o, uint32_t group, const char *key, const char *value)
+/* A string of the conversion's table (interned once, defined with the others). */
+static int intern(conv *c, const char *text, uint32_t *ref)
 {
+	return weft__pconv_intern(c, text, (uint32_t)strlen(text), ref, NULL) < 0 ? WEFT_EIO : 0;
+}
+
+/* A property of group `group` (NONE: of the trace), its key and value interned. */
+static int add_property(conv *c, uint32_t group, const char *key, const char *value)
+{
+	otf2_out *o = c->target_data;
+	out_property p = { group, 0, 0 };
+	if (intern(c, key, &p.key) < 0 || intern(c, value, &p.value) < 0)
+		return WEFT_EIO;
 	if (GROW(o, properties, property_count, property_cap) < 0)
 		return WEFT_ENOMEM;
-	out_property *p = &o->properties[o->property_count];
-	p->group = group;
-	p->key = strdup(key);
-	p->value = strdup(value);
-	if (p->key == NULL || p->value == NULL) {
-		free(p->key);
-		free(p->value);
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	}
-	o->property_count++;
+	o->properties[o->property_count++] = p;
 	if (group != NONE && strcmp(key, "weft.kind") == 0)
-		o->groups[group].kind = p->value;
+		o->groups[group].kind = p.value;
 	return 0;
 }
 
 static int otf2_group_metadata(conv *c, uint32_t group, const char *key, const char *value)
 {
-	return add_property(c->target_data, group, key, value);
+	return add_property(c, group, key, value);
 }
 
 static int otf2_metadata(conv *c, const char *key, const char *value)
 {
-	return add_property(c->target_data, NONE, key, value);
+	return add_property(c, NONE, key, value);
 }
 
 static int otf2_location(conv *c, uint32_t group, uint32_t id, uint32_t name, uint32_t stream)
@@ -322,14 +313,13 @@ static int otf2_location(conv *c, uint32_t group, uint32_t id, uint32_t name, ui
 		return WEFT_ENOMEM;
 	if (o->located == NULL && (o->located = calloc(c->selected_count + 1, 1)) == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	for (uint32_t loc = 0; loc < c->selected_count; loc++)
-		if (c->selected[loc] == stream)
-			o->located[loc] = 1;
+	if (c->loc_of[stream] != NONE)
+		o->located[c->loc_of[stream]] = 1;
 	out_location *l = &o->locations[o->location_count];
-	*l = (out_location){ id, group, name, 0,
-			     strdup(weft_trace_stream(c->trace, stream)->path) };
-	if (l->path == NULL)
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	*l = (out_location){ id, group, name, 0, 0 };
+	if ((o->path_key == NONE && intern(c, "weft.path", &o->path_key) < 0) ||
+	    intern(c, weft_trace_stream(c->trace, stream)->path, &l->path) < 0)
+		return WEFT_EIO;
 	o->location_count++;
 	if (group < o->group_count)
 		o->groups[group].locations++;
@@ -619,9 +609,7 @@ static OTF2_ErrorCode write_system_tree(otf2_out *o, OTF2_GlobalDefWriter *g)
 		const out_group *gr = &o->groups[i];
 		if (gr->node_ref == NONE)
 			continue;
-		uint32_t cls = node;
-		if (gr->kind != NULL)
-			e = extra_string(o, g, gr->kind, &cls);
+		uint32_t cls = gr->kind != NONE ? gr->kind : node;
 		uint32_t parent = gr->parent == NONE ? 0 : o->groups[gr->parent].node_ref;
 		if (e == OTF2_SUCCESS)
 			e = OTF2_GlobalDefWriter_WriteSystemTreeNode(g, gr->node_ref, gr->name, cls,
@@ -717,42 +705,31 @@ static OTF2_ErrorCode write_comms(otf2_out *o, OTF2_GlobalDefWriter *g)
 static OTF2_ErrorCode write_properties(otf2_out *o, OTF2_GlobalDefWriter *g)
 {
 	OTF2_ErrorCode e = OTF2_SUCCESS;
-	uint32_t path_key = NONE;
 	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->property_count; i++) {
 		const out_property *p = &o->properties[i];
-		OTF2_AttributeValue v;
-		uint32_t key;
+		OTF2_AttributeValue v = { .stringRef = p->value };
 		if (p->group == NONE) {
+			const char *key = o->strings[p->key];
 			char name[64] = "WEFT::";
 			size_t n = 6;
-			for (const char *k = strncmp(p->key, "weft.", 5) == 0 ? p->key + 5 : p->key;
+			for (const char *k = strncmp(key, "weft.", 5) == 0 ? key + 5 : key;
 			     *k && n + 1 < sizeof name; k++)
 				name[n++] = *k == '.' ? '_' : (char)(*k >= 'a' && *k <= 'z' ? *k - 32 : *k);
 			name[n] = '\0';
-			e = OTF2_Archive_SetProperty(o->archive, name, p->value, true);
+			e = OTF2_Archive_SetProperty(o->archive, name, o->strings[p->value], true);
 			continue;
 		}
-		e = extra_string(o, g, p->key, &key);
-		if (e == OTF2_SUCCESS)
-			e = extra_string(o, g, p->value, &v.stringRef);
-		if (e != OTF2_SUCCESS)
-			break;
 		const out_group *gr = &o->groups[p->group];
 		e = gr->group_ref != NONE
-			? OTF2_GlobalDefWriter_WriteLocationGroupProperty(g, gr->group_ref, key,
+			? OTF2_GlobalDefWriter_WriteLocationGroupProperty(g, gr->group_ref, p->key,
 									  OTF2_TYPE_STRING, v)
-			: OTF2_GlobalDefWriter_WriteSystemTreeNodeProperty(g, gr->node_ref, key,
+			: OTF2_GlobalDefWriter_WriteSystemTreeNodeProperty(g, gr->node_ref, p->key,
 									   OTF2_TYPE_STRING, v);
 	}
 	for (uint32_t i = 0; e == OTF2_SUCCESS && i < o->location_count; i++) {
-		OTF2_AttributeValue v;
-		if (path_key == NONE)
-			e = extra_string(o, g, "weft.path", &path_key);
-		if (e == OTF2_SUCCESS)
-			e = extra_string(o, g, o->locations[i].path, &v.stringRef);
-		if (e == OTF2_SUCCESS)
-			e = OTF2_GlobalDefWriter_WriteLocationProperty(g, o->locations[i].id, path_key,
-								       OTF2_TYPE_STRING, v);
+		OTF2_AttributeValue v = { .stringRef = o->locations[i].path };
+		e = OTF2_GlobalDefWriter_WriteLocationProperty(g, o->locations[i].id, o->path_key,
+							       OTF2_TYPE_STRING, v);
 	}
 	return e;
 }
@@ -811,52 +788,62 @@ static int add_empty_locations(conv *c)
 	return 0;
 }
 
-/* The whole file `path` (malloc'd, at most `max` bytes) in *data; its size, or -1. */
-static ssize_t read_whole(const char *path, size_t max, unsigned char **data)
+#define ANCHOR_MAX (1u << 24) /* an anchor holds a few hundred bytes */
+#define HASH_CHUNK (64u << 10)
+
+/* A hash of the whole file `fd` (read in chunks: the definitions may be large), or -1. */
+static int hash_file(int fd, uint64_t *h)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	*data = NULL;
-	if (fd < 0 || fstat(fd, &st) < 0 || st.st_size < 0 || (uint64_t)st.st_size > max ||
-	    (*data = malloc((size_t)st.st_size + 1)) == NULL) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
+	unsigned char *buf = malloc(HASH_CHUNK);
+	int64_t n = buf == NULL ? -1 : 0;
+	*h = 14695981039346656037ull;
+	for (uint64_t off = 0; buf != NULL; off += (uint64_t)n) {
+		n = weft__read_full(fd, buf, HASH_CHUNK, off);
+		if (n <= 0)
+			break;
+		*h = (*h ^ weft__hash_bytes(buf, (size_t)n)) * 1099511628211ull;
 	}
-	ssize_t n = read(fd, *data, (size_t)st.st_size);
-	close(fd);
-	return n == st.st_size ? n : -1;
+	free(buf);
+	return n < 0 ? -1 : 0;
 }
 
 /*
  * libotf2 writes a random trace id into the anchor file; weft writes a
- * hash of the archive's definitions instead, so that converting the same
- * events gives the same bytes (as every other output of weft does).
+ * hash of the anchor (without its id) and of the global definitions
+ * instead, so that converting the same events gives the same bytes (as
+ * every other output of weft does). The anchor's layout: core/otf2_common.h.
  */
 static int stamp_trace_id(conv *c)
 {
 	char anchor[4096], defs[4096];
 	snprintf(anchor, sizeof anchor, "%s/" ARCHIVE_NAME ".otf2", c->tmp_dir);
 	snprintf(defs, sizeof defs, "%s/" ARCHIVE_NAME ".def", c->tmp_dir);
-	unsigned char *a = NULL, *d = NULL;
-	ssize_t na = read_whole(anchor, 1u << 24, &a);
-	ssize_t nd = na > 0 ? read_whole(defs, SIZE_MAX / 2, &d) : -1;
-	size_t at = na > 0 && a[7] == 3 ? weft__otf2_anchor_trace_id_at(a, (size_t)na) : 0;
-	int rc = 0;
-	if (at != 0 && nd >= 0) {
+	unsigned char *a = malloc(ANCHOR_MAX);
+	int fa = open(anchor, O_RDWR | O_CLOEXEC), fd = open(defs, O_RDONLY | O_CLOEXEC);
+	int64_t na = a != NULL && fa >= 0 ? weft__read_full(fa, a, ANCHOR_MAX, 0) : -1;
+	size_t at = na > 7 && a[7] == 3 ? weft__otf2_anchor_trace_id_at(a, (size_t)na) : 0;
+	uint64_t id = 0;
+	int rc = at == 0 || na == ANCHOR_MAX || fd < 0 || hash_file(fd, &id) < 0
+		? weft__error(WEFT_EIO, anchor, WEFT_NO_OFFSET, "cannot read back the anchor file "
+			      "and the definitions libotf2 wrote") : 0;
+	if (rc == 0) {
 		memset(a + at, 0, 8);
-		uint64_t id = weft__hash_bytes(a, (size_t)na) ^ weft__hash_bytes(d, (size_t)nd);
+		id ^= weft__hash_bytes(a, (size_t)na);
 		unsigned char bytes[8];
 		for (int i = 0; i < 8; i++)
 			bytes[a[1] == 'B' ? i : 7 - i] = (unsigned char)(id >> (8 * i));
-		int fd = open(anchor, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || pwrite(fd, bytes, 8, (off_t)at) != 8 || fsync(fd) < 0)
-			rc = weft__error(WEFT_EIO, anchor, (uint64_t)at, "cannot write the trace id");
-		if (fd >= 0)
-			close(fd);
+		int err = weft__write_full(fa, bytes, 8, at, NULL);
+		if (err == 0 && fsync(fa) < 0)
+			err = errno;
+		if (err != 0)
+			rc = weft__error(WEFT_EIO, anchor, (uint64_t)at, "cannot write the trace id: %s",
+					 strerror(err));
 	}
+	if (fa >= 0)
+		close(fa);
+	if (fd >= 0)
+		close(fd);
 	free(a);
-	free(d);
 	return rc;
 }
 
@@ -900,12 +887,6 @@ static void otf2_free(conv *c)
 	}
 	if (o->attributes != NULL)
 		OTF2_AttributeList_Delete(o->attributes);
-	for (uint32_t i = 0; i < o->location_count; i++)
-		free(o->locations[i].path);
-	for (uint32_t i = 0; i < o->property_count; i++) {
-		free(o->properties[i].key);
-		free(o->properties[i].value);
-	}
 	free(o->strings);
 	free(o->regions);
 	free(o->region_of);
