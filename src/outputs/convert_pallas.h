@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "outputs/convert.h"
+#include "outputs/outdir.h"
 #include "outputs/writer.h"
 #include "weft/pallas.h"
 
@@ -113,7 +114,7 @@ typedef struct conv conv;
  */
 typedef struct conv_target {
 	const char *what;             /* "Pallas", "OTF2": in messages */
-	const void *dir_kind;         /* weft__outdir_kind: what DIR may hold */
+	const weft__outdir_kind *dir_kind; /* what DIR may hold (for --force) */
 	uint32_t depth_max;           /* deeper blocks are written as Generic events */
 	int raw_records;              /* a Pallas source's records are kept as they are */
 	int (*start)(conv *c);        /* the output, in c->tmp_dir */
