@@ -19,8 +19,9 @@
  * and no payload is decoded. Formats whose streams share files (ROSS) are
  * read in one pass over their files. On several cores the streams are
  * shared among threads, each with the trace opened again (a trace
- * belongs to one thread); the counts do not depend on the number of
- * threads. Problems met while reading are diagnostics of `trace`.
+ * belongs to one thread), and with a weft_dist among MPI ranks
+ * (weft/dist.h); the counts do not depend on the number of threads or
+ * ranks. Problems met while reading are diagnostics of `trace`.
  */
 #ifndef WEFT_COUNTS_H
 #define WEFT_COUNTS_H
@@ -38,8 +39,10 @@ WEFT_API_BEGIN
 
 typedef struct weft_count_options {
 	int by_stream;   /* 1: keep the counts of every stream too */
-	/* Threads that read streams: 0 = the trace's `threads` option, then
-	 * WEFT_THREADS, then the cores (at most 8); 1 = this thread only. */
+	/* Threads that read streams, each its part (by bytes): 0 = the
+	 * trace's `threads` option, then WEFT_THREADS, then the cores (at
+	 * most 8) when the streams have files of their own; 1 = this thread
+	 * only. */
 	int threads;
 	/*
 	 * 1: also pair enters and leaves into spans (weft/span.h, a second

@@ -17,6 +17,7 @@
 #include "weft/error.h"
 #include "weft/api.h"
 #include "weft/progress.h"
+#include "weft/dist.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +92,11 @@ typedef struct weft_open_options {
 	weft_progress_fn progress;
 	void *progress_data;
 	int64_t progress_interval_ns;
+	/* The processes that share the work on this trace (weft/dist.h; the
+	 * caller's, kept by the trace: it must outlive it), or NULL: this
+	 * process alone. Set, opening and the analyses that combine are
+	 * collective. */
+	const weft_dist *dist;
 } weft_open_options;
 
 void weft_open_options_init(weft_open_options *options);

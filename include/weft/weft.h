@@ -33,6 +33,7 @@
 #include "weft/emu.h"
 #include "weft/ross.h"
 #include "weft/stats.h"
+#include "weft/dist.h"
 #include "weft/schema.h"
 #include "weft/api.h"
 

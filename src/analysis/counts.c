@@ -7,17 +7,17 @@
  * streams share files, is read in one pass over its files), and a
  * 3-letter ASCII code is counted through one look-up in a flat table
  * indexed by its three bytes; no payload is decoded. On several cores,
- * threads share the streams, each with the trace opened again, and their
- * tables are merged code by code.
+ * threads share the streams (core/parts.c), and on several MPI ranks the
+ * ranks do (weft/dist.h): their tables travel packed and are merged code
+ * by code, by text.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/internal.h"
 #include "weft/counts.h"
 #include "weft/span.h"
+#include "analysis/spans_share.h"
 #include "util/strtab.h"
 
 /* ---- Code table: code -> dense slot number ------------------------------- */
@@ -214,12 +214,17 @@ struct weft_counts {
 	size_t stream_count;
 	int by_stream;
 	uint64_t total;
+	/* The streams to read: this rank's or thread's (weft/dist.h,
+	 * core/parts.c), NULL: every stream. */
+	const uint8_t *share;
 };
 
-/* Reads the streams first, first + step, ...; each into its counters. */
-static int count_streams(weft_trace *trace, weft_counts *st, size_t first, size_t step)
+/* Reads the streams of the share (all without one), each into its counters. */
+static int count_streams(weft_trace *trace, weft_counts *st)
 {
-	for (size_t i = first; i < st->stream_count; i += step) {
+	for (size_t i = 0; i < st->stream_count; i++) {
+		if (st->share != NULL && !st->share[i])
+			continue;
 		stream_counts *c = &st->per_stream[st->by_stream ? i : 0];
 		int rc = count_stream(trace, (uint32_t)i, &st->table, c);
 		if (rc < 0)
@@ -269,64 +274,6 @@ static void counts_release(weft_counts *st)
 	code_table_free(&st->table);
 }
 
-/* ---- Counting on several cores ------------------------------------------------ */
-
-/*
- * A worker counts every step-th stream with its own trace handle and its
- * own table; the tables are merged after.
- */
-typedef struct count_worker {
-	const weft_trace *origin;
-	size_t first, step;
-	weft_counts st;
-	weft_trace *trace;
-	size_t open_diags; /* diagnostics of opening, also in the main handle */
-	int rc;
-	pthread_t thread;
-} count_worker;
-
-static void *count_worker_main(void *arg)
-{
-	count_worker *w = arg;
-	w->rc = weft__trace_reopen(w->origin, &w->trace);
-	if (w->rc == 0) {
-		w->open_diags = weft_trace_diag_count(w->trace);
-		w->rc = count_streams(w->trace, &w->st, w->first, w->step);
-	}
-	return NULL;
-}
-
-/* Adds a worker's counts into the main state, code by code. */
-static int merge_worker(weft_counts *main_st, const count_worker *w)
-{
-	const weft_counts *ws = &w->st;
-	size_t n = ws->by_stream ? ws->stream_count : 1;
-	for (size_t s = 0; s < ws->table.slot_count; s++) {
-		const code_slot *cs = &ws->table.slots[s];
-		int64_t m = code_table_slot(&main_st->table, cs->code, cs->len);
-		if (m < 0)
-			return WEFT_ENOMEM;
-		for (size_t i = 0; i < n; i++) {
-			if (s >= ws->per_stream[i].cap || ws->per_stream[i].cell[s].count == 0)
-				continue;
-			if (counts_reserve(&main_st->per_stream[i], main_st->table.slot_count) < 0)
-				return WEFT_ENOMEM;
-			cell_add(&main_st->per_stream[i].cell[m], &ws->per_stream[i].cell[s]);
-		}
-	}
-	return 0;
-}
-
-/* The diagnostics a worker's handle found while reading, onto the trace. */
-static void take_diagnostics(weft_trace *trace, const count_worker *w)
-{
-	for (size_t i = w->open_diags; i < weft_trace_diag_count(w->trace); i++) {
-		const weft_diag *d = weft_trace_diag(w->trace, i);
-		weft__trace_diag(trace, d->severity, d->status, d->file, d->offset, "%s",
-				 d->message);
-	}
-}
-
 /*
  * Formats whose merged cursor reads each file once (ROSS, many streams
  * per file): one pass over all the streams, on this thread, instead of a
@@ -336,7 +283,7 @@ static int count_merged(weft_trace *trace, weft_counts *st)
 {
 	weft_cursor *cursor;
 	weft_filter stored = { .order = WEFT_ORDER_STORED };
-	int rc = weft_cursor_create(trace, &stored, &cursor);
+	int rc = weft__cursor_create_selected(trace, &stored, st->share, &cursor);
 
 	if (rc == 0) {
 		rc = count_cursor(cursor, &st->table, st->per_stream, st->by_stream);
@@ -346,53 +293,6 @@ static int count_merged(weft_trace *trace, weft_counts *st)
 	for (size_t i = 0; rc == 0 && i < n; i++)
 		if (counts_reserve(&st->per_stream[i], st->table.slot_count) < 0)
 			rc = WEFT_ENOMEM;
-	return rc;
-}
-
-/* The threads to count with: asked, the trace's option, or the cores (<= 8). */
-static size_t worker_count(const weft_trace *trace, const weft_count_options *o,
-			   size_t streams)
-{
-	long n = o->threads > 0 ? o->threads : trace->options.threads;
-	if (n <= 0)
-		n = sysconf(_SC_NPROCESSORS_ONLN);
-	if (n > 8)
-		n = 8;
-	if ((size_t)n > streams)
-		n = (long)streams;
-	return n > 1 ? (size_t)n : 1;
-}
-
-/* Starts the workers, waits for them, merges their counts in their order. */
-static int count_in_threads(weft_trace *trace, weft_counts *st, size_t workers)
-{
-	count_worker *w = calloc(workers, sizeof *w);
-	if (w == NULL)
-		return WEFT_ENOMEM;
-	size_t started = 0;
-	int rc = 0;
-	for (; started < workers; started++) {
-		w[started] = (count_worker){ .origin = trace, .first = started, .step = workers };
-		if (counts_init(&w[started].st, st->stream_count, st->by_stream) < 0 ||
-		    pthread_create(&w[started].thread, NULL, count_worker_main, &w[started]) != 0) {
-			counts_release(&w[started].st);
-			rc = WEFT_ENOMEM;
-			break;
-		}
-	}
-	weft__trace_threads_note(trace, (int)started);
-	for (size_t i = 0; i < started; i++) {
-		pthread_join(w[i].thread, NULL);
-		if (rc == 0)
-			rc = w[i].rc < 0 ? w[i].rc : merge_worker(st, &w[i]);
-		if (w[i].trace != NULL) {
-			take_diagnostics(trace, &w[i]);
-			weft__progress_add(trace, &w[i].trace->progress);
-		}
-		weft_trace_free(w[i].trace);
-		counts_release(&w[i].st);
-	}
-	free(w);
 	return rc;
 }
 
@@ -427,7 +327,7 @@ static int add_span_times(weft_trace *trace, weft_counts *st)
 
 	weft_span_options_init(&o);
 	o.with_codes = 1;
-	if ((rc = weft_span_iter_create(trace, &o, &it)) < 0)
+	if ((rc = weft__span_iter_create_selected(trace, &o, st->share, &it)) < 0)
 		return rc;
 	clear_times(st);
 	while ((rc = weft_span_iter_next(it, &span)) == 1) {
@@ -444,6 +344,103 @@ static int add_span_times(weft_trace *trace, weft_counts *st)
 	}
 	weft_span_iter_free(it);
 	return rc;
+}
+
+/* ---- Across ranks (weft/dist.h) ------------------------------------------------- */
+
+
+/*
+ * A rank's counts: per code its text, then the cells with events (per
+ * stream: the stream index first), ended by a count of cells.
+ */
+static void pack_counts(weft__pack *p, const void *ctx)
+{
+	const weft_counts *st = ctx;
+	size_t n = st->by_stream ? st->stream_count : 1;
+	weft__pack_u64(p, st->table.slot_count);
+	for (size_t s = 0; s < st->table.slot_count; s++) {
+		weft__pack_bytes(p, st->table.slots[s].code, st->table.slots[s].len);
+		size_t cells = 0;
+		for (size_t i = 0; i < n; i++)
+			cells += s < st->per_stream[i].cap && st->per_stream[i].cell[s].count > 0;
+		weft__pack_u64(p, cells);
+		for (size_t i = 0; i < n; i++) {
+			if (s >= st->per_stream[i].cap || st->per_stream[i].cell[s].count == 0)
+				continue;
+			const code_cell *c = &st->per_stream[i].cell[s];
+			weft__pack_u64(p, i);
+			weft__pack_u64(p, c->count);
+			weft__pack_u64(p, c->timed);
+			weft__pack_u64(p, c->time);
+		}
+	}
+}
+
+/* Rank 0: adds another rank's packed counts, code by code (by text). */
+static int merge_counts(void *ctx, weft__unpack *u)
+{
+	weft_counts *st = ctx;
+	size_t n = st->by_stream ? st->stream_count : 1;
+	uint64_t slots = weft__unpack_u64(u);
+	for (uint64_t s = 0; !u->bad && s < slots; s++) {
+		size_t len;
+		const char *code = weft__unpack_bytes(u, &len);
+		uint64_t cells = weft__unpack_u64(u);
+		int64_t m = u->bad || len > UINT32_MAX ? 0 : code_table_slot(&st->table, code,
+									     (uint32_t)len);
+		if (m < 0)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		for (uint64_t k = 0; !u->bad && k < cells; k++) {
+			uint64_t i = weft__unpack_u64(u);
+			code_cell c;
+			c.count = weft__unpack_u64(u);
+			c.timed = weft__unpack_u64(u);
+			c.time = weft__unpack_u64(u);
+			if (u->bad || i >= n) {
+				u->bad = 1;
+				break;
+			}
+			if (counts_reserve(&st->per_stream[i], st->table.slot_count) < 0)
+				return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+						   "out of memory");
+			cell_add(&st->per_stream[i].cell[m], &c);
+		}
+	}
+	return 0;
+}
+
+
+/* A thread's part (weft__part_fn): the counts of its streams, packed. */
+static int count_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+		      void *arg)
+{
+	const weft_counts *whole = arg;
+	weft_counts part;
+	int rc = counts_init(&part, whole->stream_count, whole->by_stream);
+	part.share = selected;
+	if (rc == 0)
+		rc = count_streams(handle, &part);
+	if (rc == 0)
+		pack_counts(result, &part);
+	counts_release(&part);
+	return rc;
+}
+
+/*
+ * This process's counts: of its rank's streams (weft/dist.h), shared
+ * among threads when worth it; formats read by whole files in one pass.
+ */
+static int count_shared(weft_trace *trace, weft_counts *st, int threads_asked)
+{
+	st->share = weft__dist_selected(trace);
+	if (st->share == NULL && weft__dist_active(trace))
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (weft_trace_file_order_default(trace))
+		return count_merged(trace, st);
+	int threads = weft__parts_threads(trace, st->share, threads_asked);
+	if (threads <= 1)
+		return count_streams(trace, st);
+	return weft__parts_run(trace, st->share, threads, count_part, st, merge_counts, st);
 }
 
 static int counts_run(weft_trace *trace, const weft_count_options *options,
@@ -463,12 +460,13 @@ static int counts_run(weft_trace *trace, const weft_count_options *options,
 		free(st);
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
-	size_t workers = worker_count(trace, options, st->stream_count);
-	int rc = weft_trace_file_order_default(trace) ? count_merged(trace, st)
-		 : workers <= 1 ? count_streams(trace, st, 0, 1)
-		 : count_in_threads(trace, st, workers);
+	size_t diags = weft_trace_diag_count(trace);
+	int rc = count_shared(trace, st, options->threads);
 	if (rc == 0 && options->span_time)
 		rc = add_span_times(trace, st);
+	if (weft__dist_active(trace))
+		rc = weft__dist_combine(trace, rc, diags, pack_counts, merge_counts, st);
+	weft__trace_diags_sort(trace, diags);
 	if (rc < 0) {
 		weft_counts_free(st);
 		return rc;

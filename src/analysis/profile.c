@@ -20,6 +20,7 @@
 #include "weft/pallas_grammar.h"
 #include "weft/profile.h"
 #include "util/strtab.h"
+#include "analysis/spans_share.h"
 
 /* A recent (stream, timeline and name pointers) and its row: spans
  * repeat names by pointer (the iterator keeps one copy of each), so most
@@ -131,8 +132,9 @@ static weft_profile_row *row_of_span(weft_profile *p, int64_t stream, const char
 
 /* ---- Sources ------------------------------------------------------------------------ */
 
-/* Every span and instant of the trace, through the span iterator. */
-static int profile_spans(weft_trace *trace, const weft_profile_options *o, weft_profile *p)
+/* Every span and instant of the streams of `selected` (NULL: all). */
+static int profile_spans(weft_trace *trace, const weft_profile_options *o,
+			 const uint8_t *selected, weft_profile *p)
 {
 	weft_span_options so;
 	weft_span_iter *it;
@@ -145,7 +147,7 @@ static int profile_spans(weft_trace *trace, const weft_profile_options *o, weft_
 	so.emulate = o->emulate;
 	so.all_models = o->all_models;
 	so.channels = o->channels;
-	int rc = weft_span_iter_create(trace, &so, &it);
+	int rc = weft__span_iter_create_selected(trace, &so, selected, &it);
 	if (rc < 0)
 		return rc;
 	while ((rc = weft_span_iter_next(it, &s)) == 1) {
@@ -252,6 +254,117 @@ static void finish_rows(weft_profile *p)
 		qsort(p->rows, p->count, sizeof *p->rows, row_order);
 }
 
+/* ---- Across ranks (weft/dist.h) ------------------------------------------------- */
+
+/* A rank's rows (keys and figures, before the means) and span statistics. */
+static void pack_profile(weft__pack *pk, const void *ctx)
+{
+	const weft_profile *p = ctx;
+	const weft_span_stats *st = &p->stats;
+	const uint64_t stats[] = { st->events, st->selected, st->spans, st->instants,
+				   st->unmatched_leaves, st->unclosed, st->too_deep, st->no_time };
+	for (size_t i = 0; i < sizeof stats / sizeof *stats; i++)
+		weft__pack_u64(pk, stats[i]);
+	weft__pack_u64(pk, p->count);
+	for (size_t i = 0; i < p->count; i++) {
+		const weft_profile_row *r = &p->rows[i];
+		weft__pack_u64(pk, (uint64_t)r->stream);
+		weft__pack_u64(pk, r->timeline != NULL);
+		weft__pack_text(pk, r->timeline);
+		weft__pack_text(pk, r->name);
+		const uint64_t figures[] = { r->calls, r->instants, r->inclusive, r->exclusive,
+					     r->min, r->max };
+		for (size_t k = 0; k < sizeof figures / sizeof *figures; k++)
+			weft__pack_u64(pk, figures[k]);
+	}
+}
+
+/* Rank 0: adds another rank's rows, each to the row of its key. */
+static int merge_profile(void *ctx, weft__unpack *u)
+{
+	weft_profile *p = ctx;
+	weft_span_stats *st = &p->stats;
+	uint64_t *stats[] = { &st->events, &st->selected, &st->spans, &st->instants,
+			      &st->unmatched_leaves, &st->unclosed, &st->too_deep, &st->no_time };
+	for (size_t i = 0; i < sizeof stats / sizeof *stats; i++)
+		*stats[i] += weft__unpack_u64(u);
+	uint64_t rows = weft__unpack_u64(u);
+	for (uint64_t i = 0; !u->bad && i < rows; i++) {
+		int64_t stream = (int64_t)weft__unpack_u64(u);
+		int has_timeline = weft__unpack_u64(u) != 0;
+		const char *timeline = weft__unpack_text(u);
+		const char *name = weft__unpack_text(u);
+		uint64_t calls = weft__unpack_u64(u), instants = weft__unpack_u64(u);
+		uint64_t inclusive = weft__unpack_u64(u), exclusive = weft__unpack_u64(u);
+		uint64_t min = weft__unpack_u64(u), max = weft__unpack_u64(u);
+		if (u->bad)
+			break;
+		weft_profile_row *r = row_of(p, stream, has_timeline ? timeline : NULL, name);
+		if (r == NULL)
+			return out_of_memory();
+		r->instants += instants;
+		add_calls(r, calls, inclusive, min, max, exclusive);
+	}
+	return 0;
+}
+
+
+/* ---- Shared among threads and ranks ---------------------------------------------- */
+
+/* The rows of the streams of `selected` (NULL: all) into `p`. */
+static int profile_streams(weft_trace *trace, const weft_profile_options *o,
+			   const uint8_t *selected, weft_profile *p)
+{
+	int stored = p->source == WEFT_PROFILE_DURATIONS || p->source == WEFT_PROFILE_HEADERS;
+	if (!stored)
+		return profile_spans(trace, o, selected, p);
+	int rc = 0;
+	for (size_t s = 0; rc == 0 && s < weft_trace_stream_count(trace); s++)
+		if (selected == NULL || selected[s])
+			rc = profile_grammar(trace, (uint32_t)s, o, p);
+	return rc;
+}
+
+/* What a thread's part needs: the options and the source. */
+typedef struct part_args {
+	const weft_profile_options *options;
+	weft_profile_source source;
+} part_args;
+
+/* A thread's part (weft__part_fn): its rows, packed. */
+static int profile_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+			void *arg)
+{
+	const part_args *a = arg;
+	weft_profile part = { .source = a->source };
+	int rc = profile_streams(handle, a->options, selected, &part);
+	if (rc == 0)
+		pack_profile(result, &part);
+	weft__strtab_free(&part.keys);
+	free(part.rows);
+	return rc;
+}
+
+/*
+ * This process's rows: of its rank's streams (weft/dist.h), shared among
+ * threads when worth it. The emulation, whose CPUs see every stream, is
+ * read whole, by rank 0 alone.
+ */
+static int profile_shared(weft_trace *trace, const weft_profile_options *o, weft_profile *p)
+{
+	const uint8_t *share = weft__dist_selected(trace);
+	if (share == NULL && weft__dist_active(trace))
+		return out_of_memory();
+	if (o->emulate)
+		return share != NULL && trace->options.dist->rank != 0 ? 0
+		       : profile_streams(trace, o, NULL, p);
+	int threads = weft__parts_threads(trace, share, o->threads);
+	if (threads <= 1)
+		return profile_streams(trace, o, share, p);
+	part_args args = { o, p->source };
+	return weft__parts_run(trace, share, threads, profile_part, &args, merge_profile, p);
+}
+
 static int profile_run(weft_trace *trace, const weft_profile_options *options,
 		       weft_profile **out)
 {
@@ -278,11 +391,11 @@ static int profile_run(weft_trace *trace, const weft_profile_options *options,
 	if (p == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	p->source = source;
-	int rc = 0;
-	if (!stored)
-		rc = profile_spans(trace, options, p);
-	for (size_t s = 0; stored && rc == 0 && s < weft_trace_stream_count(trace); s++)
-		rc = profile_grammar(trace, (uint32_t)s, options, p);
+	size_t diags = weft_trace_diag_count(trace);
+	int rc = profile_shared(trace, options, p);
+	if (weft__dist_active(trace))
+		rc = weft__dist_combine(trace, rc, diags, pack_profile, merge_profile, p);
+	weft__trace_diags_sort(trace, diags);
 	if (rc < 0) {
 		weft_profile_free(p);
 		return rc;

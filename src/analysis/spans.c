@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analysis/spans_emu.h"
+#include "analysis/spans_share.h"
 #include "core/internal.h"
 #include "outputs/view.h"
 #include "weft/span.h"
@@ -335,8 +336,9 @@ void weft_span_iter_stats(const weft_span_iter *it, weft_span_stats *out)
 
 /* ---- Life cycle --------------------------------------------------------------------- */
 
-int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
-			  weft_span_iter **out)
+/* The iterator over the streams of `selected` (NULL: every stream). */
+static int span_iter_create(weft_trace *trace, const weft_span_options *options,
+			    const uint8_t *selected, weft_span_iter **out)
 {
 	static const weft__view_sink sink_template = {
 		NULL, on_track, on_begin, on_end, on_complete, on_instant, on_counter
@@ -377,7 +379,7 @@ int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
 			       .order = WEFT_ORDER_TIME };
 	weft__view_sink sink = sink_template;
 	sink.ctx = it;
-	int rc = weft_cursor_create(trace, &select, &it->cursor);
+	int rc = weft__cursor_create_selected(trace, &select, selected, &it->cursor);
 	if (rc == 0) {
 		/* Formats read whole files merged by time (ROSS) may go back in
 		 * time within a file: the view reads them to the end. */
@@ -396,6 +398,21 @@ int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
 	}
 	*out = it;
 	return 0;
+}
+
+int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
+			  weft_span_iter **out)
+{
+	return span_iter_create(trace, options, NULL, out);
+}
+
+int weft__span_iter_create_selected(weft_trace *trace, const weft_span_options *options,
+				    const uint8_t *selected, weft_span_iter **out)
+{
+	if (selected != NULL && options != NULL && options->emulate)
+		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
+				   "the emulation reads every stream: it is not shared");
+	return span_iter_create(trace, options, selected, out);
 }
 
 void weft_span_iter_free(weft_span_iter *it)

@@ -76,6 +76,8 @@ typedef struct cli_help_note {
  * what a command says specially about one of them.
  */
 void cli_print_common_help(FILE *out, const cli_help_note *notes);
+/* The note under --threads of the commands that share streams among threads. */
+extern const cli_help_note cli_stream_threads_notes[];
 /*
  * One entry of an options list: "  TAG  TEXT", TEXT wrapped at 79
  * columns and starting at column 28 (under TAG when TAG is longer).
@@ -236,6 +238,21 @@ typedef struct cli_command {
  * `commands` (ends with name NULL) and their option tables (cli/complete.c).
  */
 int cli_complete(const cli_command *commands, int argc, char **argv);
+
+/*
+ * `weft ARGS`: runs the subcommand argv[1] with the rest, or prints the
+ * usage (cli/commands.c); returns the exit code.
+ */
+int cli_main(int argc, char **argv);
+/* 1 when `name` is a subcommand of weft. */
+int cli_command_exists(const char *name);
+
+/*
+ * The processes that share the work of the commands run from now on
+ * (weft/dist.h; weft-mpi sets it), or NULL (the default): every trace the
+ * commands open is opened with it (cli_common_init).
+ */
+void cli_set_dist(const weft_dist *dist);
 
 /* Each gets argv[0] = command name; returns an exit code. */
 int cli_cmd_info(int argc, char **argv);

@@ -90,7 +90,7 @@ static void print_profile_help(void)
 	       "                       labelled values\n"
 	       "  --all-models         with --emulate: every model, required or not\n"
 	       "                       (ovniemu -a)\n");
-	cli_print_common_help(stdout, NULL);
+	cli_print_common_help(stdout, cli_stream_threads_notes);
 	printf("\n"
 	       "examples:\n"
 	       "  weft profile trace/main.pallas\n"

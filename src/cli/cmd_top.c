@@ -39,7 +39,7 @@ static void print_top_help(void)
 	       "  --time               also the time of the spans each code's events\n"
 	       "                       began (ovni VTx: its tasks; pairs enters and\n"
 	       "                       leaves: several times slower than counting)\n");
-	cli_print_common_help(stdout, NULL);
+	cli_print_common_help(stdout, cli_stream_threads_notes);
 	printf("\n"
 	       "example:\n"
 	       "  weft top --streams ovni/\n");

@@ -153,10 +153,20 @@ int cli_next_option(cli_parser *p, const char **value)
 }
 
 /* Defaults: auto-detected format, library defaults for the rest. */
+/* The dist of weft-mpi, or NULL: the one setting of the front end that is
+ * not an option (cli_set_dist). */
+static const weft_dist *commands_dist;
+
+void cli_set_dist(const weft_dist *dist)
+{
+	commands_dist = dist;
+}
+
 void cli_common_init(cli_common *c)
 {
 	memset(c, 0, sizeof *c);
 	weft_open_options_init(&c->open);
+	c->open.dist = commands_dist;
 }
 
 /*

@@ -307,16 +307,18 @@ weft_order weft_cursor_order(const weft_cursor *c)
  * by time across files. The stream pattern is applied per event through a
  * table of selected streams.
  */
-static int cursor_add_files(weft_cursor *c, const char *stream_pattern)
+static int cursor_add_files(weft_cursor *c, const char *stream_pattern, const uint8_t *share)
 {
 	weft_trace *trace = c->trace;
-	if (stream_pattern != NULL) {
+	if (stream_pattern != NULL || share != NULL) {
 		c->stream_selected = calloc(trace->stream_count ? trace->stream_count : 1, 1);
 		if (c->stream_selected == NULL)
 			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 		for (size_t i = 0; i < trace->stream_count; i++)
 			c->stream_selected[i] =
-				fnmatch(stream_pattern, trace->streams[i].path, 0) == 0;
+				(share == NULL || share[i]) &&
+				(stream_pattern == NULL ||
+				 fnmatch(stream_pattern, trace->streams[i].path, 0) == 0);
 	}
 	for (size_t f = 0; f < file_count(trace); f++) {
 		cursor_slot *slot = &c->slots[c->slot_count++];
@@ -358,8 +360,9 @@ static void cursor_set_unfiltered(weft_cursor *c)
 			c->stream_selected == NULL && c->code_pattern == NULL;
 }
 
-int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
-		       weft_cursor **out)
+/* A merged cursor over the streams that match `filter` and `share` (NULL: all). */
+static int cursor_create(weft_trace *trace, const weft_filter *filter, const uint8_t *share,
+			 weft_cursor **out)
 {
 	weft_order order;
 	*out = NULL;
@@ -374,14 +377,15 @@ int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 	const char *stream_pattern = filter != NULL ? filter->stream_pattern : NULL;
 	rc = cursor_set_filter(c, filter);
 	if (rc == 0 && file_order)
-		rc = cursor_add_files(c, stream_pattern);
+		rc = cursor_add_files(c, stream_pattern, share);
 	if (rc < 0) {
 		weft_cursor_free(c);
 		return rc;
 	}
 	for (size_t i = 0; !file_order && i < trace->stream_count; i++) {
-		if (stream_pattern != NULL &&
-		    fnmatch(stream_pattern, trace->streams[i].path, 0) != 0)
+		if ((share != NULL && !share[i]) ||
+		    (stream_pattern != NULL &&
+		     fnmatch(stream_pattern, trace->streams[i].path, 0) != 0))
 			continue;
 		rc = cursor_add_stream(c, (uint32_t)i, 1);
 		if (rc < 0) {
@@ -392,6 +396,18 @@ int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 	cursor_set_unfiltered(c);
 	*out = c;
 	return 0;
+}
+
+int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
+		       weft_cursor **out)
+{
+	return cursor_create(trace, filter, NULL, out);
+}
+
+int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,
+				 const uint8_t *selected, weft_cursor **out)
+{
+	return cursor_create(trace, filter, selected, out);
 }
 
 int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,

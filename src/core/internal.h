@@ -270,6 +270,9 @@ struct weft_trace {
 	size_t stream_count, stream_cap;
 	weft_diag *diags;
 	size_t diag_count, diag_cap;
+	/* Per diagnostic: its once-key and stream (core/diag_merge.c). */
+	struct weft__diag_origin *diag_origins;
+	size_t diag_origin_cap;
 	uint64_t diags_dropped;
 
 	char *metadata_json;  /* trace-wide metadata, NULL = "{}" */
@@ -284,6 +287,10 @@ struct weft_trace {
 	size_t string_count, string_cap;
 
 	weft__progress progress;
+
+	/* With a weft_dist of several ranks: this rank's streams (a byte per
+	 * stream), made when first asked (weft__dist_selected). */
+	uint8_t *dist_selected;
 };
 
 /*
@@ -344,12 +351,131 @@ void weft__trace_diag(weft_trace *trace, int severity, int status,
 		      const char *file, uint64_t offset, const char *fmt, ...)
 	WEFT_PRINTF(6, 7);
 
+/* Where a diagnostic comes from, beside it (core/diag_merge.c). */
+#define WEFT__NO_STREAM UINT32_MAX
+typedef struct weft__diag_origin {
+	const char *key;  /* once-key (weft__trace_diag_once), or NULL */
+	uint32_t stream;  /* the stream it is about, or WEFT__NO_STREAM */
+} weft__diag_origin;
+
+/* Records a formatted diagnostic with its origin; 0, or -1 when dropped. */
+int weft__trace_diag_record(weft_trace *trace, const char *key, uint32_t stream,
+			    int severity, int status, const char *file, uint64_t offset,
+			    const char *message);
+/*
+ * A diagnostic said once per trace for `key` (a kind of event whose layout
+ * differs, say): a second one of the same key replaces the first when it
+ * comes from a lower stream, or the same stream and a lower offset, and is
+ * dropped otherwise. So the note kept is the same whatever order the
+ * streams were read in (by time, by stream, by threads or ranks).
+ */
+void weft__trace_diag_once(weft_trace *trace, const char *key, uint32_t stream,
+			   int severity, int status, const char *file, uint64_t offset,
+			   const char *fmt, ...) WEFT_PRINTF(8, 9);
+/* Copies diagnostic `index` of `from` (another handle of the trace) onto
+ * `trace`, once-key and stream included. */
+void weft__trace_diag_copy(weft_trace *trace, const weft_trace *from, size_t index);
+/*
+ * Puts the diagnostics from index `from` on in the order of their stream
+ * (a diagnostic without one: of its file's first stream; without file
+ * either: last), then offset, then the order they came in: the order one
+ * reader going stream by stream finds them, whatever order they were
+ * found in. For analyses whose results do not depend on threads or ranks.
+ */
+void weft__trace_diags_sort(weft_trace *trace, size_t from);
+
 /*
  * Records the last error of this thread (weft__error) as a diagnostic,
  * keeping its file and offset apart from its text, plus a note.
  */
 void weft__trace_diag_last_error(weft_trace *trace, int severity, int status,
 				 const char *note);
+
+/* ---- Work shared among processes (core/dist.c, weft/dist.h) ------------------ */
+
+/* What a rank sends: little-endian integers and length-prefixed bytes. */
+typedef struct weft__pack {
+	uint8_t *data;
+	size_t len, cap;
+	int failed; /* out of memory: the pack is incomplete */
+} weft__pack;
+
+/* Reading a pack: every read is checked against the end (bad: it was not). */
+typedef struct weft__unpack {
+	const uint8_t *data;
+	size_t len, pos;
+	int bad;
+} weft__unpack;
+
+void weft__pack_u64(weft__pack *p, uint64_t v);
+void weft__pack_bytes(weft__pack *p, const void *bytes, size_t len);
+/* A NUL-terminated text (NULL as ""), its NUL included. */
+void weft__pack_text(weft__pack *p, const char *text);
+void weft__pack_release(weft__pack *p);
+uint64_t weft__unpack_u64(weft__unpack *u);
+const void *weft__unpack_bytes(weft__unpack *u, size_t *len);
+/* A text packed by weft__pack_text ("" and bad set when it is not one). */
+const char *weft__unpack_text(weft__unpack *u);
+
+/* 1 when the trace was opened with a weft_dist of more than one rank. */
+int weft__dist_active(const weft_trace *trace);
+/* This rank's streams (a byte per stream, 1 = read it), or NULL when the
+ * trace is not shared (read every stream) or out of memory. */
+const uint8_t *weft__dist_selected(weft_trace *trace);
+/* weft_cursor_create() over the streams of `selected` (a byte per stream;
+ * NULL: every stream). */
+int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,
+				 const uint8_t *selected, weft_cursor **out);
+/*
+ * The streams of `among` (NULL: all) dealt into `parts` parts by bytes, as
+ * weft_trace_share() deals them: selected[i] = 1 for those of part `part`.
+ * Returns their number, or WEFT_ENOMEM.
+ */
+int64_t weft__share_deal(const weft_trace *trace, const uint8_t *among, int part, int parts,
+			 uint8_t *selected);
+/* Packs this rank's (or thread's) result of the analysis `ctx`. */
+typedef void (*weft__dist_pack_fn)(weft__pack *out, const void *ctx);
+/* On rank 0, adds one other rank's result to the analysis's; 0 or an error. */
+typedef int (*weft__dist_merge_fn)(void *ctx, weft__unpack *result);
+/*
+ * Collective: every rank's status `rc`, its diagnostics from index
+ * `diag_from` on and its result packed by `pack` (NULL: none) go to
+ * rank 0, which
+ * records the diagnostics on its trace and calls `merge` for each other
+ * rank's result in rank order while no rank has failed. Returns the
+ * final status, the same on every rank: rank 0's own error, else the
+ * first error in rank order (its message on rank 0, "rank R: ...").
+ */
+int weft__dist_combine(weft_trace *trace, int rc, size_t diag_from, weft__dist_pack_fn pack,
+		       weft__dist_merge_fn merge, void *ctx);
+
+/* ---- Streams shared among threads (core/parts.c) ------------------------------ */
+
+/*
+ * A part's work: the analysis over the streams of `selected`, read through
+ * `handle` (the part's own handle of the trace), its result packed into
+ * `result` for weft__dist_merge_fn. 0 or an error (message set).
+ */
+typedef int (*weft__part_fn)(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+			     void *arg);
+/*
+ * The threads worth starting for an analysis over the streams of `among`
+ * (NULL: all): `asked` (> 0), else the trace's `threads` option, else
+ * WEFT_THREADS, else the cores when the streams have files of their own
+ * (formats read by whole files, one file for all streams: 1); at most 8
+ * unless asked, and never more than the streams.
+ */
+int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked);
+/*
+ * Runs `compute` on `threads` threads, each over its part of the streams
+ * of `among` (NULL: all; dealt by bytes) with its own handle of the trace,
+ * and merges the parts' results in part order through `merge` (whatever
+ * order they finish in); their diagnostics go onto `trace` (once-notes
+ * kept once) and their progress into its. 0, or the first error in part
+ * order.
+ */
+int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
+		    weft__part_fn compute, void *arg, weft__dist_merge_fn merge, void *ctx);
 
 /* ---- Windowed file reading (core/mapfile.c) -------------------------------- */
 
@@ -420,6 +546,8 @@ int weft__find_forward(weft_mapfile *mf, uint64_t from, uint64_t end, uint32_t h
  * thread costs more than it saves).
  */
 int weft__helper_wanted(int threads, uint64_t bytes, uint64_t worth_bytes);
+/* WEFT_THREADS as a positive number, or 0 when unset or not a number. */
+long weft__threads_from_environment(void);
 
 /* ---- Whole reads and writes (core/fileio.c) -------------------------------- */
 

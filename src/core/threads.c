@@ -12,8 +12,7 @@
 
 #include "core/internal.h"
 
-/* WEFT_THREADS as a positive number, or 0 when unset or not a number. */
-static long threads_from_environment(void)
+long weft__threads_from_environment(void)
 {
 	const char *env = getenv("WEFT_THREADS");
 	char *end;
@@ -26,7 +25,7 @@ static long threads_from_environment(void)
 
 int weft__helper_wanted(int threads, uint64_t bytes, uint64_t worth_bytes)
 {
-	long asked = threads > 0 ? threads : threads_from_environment();
+	long asked = threads > 0 ? threads : weft__threads_from_environment();
 	if (asked > 0)
 		return asked >= 2;
 	return sysconf(_SC_NPROCESSORS_ONLN) > 1 && bytes >= worth_bytes;

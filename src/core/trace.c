@@ -252,11 +252,45 @@ int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
 	weft_open_options o = trace->options;
 	o.format = trace->backend->format;
 	o.progress = NULL; /* the copy is read on another thread: no callback there */
+	o.dist = NULL;     /* ... by this rank alone: opening it is not collective */
 	return weft_trace_open(trace->path, &o, out);
 }
 
+static int open_here(const char *path, const weft_open_options *options, weft_trace **out);
+
+/*
+ * Opens the trace; with a weft_dist of several ranks, every rank opens it
+ * and they agree: if one fails, all do (rank 0 says which and why).
+ */
 int weft_trace_open(const char *path, const weft_open_options *options,
 		    weft_trace **out)
+{
+	if (out != NULL)
+		*out = NULL;
+	int rc = open_here(path, options, out);
+	const weft_dist *d = options != NULL ? options->dist : NULL;
+	if (d == NULL || d->ranks <= 1 || out == NULL)
+		return rc;
+	if (d->rank < 0 || d->rank >= d->ranks || d->gather == NULL || d->broadcast == NULL) {
+		weft_trace_free(*out);
+		*out = NULL;
+		return weft__error(WEFT_EINVAL, path, WEFT_NO_OFFSET,
+				   "weft_dist: rank %d of %d, or no gather or broadcast",
+				   d->rank, d->ranks);
+	}
+	/* The agreement needs a trace to report on: a failed rank's stand-in. */
+	weft_trace failed = { .options = { .dist = d } };
+	weft_trace *t = rc == 0 ? *out : &failed;
+	size_t diags = weft_trace_diag_count(t);
+	rc = weft__dist_combine(t, rc, diags, NULL, NULL, NULL);
+	if (rc < 0 && t != &failed) {
+		weft_trace_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static int open_here(const char *path, const weft_open_options *options, weft_trace **out)
 {
 	weft_open_options defaults;
 	if (path == NULL || out == NULL)
@@ -322,7 +356,9 @@ void weft_trace_free(weft_trace *trace)
 	free(trace->nodes);
 	free(trace->streams);
 	free(trace->diags);
+	free(trace->diag_origins);
 	free(trace->metadata_json);
+	free(trace->dist_selected);
 	free(trace->path);
 	free(trace);
 }
@@ -510,28 +546,41 @@ int weft__trace_add_stream(weft_trace *trace, uint32_t node, const char *file,
 void weft__trace_diag(weft_trace *trace, int severity, int status,
 		      const char *file, uint64_t offset, const char *fmt, ...)
 {
-	if (trace->diag_count >= DIAG_MAX ||
-	    weft__array_grow((void **)&trace->diags, &trace->diag_cap,
-		 trace->diag_count + 1, sizeof(weft_diag)) < 0) {
-		trace->diags_dropped++;
-		return;
-	}
 	char message[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof message, fmt, ap);
 	va_end(ap);
+	weft__trace_diag_record(trace, NULL, WEFT__NO_STREAM, severity, status, file, offset,
+				message);
+}
+
+int weft__trace_diag_record(weft_trace *trace, const char *key, uint32_t stream,
+			    int severity, int status, const char *file, uint64_t offset,
+			    const char *message)
+{
+	if (trace->diag_count >= DIAG_MAX ||
+	    weft__array_grow((void **)&trace->diags, &trace->diag_cap,
+		 trace->diag_count + 1, sizeof(weft_diag)) < 0 ||
+	    weft__array_grow((void **)&trace->diag_origins, &trace->diag_origin_cap,
+		 trace->diag_count + 1, sizeof *trace->diag_origins) < 0) {
+		trace->diags_dropped++;
+		return -1;
+	}
 	weft_diag *d = &trace->diags[trace->diag_count];
 	d->severity = severity;
 	d->status = status;
 	d->file = file ? weft__trace_strdup(trace, file) : NULL;
 	d->offset = offset;
 	d->message = weft__trace_strdup(trace, message);
-	if (d->message == NULL) {
+	const char *kept_key = key ? weft__trace_strdup(trace, key) : NULL;
+	if (d->message == NULL || (key != NULL && kept_key == NULL)) {
 		trace->diags_dropped++;
-		return;
+		return -1;
 	}
+	trace->diag_origins[trace->diag_count] = (weft__diag_origin){ kept_key, stream };
 	trace->diag_count++;
+	return 0;
 }
 
 char *weft__path_join(const char *a, const char *b)

@@ -59,9 +59,6 @@ typedef struct ovni_data {
 	uint64_t max_region_events; /* unordered-region size bound */
 	ovni_mark *marks;           /* mark types of the metadata */
 	size_t mark_count;
-	/* Signatures whose events were reported for a layout that differs
-	 * from the table (one note per event kind and trace). */
-	uint64_t layout_noted[(OVNI_MAX_SIGNATURES + 63) / 64];
 } ovni_data;
 
 /* Reads the stream header of `mf`: sets *big_endian, or fails. */

@@ -46,6 +46,9 @@ typedef struct ovni_reader {
 	uint64_t seq;            /* stored index of the event at pos */
 	uint64_t last_clock;     /* clock of the last delivered event */
 	int backwards_reported;
+	/* Signatures whose events were noted for a layout that differs from
+	 * the table (a once-note per event kind: weft__trace_diag_once). */
+	uint64_t layout_noted[(OVNI_MAX_SIGNATURES + 63) / 64];
 	int in_region;           /* stored order: inside OU[ .. OU] */
 	/* Scan-ahead for unordered regions (not used in stored order). */
 	int scan;

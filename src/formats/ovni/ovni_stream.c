@@ -222,23 +222,27 @@ static int reader_stop(ovni_reader *r, int rc)
  * An event whose flags are not those of its signature: a note, once per
  * event kind and trace, when it holds more than the signature names (the
  * decoder keeps the rest as raw bytes); a payload too short is left to
- * weft_event_fields(), which reports it.
+ * weft_event_fields(), which reports it. The reader notes the first of
+ * its stream; the trace keeps the one of the lowest stream (a once-note:
+ * the same whatever order, threads or ranks read the streams in).
  */
 static void note_layout(ovni_reader *r, int i, const unsigned char *p, uint64_t offset,
 			uint64_t size)
 {
-	uint64_t *noted = &r->data->layout_noted[i / 64];
+	uint64_t *noted = &r->layout_noted[i / 64];
 	uint64_t bit = 1ull << (i % 64);
 	if (*noted & bit)
 		return;
 	unsigned code = p[0] & OVNI_SIZE_MASK;
 	uint64_t bytes = (p[0] & OVNI_FLAG_JUMBO) ? size - OVNI_EVENT_HEADER_SIZE - 4 :
 			 (code ? code + 1u : 0u);
-	char msg[512];
+	char msg[512], key[32];
 	if (weft__ovni_layout_differs(i, p[0], bytes, msg, sizeof msg) <= 0)
 		return;
 	*noted |= bit;
-	weft__trace_diag(r->trace, WEFT_SEV_NOTE, WEFT_EFORMAT, r->name, offset, "%s", msg);
+	snprintf(key, sizeof key, "ovni.layout.%d", i);
+	weft__trace_diag_once(r->trace, key, r->stream, WEFT_SEV_NOTE, WEFT_EFORMAT, r->name,
+			      offset, "%s", msg);
 }
 
 /*

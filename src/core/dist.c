@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/dist.c - the work on one trace shared among processes (weft/dist.h).
+ *
+ * Map:
+ *   - the share: which streams a rank reads (largest first, to the part
+ *     with the fewest bytes);
+ *   - packing: the little binary writer and reader of what ranks send
+ *     (little-endian integers, length-prefixed texts, every read checked
+ *     against the block's end);
+ *   - combining: a rank's status, error, diagnostics and result gathered
+ *     on rank 0, merged there by the analysis, the final status sent back.
+ *
+ * The library never calls MPI: the collectives are the caller's
+ * (weft_dist.gather, .broadcast). Every rank takes part in every
+ * collective whatever its status, so that a rank that fails never leaves
+ * the others waiting.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "weft/dist.h"
+
+/* ---- The share ------------------------------------------------------------------ */
+
+/* A stream as the share deals them: largest first, then by index. */
+typedef struct dealt_stream {
+	uint64_t bytes;
+	uint32_t index;
+} dealt_stream;
+
+static int largest_first(const void *a, const void *b)
+{
+	const dealt_stream *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int64_t weft__share_deal(const weft_trace *trace, const uint8_t *among, int part, int parts,
+			 uint8_t *selected)
+{
+	size_t n = trace->stream_count;
+	dealt_stream *order = malloc((n ? n : 1) * sizeof *order);
+	uint64_t *bytes = calloc((size_t)parts, sizeof *bytes);
+	if (order == NULL || bytes == NULL) {
+		free(order);
+		free(bytes);
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	size_t dealt = 0;
+	for (size_t i = 0; i < n; i++) {
+		selected[i] = 0;
+		if (among == NULL || among[i])
+			order[dealt++] = (dealt_stream){ trace->streams[i].file_size, (uint32_t)i };
+	}
+	qsort(order, dealt, sizeof *order, largest_first);
+	int64_t mine = 0;
+	for (size_t k = 0; k < dealt; k++) {
+		int least = 0;
+		for (int p = 1; p < parts; p++)
+			if (bytes[p] < bytes[least])
+				least = p;
+		/* Streams without bytes still count one, so that empty
+		 * streams spread too. */
+		bytes[least] += order[k].bytes + 1;
+		selected[order[k].index] = least == part;
+		mine += least == part;
+	}
+	free(order);
+	free(bytes);
+	return mine;
+}
+
+int64_t weft_trace_share(const weft_trace *trace, int part, int parts, uint8_t *selected)
+{
+	if (trace == NULL || selected == NULL || parts < 1 || part < 0 || part >= parts)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+				   "weft_trace_share: part %d of %d", part, parts);
+	if (parts == 1 || weft_trace_shared_files(trace)) {
+		memset(selected, part == 0, trace->stream_count);
+		return part == 0 ? (int64_t)trace->stream_count : 0;
+	}
+	return weft__share_deal(trace, NULL, part, parts, selected);
+}
+
+int weft__dist_active(const weft_trace *trace)
+{
+	const weft_dist *d = trace->options.dist;
+	return d != NULL && d->ranks > 1;
+}
+
+const uint8_t *weft__dist_selected(weft_trace *trace)
+{
+	if (!weft__dist_active(trace))
+		return NULL;
+	if (trace->dist_selected == NULL) {
+		uint8_t *s = malloc(trace->stream_count ? trace->stream_count : 1);
+		if (s == NULL)
+			return NULL;
+		if (weft_trace_share(trace, trace->options.dist->rank, trace->options.dist->ranks,
+				     s) < 0) {
+			free(s);
+			return NULL;
+		}
+		trace->dist_selected = s;
+	}
+	return trace->dist_selected;
+}
+
+/* ---- Packing -------------------------------------------------------------------- */
+
+/* Makes room for `more` bytes; sets `failed` when out of memory. */
+static uint8_t *pack_room(weft__pack *p, size_t more)
+{
+	if (p->failed)
+		return NULL;
+	if (weft__array_grow((void **)&p->data, &p->cap, p->len + more, 1) < 0) {
+		p->failed = 1;
+		return NULL;
+	}
+	uint8_t *at = p->data + p->len;
+	p->len += more;
+	return at;
+}
+
+void weft__pack_u64(weft__pack *p, uint64_t v)
+{
+	uint8_t *at = pack_room(p, 8);
+	for (int i = 0; at != NULL && i < 8; i++)
+		at[i] = (uint8_t)(v >> (8 * i));
+}
+
+void weft__pack_bytes(weft__pack *p, const void *bytes, size_t len)
+{
+	weft__pack_u64(p, len);
+	uint8_t *at = pack_room(p, len);
+	if (at != NULL && len > 0)
+		memcpy(at, bytes, len);
+}
+
+void weft__pack_text(weft__pack *p, const char *text)
+{
+	weft__pack_bytes(p, text ? text : "", text ? strlen(text) + 1 : 1);
+}
+
+void weft__pack_release(weft__pack *p)
+{
+	free(p->data);
+	*p = (weft__pack){ 0 };
+}
+
+uint64_t weft__unpack_u64(weft__unpack *u)
+{
+	if (u->bad || u->len - u->pos < 8) {
+		u->bad = 1;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)u->data[u->pos + i] << (8 * i);
+	u->pos += 8;
+	return v;
+}
+
+const void *weft__unpack_bytes(weft__unpack *u, size_t *len)
+{
+	uint64_t n = weft__unpack_u64(u);
+	if (u->bad || n > u->len - u->pos) {
+		u->bad = 1;
+		*len = 0;
+		return NULL;
+	}
+	const void *at = u->data + u->pos;
+	u->pos += (size_t)n;
+	*len = (size_t)n;
+	return at;
+}
+
+const char *weft__unpack_text(weft__unpack *u)
+{
+	size_t len;
+	const char *t = weft__unpack_bytes(u, &len);
+	if (t == NULL || len == 0 || t[len - 1] != '\0') {
+		u->bad = 1;
+		return "";
+	}
+	return t;
+}
+
+/* ---- Combining ---------------------------------------------------------------- */
+
+/* What a rank sends: status, error, its diagnostics from `from` on, result. */
+static void pack_report(weft__pack *p, weft_trace *trace, int rc, size_t from,
+			const weft__pack *result)
+{
+	weft__pack_u64(p, (uint64_t)(int64_t)rc);
+	weft__pack_text(p, rc < 0 ? weft_last_error() : "");
+	size_t n = weft_trace_diag_count(trace);
+	weft__pack_u64(p, n > from ? n - from : 0);
+	for (size_t i = from; i < n; i++) {
+		const weft_diag *d = weft_trace_diag(trace, i);
+		const weft__diag_origin *o = &trace->diag_origins[i];
+		weft__pack_u64(p, o->key != NULL);
+		weft__pack_text(p, o->key);
+		weft__pack_u64(p, o->stream);
+		weft__pack_u64(p, (uint64_t)(int64_t)d->severity);
+		weft__pack_u64(p, (uint64_t)(int64_t)d->status);
+		weft__pack_text(p, d->file);
+		weft__pack_u64(p, d->offset);
+		weft__pack_text(p, d->message);
+	}
+	weft__pack_bytes(p, result ? result->data : NULL, result ? result->len : 0);
+}
+
+/*
+ * Rank 0: takes one rank's report: its diagnostics onto the trace, its
+ * error as the status when none came before, its result to `merge`.
+ */
+static int take_report(weft_trace *trace, int rank, weft__unpack *u, int status,
+		       weft__dist_merge_fn merge, void *ctx)
+{
+	int64_t rc = (int64_t)weft__unpack_u64(u);
+	const char *message = weft__unpack_text(u);
+	uint64_t diags = weft__unpack_u64(u);
+	for (uint64_t i = 0; !u->bad && i < diags; i++) {
+		int keyed = weft__unpack_u64(u) != 0;
+		const char *key = weft__unpack_text(u);
+		uint32_t stream = (uint32_t)weft__unpack_u64(u);
+		int severity = (int)(int64_t)weft__unpack_u64(u);
+		int dstatus = (int)(int64_t)weft__unpack_u64(u);
+		const char *file = weft__unpack_text(u);
+		uint64_t offset = weft__unpack_u64(u);
+		const char *text = weft__unpack_text(u);
+		if (u->bad)
+			break;
+		if (keyed)
+			weft__trace_diag_once(trace, key, stream, severity, dstatus,
+					      *file ? file : NULL, offset, "%s", text);
+		else
+			weft__trace_diag_record(trace, NULL, stream, severity, dstatus,
+						*file ? file : NULL, offset, text);
+	}
+	size_t len;
+	const void *result = weft__unpack_bytes(u, &len);
+	if (u->bad)
+		return status < 0 ? status
+		       : weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+				     "rank %d sent a report that does not parse", rank);
+	if (status < 0)
+		return status;
+	if (rc < 0)
+		return weft__error((int)rc, NULL, WEFT_NO_OFFSET, "rank %d: %s", rank, message);
+	if (merge == NULL)
+		return 0;
+	weft__unpack r = { .data = result, .len = len };
+	int m = merge(ctx, &r);
+	if (m == 0 && r.bad)
+		m = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+				"rank %d sent a result that does not parse", rank);
+	return m;
+}
+
+int weft__dist_combine(weft_trace *trace, int rc, size_t diag_from, weft__dist_pack_fn pack,
+		       weft__dist_merge_fn merge, void *ctx)
+{
+	const weft_dist *d = trace->options.dist;
+	weft__pack result = { 0 }, mine = { 0 };
+	if (rc == 0 && pack != NULL) {
+		pack(&result, ctx);
+		if (result.failed)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	pack_report(&mine, trace, rc, diag_from, rc == 0 ? &result : NULL);
+	weft__pack_release(&result);
+	size_t *lens = calloc((size_t)d->ranks, sizeof *lens);
+	void *all = NULL;
+	int status = rc;
+	if (mine.failed || lens == NULL) {
+		/* Still take part in the collectives: an empty report. */
+		status = status < 0 ? status
+			 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		mine.len = 0;
+	}
+	size_t dummy[1];
+	int g = d->gather(d->user, mine.data, mine.len, &all, lens ? lens : dummy);
+	if (g < 0 && status >= 0)
+		status = weft__error(g, NULL, WEFT_NO_OFFSET, "the ranks could not gather results");
+	if (d->rank == 0 && all != NULL && lens != NULL) {
+		size_t at = lens[0];
+		for (int r = 1; r < d->ranks; r++) {
+			weft__unpack u = { .data = (const uint8_t *)all + at, .len = lens[r] };
+			status = take_report(trace, r, &u, status, merge, ctx);
+			at += lens[r];
+		}
+	}
+	free(all);
+	free(lens);
+	weft__pack_release(&mine);
+	int64_t final = status;
+	int b = d->broadcast(d->user, &final, sizeof final);
+	if (b < 0)
+		return weft__error(b, NULL, WEFT_NO_OFFSET, "the ranks could not agree on a status");
+	if (d->rank != 0 && final < 0 && status >= 0)
+		weft__error((int)final, NULL, WEFT_NO_OFFSET, "another rank failed (rank 0 says why)");
+	return (int)final;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/parts.c - an analysis over many streams on several threads.
+ *
+ * A trace and its cursors belong to one thread, so each thread opens the
+ * trace again (weft__trace_reopen) and reads its part of the streams,
+ * dealt by bytes as ranks deal them (weft__share_deal). A part's result
+ * travels as a pack, the form ranks send (core/dist.c), and the caller
+ * merges the packs in part order: one merge for threads and ranks, and a
+ * result that does not depend on how many there were.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+
+/* One thread's part: its streams, handle, result and status. */
+typedef struct part_worker {
+	weft_trace *origin;
+	uint8_t *selected;
+	weft__part_fn compute;
+	void *arg;
+	weft_trace *handle;
+	size_t open_diags; /* diagnostics of opening, also in the origin */
+	weft__pack result;
+	int rc;
+	char error[1024];  /* the part's message: errors are per thread */
+	pthread_t thread;
+} part_worker;
+
+static void *part_main(void *arg)
+{
+	part_worker *w = arg;
+	w->rc = weft__trace_reopen(w->origin, &w->handle);
+	if (w->rc == 0) {
+		w->open_diags = weft_trace_diag_count(w->handle);
+		w->rc = w->compute(w->handle, w->selected, &w->result, w->arg);
+		if (w->rc == 0 && w->result.failed)
+			w->rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	if (w->rc < 0)
+		snprintf(w->error, sizeof w->error, "%s", weft_last_error());
+	return NULL;
+}
+
+/* 1 when no two consecutive streams share a data file. */
+static int streams_have_own_files(const weft_trace *trace)
+{
+	for (size_t i = 1; i < trace->stream_count; i++) {
+		const char *a = trace->streams[i - 1].file, *b = trace->streams[i].file;
+		if (a == NULL || b == NULL || strcmp(a, b) == 0)
+			return 0;
+	}
+	return !weft_trace_shared_files(trace);
+}
+
+int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked)
+{
+	size_t streams = 0;
+	for (size_t i = 0; i < trace->stream_count; i++)
+		streams += among == NULL || among[i];
+	long n = asked > 0 ? asked : trace->options.threads;
+	if (n <= 0)
+		n = weft__threads_from_environment();
+	if (n <= 0) {
+		n = streams_have_own_files(trace) ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+		if (n > 8)
+			n = 8;
+	}
+	if ((size_t)n > streams)
+		n = (long)streams;
+	return n > 1 ? (int)n : 1;
+}
+
+/* Takes a finished part: its diagnostics and progress, then its result. */
+static int take_part(weft_trace *trace, part_worker *w, int rc,
+		     weft__dist_merge_fn merge, void *ctx)
+{
+	if (w->handle != NULL) {
+		for (size_t i = w->open_diags; i < weft_trace_diag_count(w->handle); i++)
+			weft__trace_diag_copy(trace, w->handle, i);
+		weft__progress_add(trace, &w->handle->progress);
+	}
+	if (rc < 0)
+		return rc;
+	if (w->rc < 0)
+		return weft__error(w->rc, NULL, WEFT_NO_OFFSET, "%s", w->error);
+	weft__unpack u = { .data = w->result.data, .len = w->result.len };
+	rc = merge(ctx, &u);
+	if (rc == 0 && u.bad)
+		rc = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+				 "a thread's result does not parse (a bug)");
+	return rc;
+}
+
+int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
+		    weft__part_fn compute, void *arg, weft__dist_merge_fn merge, void *ctx)
+{
+	part_worker *w = calloc((size_t)threads, sizeof *w);
+	if (w == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int started = 0, rc = 0;
+	for (; started < threads; started++) {
+		part_worker *p = &w[started];
+		*p = (part_worker){ .origin = trace, .compute = compute, .arg = arg };
+		p->selected = malloc(trace->stream_count ? trace->stream_count : 1);
+		if (p->selected == NULL ||
+		    weft__share_deal(trace, among, started, threads, p->selected) < 0 ||
+		    pthread_create(&p->thread, NULL, part_main, p) != 0) {
+			free(p->selected);
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+					 "cannot start a thread");
+			break;
+		}
+	}
+	weft__trace_threads_note(trace, started);
+	for (int i = 0; i < started; i++) {
+		pthread_join(w[i].thread, NULL);
+		rc = take_part(trace, &w[i], rc, merge, ctx);
+		weft_trace_free(w[i].handle);
+		weft__pack_release(&w[i].result);
+		free(w[i].selected);
+	}
+	free(w);
+	return rc;
+}

@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: MIT
+"""`mpiexec -n R weft-mpi COMMAND` prints exactly what `weft COMMAND`
+prints (stdout, stderr and exit code), for R = 1, 2 and 4, on traces of
+every format and on a generated ovni trace of 64 looms; and `--threads N`
+gives the same output for N = 1, 2 and 4. Ranks share the streams (by
+bytes) and combine their tables (weft/dist.h): a table merged by order of
+arrival or a stream counted twice or not at all shows here."""
+
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from weftlib import DATA_DIR, WEFT, ovni_event, write_ovni_stream
+
+RANKS = (1, 2, 4)
+
+TRACES = {
+    "ovni-v3-mpi": DATA_DIR / "ovni" / "v3" / "mpi-func-4procs",
+    "ovni-v3-nosv": DATA_DIR / "ovni" / "v3" / "nosv-parallel-tasks",
+    "heph": DATA_DIR / "heph" / "heph_sample.bin.log",
+    "pallas": DATA_DIR / "pallas" / "wb_enterleave_f3_n1000_t2_logical" / "trace",
+    "pallas-generic": DATA_DIR / "pallas" / "wb_generic_f2_n2000_t4_logical" / "trace",
+    "ross": DATA_DIR / "ross" / "im-everything" / "np1",
+    "otf2": DATA_DIR / "otf2" / "mpi-threads",
+}
+
+COMMANDS = {
+    "top": ["top", "--streams"],
+    "top-time": ["top", "--time"],
+    "profile": ["profile"],
+    "profile-stream": ["profile", "--by", "stream"],
+}
+
+
+def first_trace(directory):
+    """The first trace directory under `directory` (the v1 and v2 samples)."""
+    return sorted(p for p in Path(directory).iterdir() if p.is_dir())[0]
+
+
+def make_looms_trace(root, looms=64, threads=2):
+    """An ovni trace of `looms` looms of one process of `threads` threads:
+    nOS-V-like task bodies (VTx .. VTe inside VAs .. VAS), a different
+    number per stream so that the streams' sizes differ."""
+    for loom in range(looms):
+        pid = 1000 + loom
+        for t in range(threads):
+            tid = pid * 10 + t
+            clock = 1_000_000 + loom * 13 + t * 7
+            events = [ovni_event("OHx", clock, struct.pack("<iii", t, -1, 0))]
+            for task in range(5 + (loom * 7 + t * 3) % 40):
+                clock += 100
+                events.append(ovni_event("VAs", clock))
+                events.append(ovni_event("VTx", clock + 10, struct.pack("<II", task + 1, 1)))
+                events.append(ovni_event("VTe", clock + 60 + task % 9,
+                                         struct.pack("<II", task + 1, 1)))
+                events.append(ovni_event("VAS", clock + 80))
+            events.append(ovni_event("OHe", clock + 200))
+            write_ovni_stream(root, events, loom=f"node{loom:02d}", pid=pid, tid=tid,
+                              cpus=((0, 0), (1, 1)))
+    return root
+
+
+@pytest.fixture(scope="module")
+def looms_trace(tmp_path_factory):
+    return make_looms_trace(tmp_path_factory.mktemp("looms") / "trace")
+
+
+def run(args, env=None):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+def serial(command, trace):
+    return run([WEFT] + command + [trace])
+
+
+def parallel(mpi_runner, ranks, command, trace):
+    mpiexec, runner = mpi_runner
+    return run([mpiexec, "-n", ranks, runner] + command + [trace])
+
+
+def assert_same(expected, got, what):
+    assert got.returncode == expected.returncode, what + "\n" + got.stderr
+    assert got.stdout == expected.stdout, what
+    assert got.stderr == expected.stderr, what
+
+
+def all_traces(looms_trace):
+    traces = dict(TRACES)
+    traces["ovni-v1"] = first_trace(DATA_DIR / "ovni" / "v1")
+    traces["ovni-v2"] = first_trace(DATA_DIR / "ovni" / "v2")
+    traces["ovni-64-looms"] = looms_trace
+    return traces
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_ranks_print_what_one_process_prints(mpi_runner, looms_trace, command):
+    for name, trace in all_traces(looms_trace).items():
+        expected = serial(COMMANDS[command], trace)
+        assert expected.returncode == 0, f"{command} of {name}: {expected.stderr}"
+        for ranks in RANKS:
+            got = parallel(mpi_runner, ranks, COMMANDS[command], trace)
+            assert_same(expected, got, f"{command} of {name} on {ranks} ranks")
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_threads_do_not_change_the_output(looms_trace, command):
+    for name, trace in all_traces(looms_trace).items():
+        expected = serial(COMMANDS[command] + ["--threads", "1"], trace)
+        for threads in (2, 4):
+            got = serial(COMMANDS[command] + ["--threads", str(threads)], trace)
+            assert_same(expected, got, f"{command} of {name} with {threads} threads")
+
+
+def test_the_64_looms_are_shared_among_the_ranks(looms_trace):
+    """The generated trace is what the test means: 64 looms, 128 streams."""
+    info = serial(["info"], looms_trace)
+    assert info.returncode == 0, info.stderr
+    assert len(list(Path(looms_trace).glob("loom.*"))) == 64
+    assert len(list(Path(looms_trace).glob("loom.*/proc.*/thread.*/stream.obs"))) == 128
+
+
+def damaged_copy(tmp_path, stream_index):
+    """A copy of the 64-loom trace whose stream `stream_index` (in sorted
+    path order) has a garbage event in its middle."""
+    trace = make_looms_trace(tmp_path / "damaged", looms=8)
+    obs = sorted(Path(trace).glob("loom.*/proc.*/thread.*/stream.obs"))[stream_index]
+    data = bytearray(obs.read_bytes())
+    data[8 + 5 * 17:8 + 5 * 17 + 4] = b"\x0f\xff\xff\xff"
+    obs.write_bytes(bytes(data))
+    return trace
+
+
+@pytest.mark.parametrize("stream_index", [0, 5, 15])
+def test_a_read_error_on_any_rank_is_reported_by_rank_0(mpi_runner, tmp_path, stream_index):
+    trace = damaged_copy(tmp_path, stream_index)
+    for command in (COMMANDS["top"], COMMANDS["profile"]):
+        expected = serial(command, trace)
+        assert expected.returncode != 0 and "stream.obs" in expected.stderr, expected.stderr
+        for ranks in (2, 4):
+            got = parallel(mpi_runner, ranks, command, trace)
+            assert_same(expected, got, f"{command} of a damaged stream on {ranks} ranks")
+
+
+def test_open_failure_is_one_message_and_exit_2(mpi_runner, tmp_path):
+    expected = serial(["top"], tmp_path / "absent")
+    got = parallel(mpi_runner, 4, ["top"], tmp_path / "absent")
+    assert expected.returncode == 2
+    assert_same(expected, got, "top of a missing trace")
+
+
+def test_unknown_command_and_usage(mpi_runner):
+    mpiexec, runner = mpi_runner
+    got = run([mpiexec, "-n", 2, runner, "frobnicate"])
+    assert got.returncode == 2
+    assert got.stderr.count("unknown command 'frobnicate'") == 1
+    got = run([mpiexec, "-n", 2, runner, "--help"])
+    assert got.returncode == 0 and got.stdout.count("usage: mpiexec") == 1
+
+
+def test_weft_mpi_option_runs_the_runner(mpi_runner):
+    """`mpiexec -n R weft --mpi COMMAND` is weft-mpi's run (weft execs the
+    weft-mpi next to it, which inherits what MPI_Init needs)."""
+    mpiexec, _ = mpi_runner
+    trace = TRACES["ovni-v3-mpi"]
+    expected = serial(COMMANDS["top"], trace)
+    got = run([mpiexec, "-n", 2, WEFT, "--mpi"] + COMMANDS["top"] + [trace])
+    assert_same(expected, got, "weft --mpi top on 2 ranks")
+    got = run([mpiexec, "-n", 2, WEFT, "sync", "--help"])
+    assert got.returncode == 0 and got.stdout.startswith("usage: weft-mpi sync")
+    got = run([WEFT, "--mpi"])
+    assert got.returncode == 2 and "expects a command" in got.stderr
