@@ -41,6 +41,13 @@ typedef struct weft_check_options {
 	int models;
 	/* models: run every model, required or not (ovniemu -a). */
 	int all_models;
+	/* Threads that read the streams, each its part (by bytes): 0 = the
+	 * trace's `threads` option, then WEFT_THREADS, then the cores (at
+	 * most 8) when the streams have files of their own; 1 = this thread.
+	 * The report does not depend on it (nor on the ranks of a
+	 * weft_dist: then rank 0 gets the whole report; the format's checks
+	 * of the whole trace and the emulation run there alone). */
+	int threads;
 } weft_check_options;
 
 void weft_check_options_init(weft_check_options *options);
@@ -57,8 +64,9 @@ typedef struct weft_check_report weft_check_report;
  * stored. Problems go to the report (at most ten of one kind per stream,
  * then one line that counts the rest); diagnostics go to the trace.
  * Returns 0 and *out (free it with weft_check_report_free()), or
- * WEFT_ENOMEM when not even the report could be made, or WEFT_EINVAL
- * when `models` is asked of a trace that is not ovni.
+ * WEFT_ENOMEM when not even the report could be made, WEFT_EINVAL
+ * when `models` is asked of a trace that is not ovni, or (with a
+ * weft_dist) the error of a rank.
  */
 int weft_trace_check(weft_trace *trace, const weft_check_options *options,
 		     weft_check_report **out);

@@ -48,6 +48,22 @@ int weft_trace_stream_stats(weft_trace *trace, uint32_t stream, weft_stream_stat
  */
 int weft_trace_stats_merged(weft_trace *trace, weft_stream_stats *stats);
 
+/*
+ * The statistics of every stream (`stats`: weft_trace_stream_count()
+ * entries), as weft_trace_stream_stats() gives them one by one (one
+ * merged pass for the formats read by whole files), the streams shared
+ * among `threads` threads (0: the trace's `threads` option, then
+ * WEFT_THREADS, then the cores, at most 8, when the streams have files of
+ * their own; 1: this one) and, with a weft_dist, among ranks (collective:
+ * rank 0 gets every stream's figures). A stream that cannot be read to
+ * its end counts what was read; `status` (or NULL) gets each stream's
+ * error (0: none), whose message is an error diagnostic of the trace.
+ * Returns 0, WEFT_ENOMEM, or the error of the first stream that failed.
+ * The figures and diagnostics do not depend on threads or ranks.
+ */
+int weft_trace_stats_all(weft_trace *trace, int threads, weft_stream_stats *stats,
+			 int *status);
+
 /* Adds one event into the statistics of its stream. */
 void weft_stream_stats_add(weft_stream_stats *stats, const weft_event *event);
 

@@ -492,6 +492,135 @@ static void check_models(weft_check_report *r, const weft_check_options *options
 	weft_emu_free(e);
 }
 
+/* ---- Shared among threads and ranks ----------------------------------------------- */
+
+/* The streams of `selected` (NULL: all), each read alone, into `r`. */
+static void check_streams(weft_check_report *r, const uint8_t *selected, int want_sorted,
+			  weft__stream_start *starts)
+{
+	weft__view *nesting = nesting_view(r->trace);
+	for (size_t i = 0; i < weft_trace_stream_count(r->trace); i++)
+		if (selected == NULL || selected[i])
+			r->events += check_stream(r, (uint32_t)i, want_sorted,
+						  starts ? &starts[i] : NULL, nesting);
+	weft__view_free(nesting);
+}
+
+/* What a part found: where and what of a check, for the merge. */
+typedef struct check_part {
+	weft_check_report *report;
+	weft__stream_start *starts; /* one per stream of the trace */
+	const uint8_t *selected;    /* the part's streams (NULL: all) */
+	int want_sorted;
+} check_part;
+
+/* The events read, the first event of each stream, the problems. */
+static void pack_check(weft__pack *p, const void *ctx)
+{
+	const check_part *c = ctx;
+	const weft_check_report *r = c->report;
+	size_t streams = weft_trace_stream_count(r->trace);
+	weft__pack_u64(p, r->events);
+	weft__pack_u64(p, (uint64_t)r->out_of_memory);
+	for (size_t i = 0; c->starts != NULL && i < streams; i++) {
+		if ((c->selected != NULL && !c->selected[i]) || !c->starts[i].seen)
+			continue;
+		weft__pack_u64(p, i);
+		weft__pack_u64(p, c->starts[i].time);
+		weft__pack_u64(p, c->starts[i].offset);
+	}
+	weft__pack_u64(p, UINT64_MAX); /* the end of the starts */
+	for (size_t i = 0; i < r->count; i++) {
+		const problem *q = &r->items[i];
+		weft__pack_u64(p, q->stream);
+		weft__pack_u64(p, (uint64_t)(int64_t)q->diag.severity);
+		weft__pack_u64(p, (uint64_t)(int64_t)q->diag.status);
+		weft__pack_text(p, q->diag.file);
+		weft__pack_u64(p, q->diag.offset);
+		weft__pack_text(p, q->diag.message);
+	}
+}
+
+/* Adds another part's findings to the report (the starts of its streams). */
+static int merge_check(void *ctx, weft__unpack *u)
+{
+	check_part *c = ctx;
+	weft_check_report *r = c->report;
+	size_t streams = weft_trace_stream_count(r->trace);
+	r->events += weft__unpack_u64(u);
+	r->out_of_memory |= weft__unpack_u64(u) != 0;
+	for (uint64_t i; !u->bad && (i = weft__unpack_u64(u)) != UINT64_MAX;) {
+		uint64_t time = weft__unpack_u64(u), offset = weft__unpack_u64(u);
+		if (i >= streams) {
+			u->bad = 1;
+			break;
+		}
+		if (c->starts != NULL)
+			c->starts[i] = (weft__stream_start){ 1, time, offset };
+	}
+	while (!u->bad && u->pos < u->len) {
+		uint64_t stream = weft__unpack_u64(u);
+		int severity = (int)(int64_t)weft__unpack_u64(u);
+		int status = (int)(int64_t)weft__unpack_u64(u);
+		const char *file = weft__unpack_text(u);
+		uint64_t offset = weft__unpack_u64(u);
+		const char *message = weft__unpack_text(u);
+		if (u->bad || stream >= streams) {
+			u->bad = 1;
+			break;
+		}
+		append_problem(r, (uint32_t)stream, severity, status, file, offset, message);
+	}
+	return 0;
+}
+
+/* A thread's part (weft__part_fn): its streams checked, packed. */
+static int check_part_run(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+			  void *arg)
+{
+	const check_part *whole = arg;
+	size_t streams = weft_trace_stream_count(handle);
+	weft_check_report r = { .sink.add = sink_add, .trace = handle };
+	check_part part = { &r, calloc(streams ? streams : 1, sizeof *part.starts), selected,
+			    whole->want_sorted };
+	if (part.starts == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	check_streams(&r, selected, whole->want_sorted, part.starts);
+	pack_check(result, &part);
+	for (size_t i = 0; i < r.count; i++) {
+		free((char *)r.items[i].diag.file);
+		free((char *)r.items[i].diag.message);
+	}
+	free(r.items);
+	free(part.starts);
+	return 0;
+}
+
+/*
+ * Every stream of this process's share (weft/dist.h), by threads when
+ * worth it, then (with a dist) every rank's findings on rank 0, in stream
+ * order as one reader finds them. 0, or an error every rank returns.
+ */
+static int check_shared(weft_trace *trace, check_part *c, int threads_asked)
+{
+	size_t diags = weft_trace_diag_count(trace);
+	const uint8_t *share = weft__dist_selected(trace);
+	int rc = share == NULL && weft__dist_active(trace)
+		 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
+	c->selected = share;
+	int threads = weft__parts_threads(trace, share, threads_asked);
+	if (rc == 0 && threads <= 1)
+		check_streams(c->report, share, c->want_sorted, c->starts);
+	else if (rc == 0)
+		rc = weft__parts_run(trace, share, threads, check_part_run, c, merge_check, c);
+	if (weft__dist_active(trace))
+		rc = weft__dist_combine(trace, rc, diags, pack_check, merge_check, c);
+	if (rc == 0 && sort_problems_by_stream(c->report, weft_trace_stream_count(trace)) < 0)
+		c->report->out_of_memory = 1;
+	weft__trace_diags_sort(trace, diags);
+	return rc;
+}
+
 /* ---- Whole trace --------------------------------------------------------------------- */
 
 /*
@@ -523,21 +652,30 @@ static int check_run(weft_trace *trace, const weft_check_options *options,
 	}
 	r->sink.add = sink_add;
 	r->trace = trace;
-	weft__view *nesting = nesting_view(trace);
+	int rc = 0;
+	/* Rank 0's work alone under a dist: the files shared by the streams
+	 * (weft_trace_share), the format's checks of the whole trace, the
+	 * emulation. */
+	int whole = !weft__dist_active(trace) || trace->options.dist->rank == 0;
 	if (weft_trace_file_order_default(trace)) {
-		r->events = check_merged(r, nesting);
+		weft__view *nesting = whole ? nesting_view(trace) : NULL;
+		r->events = whole ? check_merged(r, nesting) : 0;
+		weft__view_free(nesting);
 	} else {
 		starts = calloc(streams ? streams : 1, sizeof *starts);
 		r->out_of_memory |= starts == NULL;
-		for (size_t i = 0; i < streams; i++)
-			r->events += check_stream(r, (uint32_t)i, options->sorted,
-						  starts ? &starts[i] : NULL, nesting);
+		check_part c = { r, starts, NULL, options->sorted };
+		rc = check_shared(trace, &c, options->threads);
 	}
-	weft__view_free(nesting);
-	if (hooks != NULL && hooks->trace_check != NULL)
+	if (rc < 0) {
+		free(starts);
+		weft_check_report_free(r);
+		return rc;
+	}
+	if (whole && hooks != NULL && hooks->trace_check != NULL)
 		hooks->trace_check(trace, options, starts, &r->sink);
 	free(starts);
-	if (options->models)
+	if (whole && options->models)
 		check_models(r, options);
 	*out = r;
 	return 0;

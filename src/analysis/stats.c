@@ -2,8 +2,10 @@
 /*
  * analysis/stats.c - the statistics of a stream (weft/stats.h): event
  * count, first and last time, from the format's stored summary (the
- * backend's stream_stats hook) or from reading the events.
+ * backend's stream_stats hook) or from reading the events; of every
+ * stream, shared among threads (core/parts.c) and ranks (weft/dist.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -67,4 +69,149 @@ int weft_trace_stats_merged(weft_trace *trace, weft_stream_stats *stats)
 		weft_stream_stats_add(&stats[ev->stream], ev);
 	weft_cursor_free(cursor);
 	return rc;
+}
+
+/* ---- Every stream, shared among threads and ranks ---------------------------------- */
+
+/* Where the figures of every stream go (the caller's arrays). */
+typedef struct stats_table {
+	weft_stream_stats *stats;
+	int *status;
+	size_t count;
+	const uint8_t *selected; /* the streams this part read (NULL: all) */
+} stats_table;
+
+/*
+ * The statistics of the selected streams, each alone. A stream that
+ * cannot be read: its status, and its error as a diagnostic of the trace
+ * (the readers record the problems of the data; this is the error that
+ * stopped the reading: a stored summary that does not parse, a file that
+ * cannot be read).
+ */
+static int stats_streams(weft_trace *trace, const uint8_t *selected, weft_stream_stats *stats,
+			 int *status)
+{
+	for (size_t i = 0; i < trace->stream_count; i++) {
+		if (selected != NULL && !selected[i])
+			continue;
+		int rc = weft_trace_stream_stats(trace, (uint32_t)i, &stats[i]);
+		status[i] = rc < 0 ? rc : 0;
+		if (rc == WEFT_ENOMEM)
+			return rc;
+		if (rc < 0)
+			weft__trace_diag_last_error(trace, WEFT_SEV_ERROR, rc, NULL);
+	}
+	return 0;
+}
+
+/* The figures of the selected streams: index, then each figure. */
+static void pack_stats(weft__pack *p, const void *ctx)
+{
+	const stats_table *t = ctx;
+	for (size_t i = 0; i < t->count; i++) {
+		if (t->selected != NULL && !t->selected[i])
+			continue;
+		const weft_stream_stats *s = &t->stats[i];
+		weft__pack_u64(p, i);
+		weft__pack_u64(p, s->events);
+		weft__pack_u64(p, s->untimed);
+		weft__pack_u64(p, s->first);
+		weft__pack_u64(p, s->last);
+		weft__pack_u64(p, (uint64_t)s->stored);
+		weft__pack_u64(p, (uint64_t)(int64_t)t->status[i]);
+		weft__pack_text(p, s->detail);
+	}
+}
+
+/* Takes another part's streams into the table (each stream has one part). */
+static int merge_stats(void *ctx, weft__unpack *u)
+{
+	stats_table *t = ctx;
+	while (!u->bad && u->pos < u->len) {
+		uint64_t i = weft__unpack_u64(u);
+		weft_stream_stats s = { 0 };
+		s.events = weft__unpack_u64(u);
+		s.untimed = weft__unpack_u64(u);
+		s.first = weft__unpack_u64(u);
+		s.last = weft__unpack_u64(u);
+		s.stored = (int)weft__unpack_u64(u);
+		int status = (int)(int64_t)weft__unpack_u64(u);
+		const char *detail = weft__unpack_text(u);
+		if (u->bad || i >= t->count || strlen(detail) >= sizeof s.detail) {
+			u->bad = 1;
+			break;
+		}
+		strcpy(s.detail, detail);
+		t->stats[i] = s;
+		t->status[i] = status;
+	}
+	return 0;
+}
+
+/* A thread's part (weft__part_fn): its streams' figures, packed. */
+static int stats_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+		      void *arg)
+{
+	const stats_table *whole = arg;
+	stats_table part = { calloc(whole->count ? whole->count : 1, sizeof *part.stats),
+			     calloc(whole->count ? whole->count : 1, sizeof *part.status),
+			     whole->count, selected };
+	int rc = part.stats != NULL && part.status != NULL ? 0
+		 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (rc == 0)
+		rc = stats_streams(handle, selected, part.stats, part.status);
+	if (rc == 0)
+		pack_stats(result, &part);
+	free(part.stats);
+	free(part.status);
+	return rc;
+}
+
+/* This process's streams: its rank's, in one merged pass or by threads. */
+static int stats_shared(weft_trace *trace, int threads_asked, stats_table *t)
+{
+	const uint8_t *share = weft__dist_selected(trace);
+	if (share == NULL && weft__dist_active(trace))
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	t->selected = share;
+	if (weft_trace_file_order_default(trace)) {
+		/* One pass over the files; their streams are rank 0's share. */
+		if (share != NULL && trace->stream_count > 0 && !share[0])
+			return 0;
+		int rc = weft_trace_stats_merged(trace, t->stats);
+		return rc == WEFT_ENOMEM ? rc : (rc < 0 ? (t->status[0] = rc, 0) : 0);
+	}
+	int threads = weft__parts_threads(trace, share, threads_asked);
+	if (threads <= 1)
+		return stats_streams(trace, share, t->stats, t->status);
+	return weft__parts_run(trace, share, threads, stats_part, t, merge_stats, t);
+}
+
+int weft_trace_stats_all(weft_trace *trace, int threads, weft_stream_stats *stats,
+			 int *status)
+{
+	size_t n = trace->stream_count;
+	int *own = status != NULL ? NULL : calloc(n ? n : 1, sizeof *own);
+	if (status == NULL && own == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	stats_table t = { stats, status != NULL ? status : own, n, NULL };
+	memset(stats, 0, n * sizeof *stats);
+	memset(t.status, 0, n * sizeof *t.status);
+	size_t diags = weft_trace_diag_count(trace);
+	weft__progress_begin(trace, "reading");
+	int rc = stats_shared(trace, threads, &t);
+	if (weft__dist_active(trace)) {
+		t.selected = weft__dist_selected(trace);
+		rc = weft__dist_combine(trace, rc, diags, pack_stats, merge_stats, &t);
+	}
+	weft__trace_diags_sort(trace, diags);
+	/* The first stream that failed, in stream order, is the status (its
+	 * message is among the diagnostics). */
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (t.status[i] < 0)
+			rc = weft__error(t.status[i], NULL, WEFT_NO_OFFSET,
+					 "%s: the stream could not be read to its end",
+					 trace->streams[i].path);
+	free(own);
+	return weft__progress_end_with(trace, rc);
 }

@@ -78,7 +78,7 @@ static void print_check_help(void)
 	       "  --models             ovni: also emulate the runtime models (ovniemu -l)\n"
 	       "  --all-models         with --models: every model, required or not\n"
 	       "                       (ovniemu -a; for traces of libovni before 1.5)\n");
-	cli_print_common_help(stdout, NULL);
+	cli_print_common_help(stdout, cli_stream_threads_notes);
 	printf("\n"
 	       "example:\n"
 	       "  weft check --sorted ovni/\n"

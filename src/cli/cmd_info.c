@@ -30,7 +30,7 @@ static void print_info_help(void)
 	       "(file, size, events, first and last time), the time span and the\n"
 	       "warnings found. Every stream is read once to count its events (ROSS:\n"
 	       "every file is read once, all its streams together).\n");
-	cli_print_common_help(stdout, NULL);
+	cli_print_common_help(stdout, cli_stream_threads_notes);
 	printf("\n"
 	       "example:\n"
 	       "  weft info ovni/\n");
@@ -257,50 +257,38 @@ static void print_stream(const weft_stream_info *si, const weft_stream_stats *st
 }
 
 /*
- * Reads and prints every stream; adds their counts and times into
- * *total. Returns 0 or the first reading error. Streams are read one by
- * one, or all in one merged pass when the format reads whole files.
+ * Reads (weft_trace_stats_all: shared among threads, and ranks under
+ * weft-mpi) and prints every stream; adds their counts and times into
+ * *total. Returns 0 or the first reading error.
  */
 static int print_streams(weft_trace *trace, weft_stream_stats *total)
 {
 	size_t n = weft_trace_stream_count(trace);
-	int first_error = 0;
-	weft_stream_stats *all = NULL;
+	weft_stream_stats *all = calloc(n ? n : 1, sizeof *all);
 
 	memset(total, 0, sizeof *total);
-	/* (Without memory for the table, streams are read one by one.) */
-	if (weft_trace_file_order_default(trace) && (all = calloc(n ? n : 1, sizeof *all)) != NULL)
-		first_error = weft_trace_stats_merged(trace, all);
+	if (all == NULL)
+		return WEFT_ENOMEM;
+	int rc = weft_trace_stats_all(trace, 0, all, NULL);
+	cli_feedback_clear(); /* stdout may be the progress line's terminal */
 	printf("\nstreams:\n");
-	for (size_t i = 0; i < n; i++) {
-		weft_stream_stats st;
-		int rc = 0;
-		if (all != NULL)
-			st = all[i];
-		else
-			rc = weft_trace_stream_stats(trace, (uint32_t)i, &st);
-		/* (A stored summary that cannot be read is told at once.) */
-		if (rc < 0 && st.stored)
-			cli_library_error("info", weft_trace_stream(trace, i)->path, rc);
-		if (rc < 0 && first_error == 0)
-			first_error = rc;
-		cli_feedback_clear(); /* stdout may be the progress line's terminal */
-		print_stream(weft_trace_stream(trace, i), &st);
-		if (st.detail[0] != '\0')
-			printf("      %s\n", st.detail);
+	for (size_t i = 0; i < n && rc != WEFT_ENOMEM; i++) {
+		const weft_stream_stats *st = &all[i];
+		print_stream(weft_trace_stream(trace, i), st);
+		if (st->detail[0] != '\0')
+			printf("      %s\n", st->detail);
 		int timed = total->events > total->untimed;
-		total->events += st.events;
-		total->untimed += st.untimed;
-		if (st.events == st.untimed)
+		total->events += st->events;
+		total->untimed += st->untimed;
+		if (st->events == st->untimed)
 			continue;
-		if (!timed || st.first < total->first)
-			total->first = st.first;
-		if (!timed || st.last > total->last)
-			total->last = st.last;
+		if (!timed || st->first < total->first)
+			total->first = st->first;
+		if (!timed || st->last > total->last)
+			total->last = st->last;
 	}
-	cli_feedback_clear();
 	free(all);
-	return first_error;
+	return rc;
 }
 
 /* ---- The command -------------------------------------------------------------------- */

@@ -7,11 +7,14 @@
  * dealt by bytes as ranks deal them (weft__share_deal). A part's result
  * travels as a pack, the form ranks send (core/dist.c), and the caller
  * merges the packs in part order: one merge for threads and ranks, and a
- * result that does not depend on how many there were.
+ * result that does not depend on how many there were. While the parts
+ * run, the calling thread shows their progress as the trace's (each
+ * part publishes its counts from its handle's progress callback).
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -28,13 +31,25 @@ typedef struct part_worker {
 	int rc;
 	char error[1024];  /* the part's message: errors are per thread */
 	pthread_t thread;
+	/* Published by the part's thread, read by the caller's (atomics). */
+	uint64_t events_seen, bytes_seen;
+	int finished;
 } part_worker;
+
+/* The progress callback of a part's handle: its counts, for the caller. */
+static void publish_progress(const weft_progress *progress, void *data)
+{
+	part_worker *w = data;
+	__atomic_store_n(&w->events_seen, progress->events_done, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->bytes_seen, progress->bytes_done, __ATOMIC_RELAXED);
+}
 
 static void *part_main(void *arg)
 {
 	part_worker *w = arg;
 	w->rc = weft__trace_reopen(w->origin, &w->handle);
 	if (w->rc == 0) {
+		weft_trace_set_progress(w->handle, publish_progress, w, 10 * 1000 * 1000);
 		w->open_diags = weft_trace_diag_count(w->handle);
 		w->rc = w->compute(w->handle, w->selected, &w->result, w->arg);
 		if (w->rc == 0 && w->result.failed)
@@ -42,7 +57,37 @@ static void *part_main(void *arg)
 	}
 	if (w->rc < 0)
 		snprintf(w->error, sizeof w->error, "%s", weft_last_error());
+	__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/*
+ * Until every part has finished: the parts' counts as the trace's, its
+ * callback called as if this thread read them (it only waits).
+ */
+static void show_progress(weft_trace *trace, part_worker *w, int parts)
+{
+	uint64_t events = trace->progress.events;
+	uint64_t bytes = __atomic_load_n(&trace->progress.bytes, __ATOMIC_RELAXED);
+	const struct timespec pause = { 0, 20 * 1000 * 1000 };
+	for (;;) {
+		int finished = 0;
+		uint64_t e = 0, b = 0;
+		for (int i = 0; i < parts; i++) {
+			finished += __atomic_load_n(&w[i].finished, __ATOMIC_ACQUIRE);
+			e += __atomic_load_n(&w[i].events_seen, __ATOMIC_RELAXED);
+			b += __atomic_load_n(&w[i].bytes_seen, __ATOMIC_RELAXED);
+		}
+		if (finished == parts || trace->progress.fn == NULL)
+			break;
+		trace->progress.events = events + e;
+		__atomic_store_n(&trace->progress.bytes, bytes + b, __ATOMIC_RELAXED);
+		weft__progress_look(trace);
+		nanosleep(&pause, NULL);
+	}
+	/* The parts' totals are added when they are taken. */
+	trace->progress.events = events;
+	__atomic_store_n(&trace->progress.bytes, bytes, __ATOMIC_RELAXED);
 }
 
 /* 1 when no two consecutive streams share a data file. */
@@ -116,6 +161,7 @@ int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
 		}
 	}
 	weft__trace_threads_note(trace, started);
+	show_progress(trace, w, started);
 	for (int i = 0; i < started; i++) {
 		pthread_join(w[i].thread, NULL);
 		rc = take_part(trace, &w[i], rc, merge, ctx);

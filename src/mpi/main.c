@@ -36,7 +36,7 @@
 #endif
 
 /* The commands whose library calls combine across ranks (weft/dist.h). */
-static const char *const shared_commands[] = { "top", "profile", NULL };
+static const char *const shared_commands[] = { "top", "profile", "info", "check", NULL };
 
 /* weft_dist.gather over MPI: lengths first, then the bytes (MPI_Gatherv). */
 static int mpi_gather(void *user, const void *bytes, size_t len, void **all, size_t *lens)

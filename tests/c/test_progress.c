@@ -284,9 +284,9 @@ static void test_threads_used(void)
 }
 
 /*
- * weft_counts_compute on two threads: the helpers' trace handles have no
- * callback (they read on other threads), and what they read is added at
- * the end: the final call has every event and byte.
+ * weft_counts_compute on two threads: the callback is called on the
+ * caller's thread only (it shows what the parts publish while it waits),
+ * and the final call has every event and byte.
  */
 static void test_counts_in_threads(void)
 {
@@ -302,7 +302,7 @@ static void test_counts_in_threads(void)
 	size_t before = rec.count, final;
 	REQUIRE(weft_counts_compute(t, &co, &counts) == 0);
 	weft_counts_free(counts);
-	CHECK(phase_calls("counting", before, &final) == 1); /* the helpers do not call */
+	CHECK(phase_calls("counting", before, &final) >= 1);
 	REQUIRE(final != SIZE_MAX);
 	uint64_t events = rec.calls[final].events_done;
 	CHECK_EQ_U64(events, read_all(t));

@@ -33,6 +33,9 @@ COMMANDS = {
     "top-time": ["top", "--time"],
     "profile": ["profile"],
     "profile-stream": ["profile", "--by", "stream"],
+    "info": ["info"],
+    "check": ["check"],
+    "check-sorted": ["check", "--sorted"],
 }
 
 
@@ -101,7 +104,8 @@ def all_traces(looms_trace):
 def test_ranks_print_what_one_process_prints(mpi_runner, looms_trace, command):
     for name, trace in all_traces(looms_trace).items():
         expected = serial(COMMANDS[command], trace)
-        assert expected.returncode == 0, f"{command} of {name}: {expected.stderr}"
+        assert expected.returncode in ((0, 1) if command.startswith("check") else (0,)), \
+            f"{command} of {name}: {expected.stderr}"
         for ranks in RANKS:
             got = parallel(mpi_runner, ranks, COMMANDS[command], trace)
             assert_same(expected, got, f"{command} of {name} on {ranks} ranks")
@@ -126,11 +130,15 @@ def test_the_64_looms_are_shared_among_the_ranks(looms_trace):
 
 def damaged_copy(tmp_path, stream_index):
     """A copy of the 64-loom trace whose stream `stream_index` (in sorted
-    path order) has a garbage event in its middle."""
+    path order) has a garbage event header in its middle (its 7th event,
+    after OHx, 12 + 12 bytes, and VAs, VTx, VTe, VAS, VAs: 12 + 20 + 20 +
+    12 + 12 bytes)."""
     trace = make_looms_trace(tmp_path / "damaged", looms=8)
     obs = sorted(Path(trace).glob("loom.*/proc.*/thread.*/stream.obs"))[stream_index]
     data = bytearray(obs.read_bytes())
-    data[8 + 5 * 17:8 + 5 * 17 + 4] = b"\x0f\xff\xff\xff"
+    at = 8 + 24 + 12 + 20 + 20 + 12 + 12
+    assert data[at + 1:at + 4] == b"VTx"
+    data[at] = 0xff
     obs.write_bytes(bytes(data))
     return trace
 
@@ -138,9 +146,11 @@ def damaged_copy(tmp_path, stream_index):
 @pytest.mark.parametrize("stream_index", [0, 5, 15])
 def test_a_read_error_on_any_rank_is_reported_by_rank_0(mpi_runner, tmp_path, stream_index):
     trace = damaged_copy(tmp_path, stream_index)
-    for command in (COMMANDS["top"], COMMANDS["profile"]):
+    for command in (COMMANDS["top"], COMMANDS["profile"], COMMANDS["info"],
+                    COMMANDS["check"]):
         expected = serial(command, trace)
-        assert expected.returncode != 0 and "stream.obs" in expected.stderr, expected.stderr
+        said = expected.stdout + expected.stderr  # info lists problems on stdout
+        assert expected.returncode == 1 and "stream.obs" in said, said
         for ranks in (2, 4):
             got = parallel(mpi_runner, ranks, command, trace)
             assert_same(expected, got, f"{command} of a damaged stream on {ranks} ranks")
