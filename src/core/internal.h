@@ -462,8 +462,9 @@ typedef int (*weft__part_fn)(weft_trace *handle, const uint8_t *selected, weft__
  * The threads worth starting for an analysis over the streams of `among`
  * (NULL: all): `asked` (> 0), else the trace's `threads` option, else
  * WEFT_THREADS, else the cores when the streams have files of their own
- * (formats read by whole files, one file for all streams: 1); at most 8
- * unless asked, and never more than the streams.
+ * (formats read by whole files, one file for all streams: 1), at most 8
+ * and one per 32 MiB of the streams (each thread opens the trace again);
+ * never more than the streams.
  */
 int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked);
 /*
