@@ -55,8 +55,8 @@ best() {
 	secs=$(awk 'NF == 2 { print $1 }' "$tmp/times" | sort -n | head -1)
 	rss=$(cat "$tmp/times" "$tmp/ranks" | awk 'NF == 2 { print $2 }' | sort -n | tail -1)
 	[ -n "$base" ] || base=$secs
-	printf '%-34s %9.2f %7.2fx %10.1f\n' "$name" "$secs" \
-		"$(echo "$base / $secs" | bc -l)" "$(echo "$rss / 1024" | bc -l)"
+	awk -v n="$name" -v s="$secs" -v b="$base" -v r="$rss" \
+		'BEGIN { printf "%-34s %9.2f %7.2fx %10.1f\n", n, s, b / s, r / 1024 }'
 	last=$secs
 }
 
