@@ -87,6 +87,8 @@ done
 for f in "$data"/pallas/*/trace/archive_*/thread_*/sequence_durations.dat; do
 	for a in 0 1 2 3 4 5 6; do seed fuzz_pallas_values "$(printf %03o $((a * 2 + 1)))" "$f"; done
 done
+# Rank 0's own reports, with their choice byte (fuzz/fuzz_dist_report.c).
+for f in "$data"/dist/*.report; do seed fuzz_dist_report - "$f"; done
 for d in "$out"/*; do
 	echo "$(basename "$d"): $(ls "$d" | wc -l) seeds"
 done
