@@ -656,7 +656,7 @@ static int check_run(weft_trace *trace, const weft_check_options *options,
 	/* Rank 0's work alone under a dist: the files shared by the streams
 	 * (weft_trace_share), the format's checks of the whole trace, the
 	 * emulation. */
-	int whole = !weft__dist_active(trace) || trace->options.dist->rank == 0;
+	int whole = weft__dist_root(trace);
 	if (weft_trace_file_order_default(trace)) {
 		weft__view *nesting = whole ? nesting_view(trace) : NULL;
 		r->events = whole ? check_merged(r, nesting) : 0;

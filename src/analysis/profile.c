@@ -356,8 +356,7 @@ static int profile_shared(weft_trace *trace, const weft_profile_options *o, weft
 	if (share == NULL && weft__dist_active(trace))
 		return out_of_memory();
 	if (o->emulate)
-		return share != NULL && trace->options.dist->rank != 0 ? 0
-		       : profile_streams(trace, o, NULL, p);
+		return weft__dist_root(trace) ? profile_streams(trace, o, NULL, p) : 0;
 	int threads = weft__parts_threads(trace, share, o->threads);
 	if (threads <= 1)
 		return profile_streams(trace, o, share, p);

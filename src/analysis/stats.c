@@ -176,7 +176,7 @@ static int stats_shared(weft_trace *trace, int threads_asked, stats_table *t)
 	t->selected = share;
 	if (weft_trace_file_order_default(trace)) {
 		/* One pass over the files; their streams are rank 0's share. */
-		if (share != NULL && trace->stream_count > 0 && !share[0])
+		if (!weft__dist_root(trace))
 			return 0;
 		int rc = weft_trace_stats_merged(trace, t->stats);
 		return rc == WEFT_ENOMEM ? rc : (rc < 0 ? (t->status[0] = rc, 0) : 0);

@@ -91,6 +91,11 @@ int weft__dist_active(const weft_trace *trace)
 	return d != NULL && d->ranks > 1;
 }
 
+int weft__dist_root(const weft_trace *trace)
+{
+	return !weft__dist_active(trace) || trace->options.dist->rank == 0;
+}
+
 const uint8_t *weft__dist_selected(weft_trace *trace)
 {
 	if (!weft__dist_active(trace))

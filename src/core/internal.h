@@ -419,6 +419,9 @@ const char *weft__unpack_text(weft__unpack *u);
 
 /* 1 when the trace was opened with a weft_dist of more than one rank. */
 int weft__dist_active(const weft_trace *trace);
+/* 1 on rank 0, or without a dist: the process that does the whole trace's
+ * work (what reads every stream, the results of every rank). */
+int weft__dist_root(const weft_trace *trace);
 /* This rank's streams (a byte per stream, 1 = read it), or NULL when the
  * trace is not shared (read every stream) or out of memory. */
 const uint8_t *weft__dist_selected(weft_trace *trace);

@@ -13,7 +13,7 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
+#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,15 +90,11 @@ static void show_progress(weft_trace *trace, part_worker *w, int parts)
 	__atomic_store_n(&trace->progress.bytes, bytes, __ATOMIC_RELAXED);
 }
 
-/* 1 when no two consecutive streams share a data file. */
+/* 1 when each stream has a data file of its own (counted when opened). */
 static int streams_have_own_files(const weft_trace *trace)
 {
-	for (size_t i = 1; i < trace->stream_count; i++) {
-		const char *a = trace->streams[i - 1].file, *b = trace->streams[i].file;
-		if (a == NULL || b == NULL || strcmp(a, b) == 0)
-			return 0;
-	}
-	return !weft_trace_shared_files(trace);
+	return trace->progress.data_files == trace->stream_count &&
+	       !weft_trace_shared_files(trace);
 }
 
 /*

@@ -120,8 +120,9 @@ def test_threads_do_not_change_the_output(looms_trace, command):
             assert_same(expected, got, f"{command} of {name} with {threads} threads")
 
 
-def test_the_64_looms_are_shared_among_the_ranks(looms_trace):
-    """The generated trace is what the test means: 64 looms, 128 streams."""
+def test_the_generated_trace_has_64_looms(looms_trace):
+    """The generated trace is what the tests above mean: 64 looms, 128
+    streams, a valid trace."""
     info = serial(["info"], looms_trace)
     assert info.returncode == 0, info.stderr
     assert len(list(Path(looms_trace).glob("loom.*"))) == 64
