@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Scaling of weft on one machine: `weft top`, `weft profile`, `weft info`
-# and `weft convert -t perfetto` of the 1 GB ovni benchmark trace with
+# and `weft convert` (every output) of the 1 GB ovni benchmark trace with
 # 1, 2 and 4 threads (--threads) and on 1, 2 and 4 MPI ranks (weft-mpi,
 # mpich's mpiexec), with each run's wall time, the speed-up over one
 # thread, and the peak resident memory of one process (GNU time's maximum
@@ -18,6 +18,8 @@
 #   RUNS       runs of each row; the fastest is shown (default 3)
 # SCALING_COMMANDS (default "top profile info"): the commands of the first
 # part; set it empty to run only the conversion and the fixed costs.
+# SCALING_OUTPUTS (default "perfetto chrome paraver pallas"): the outputs
+# of the conversion rows.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -83,12 +85,23 @@ for cmd in ${SCALING_COMMANDS-top profile info}; do
 	done
 done
 
-# convert is not shared yet: --threads changes nothing (a row to show it).
-best "convert -t perfetto --threads 1" "" "$weft" convert -q -f --raw -t perfetto \
-	--threads 1 -o "$tmp/out.pftrace" "$trace"
-base=$last
-best "convert -t perfetto --threads 2" "$base" "$weft" convert -q -f --raw -t perfetto \
-	--threads 2 -o "$tmp/out.pftrace" "$trace"
+# convert on 1 and 2 threads: with two, one thread reads and merges the
+# streams while another writes (outputs/pipeline.c); the streams are not
+# shared (docs/mpi.md). Every output; the two outputs must be the same.
+for out in ${SCALING_OUTPUTS-perfetto chrome paraver pallas}; do
+	rm -rf "$tmp/c1" "$tmp/c2" "$tmp/c1".* "$tmp/c2".*
+	"$weft" convert -q --raw -t "$out" --threads 1 -o "$tmp/c1" "$trace" || true
+	"$weft" convert -q --raw -t "$out" --threads 2 -o "$tmp/c2" "$trace" || true
+	for f in $(find "$tmp" -path "$tmp/c1*" -type f); do
+		same "convert -t $out" "$f" "$tmp/c2${f#"$tmp/c1"}"
+	done
+	best "convert -t $out --threads 1" "" "$weft" convert -q -f --raw -t "$out" \
+		--threads 1 -o "$tmp/c1" "$trace"
+	base=$last
+	best "convert -t $out --threads 2" "$base" "$weft" convert -q -f --raw -t "$out" \
+		--threads 2 -o "$tmp/c2" "$trace"
+	rm -rf "$tmp/c1" "$tmp/c2" "$tmp/c1".* "$tmp/c2".*
+done
 
 # The fixed cost of a run on R ranks: a trace of one small stream.
 small=$top/tests/data/ovni/v3/mpi-func-4procs

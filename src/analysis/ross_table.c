@@ -24,6 +24,7 @@
 #include "outputs/bg_writer.h"
 #include "outputs/csv_writer.h"
 #include "outputs/outputs.h"
+#include "outputs/pipeline.h"
 #include "outputs/row_sort.h"
 
 /* Default memory of the sort before it spills runs (whole process < 64 MB). */
@@ -440,22 +441,49 @@ static void table_state_free(table_state *t)
 	weft__row_sorter_free(t->sorter);
 }
 
-/* Every record of the level through one merged cursor. */
+/* What take_records() needs: the table, and the error that stopped it. */
+typedef struct record_sink {
+	table_state *t;
+	weft__error_copy error; /* the consumer may run in another thread */
+} record_sink;
+
+/* A run of records into the table (weft__consume_fn); non-zero stops. */
+static int take_records(void *ctx, const weft_event *events, size_t count)
+{
+	record_sink *sink = ctx;
+
+	for (size_t i = 0; i < count; i++) {
+		int rc = table_record(sink->t, &events[i]);
+		if (rc != 0)
+			return weft__error_save(&sink->error, rc < 0 ? rc : WEFT_EIO) != 0;
+	}
+	return 0;
+}
+
+/*
+ * Every record of the level through one merged cursor; with two threads
+ * (weft__pipeline_wanted(): --threads 2 or more, or a large run), one
+ * reads and merges the files while the other formats the rows, in the
+ * same order, so the table does not depend on it.
+ */
 static int read_records(table_state *t, const weft_ross_table_options *s)
 {
 	weft_filter filter;
 	weft_cursor *cursor;
-	const weft_event *ev;
+	record_sink sink = { .t = t };
+
 	memset(&filter, 0, sizeof filter);
 	filter.code_pattern = t->level->code_pattern;
 	filter.stream_pattern = s->stream_pattern;
 	int rc = weft_cursor_create(t->trace, &filter, &cursor);
 	if (rc < 0)
 		return rc;
-	while ((rc = weft_cursor_next(cursor, &ev)) == 1)
-		if ((rc = table_record(t, ev)) != 0)
-			break;
+	int threaded = weft__pipeline_wanted(t->trace);
+	weft__trace_threads_note(t->trace, threaded ? 2 : 1);
+	rc = weft__pipeline_run(cursor, take_records, &sink, threaded);
 	weft_cursor_free(cursor);
+	if (sink.error.status < 0)
+		return weft__error_raise(&sink.error);
 	return rc;
 }
 

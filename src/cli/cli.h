@@ -78,6 +78,8 @@ typedef struct cli_help_note {
 void cli_print_common_help(FILE *out, const cli_help_note *notes);
 /* The note under --threads of the commands that share streams among threads. */
 extern const cli_help_note cli_stream_threads_notes[];
+/* --threads of dump, convert and table: reading aside while writing. */
+extern const cli_help_note cli_write_threads_notes[];
 /*
  * One entry of an options list: "  TAG  TEXT", TEXT wrapped at 79
  * columns and starting at column 28 (under TAG when TAG is longer).

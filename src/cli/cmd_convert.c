@@ -112,7 +112,7 @@ static void print_convert_help(void)
 	       "                       $OVNI_CONFIG_DIR, /usr/local/share/ovni or\n"
 	       "                       /usr/share/ovni when one has them)\n"
 	       "  --no-ovni-cfg        do not copy them\n");
-	cli_print_common_help(stdout, NULL);
+	cli_print_common_help(stdout, cli_write_threads_notes);
 	printf("\n"
 	       "exit status: 0 done (warnings on stderr); 1 done, but some data could not\n"
 	       "be read (listed on stderr; OUT is complete without it); 2 bad usage, or\n"

@@ -64,12 +64,6 @@ static int print_structure(weft_trace *trace)
 }
 
 /* What dump does with --threads, under that option in its help. */
-static const cli_help_note dump_notes[] = {
-	{ "threads", "dump: with two CPUs or more, traces of 4 MiB or more are dumped "
-		     "by two threads (reading, formatting); 1 forces one thread, 2 two." },
-	{ NULL, NULL }
-};
-
 /* Usage text of `weft dump --help`. */
 static void print_dump_help(void)
 {
@@ -97,7 +91,7 @@ static void print_dump_help(void)
 	       "  -S, --structure      Pallas: the grammar of each thread (sequences,\n"
 	       "                       loops, events with counts and durations), not\n"
 	       "                       unrolled, instead of the events\n");
-	cli_print_common_help(stdout, dump_notes);
+	cli_print_common_help(stdout, cli_write_threads_notes);
 	printf("\n"
 	       "example:\n"
 	       "  weft dump -x --from +10ms --to +20ms --mcv 'OH?' ovni/\n");

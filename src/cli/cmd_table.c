@@ -59,7 +59,7 @@ static void print_table_help(void)
 	       "  --sort-budget SIZE   memory of the sort before it spills sorted runs to\n"
 	       "                       a temporary file in $TMPDIR (default 32M)\n"
 	       "  --stream GLOB        only the streams whose path matches ('gvt/*')\n");
-	cli_print_common_help(stdout, NULL);
+	cli_print_common_help(stdout, cli_write_threads_notes);
 	printf("\n"
 	       "example:\n"
 	       "  weft table --level pe --sort virtual -o pe.csv run/\n");

@@ -96,6 +96,13 @@ const cli_help_note cli_stream_threads_notes[] = {
 	{ NULL, NULL }
 };
 
+const cli_help_note cli_write_threads_notes[] = {
+	{ "threads", "here: with two CPUs or more (convert -t chrome: three), for 4 MiB of "
+		     "streams or more, one thread reads and merges the streams while another "
+		     "writes; 1 forces one thread, 2 or more two; the same bytes either way." },
+	{ NULL, NULL }
+};
+
 /* The note of `notes` about `option`, or NULL. */
 static const char *note_about(const cli_help_note *notes, const char *option)
 {

@@ -108,6 +108,24 @@ int weft__error(int status, const char *file, uint64_t offset,
 	return status;
 }
 
+int weft__error_save(weft__error_copy *copy, int status)
+{
+	const char *file = weft__error_file();
+
+	copy->status = status;
+	copy->has_file = file != NULL;
+	snprintf(copy->file, sizeof copy->file, "%s", file ? file : "");
+	copy->offset = last_offset;
+	snprintf(copy->text, sizeof copy->text, "%s", weft__error_text());
+	return status;
+}
+
+int weft__error_raise(const weft__error_copy *copy)
+{
+	return weft__error(copy->status, copy->has_file ? copy->file : NULL, copy->offset,
+			   "%s", copy->text);
+}
+
 /* Reports the failure of a system call on `file`, keeping errno's text. */
 int weft__error_errno(const char *file, const char *what)
 {

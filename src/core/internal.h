@@ -46,6 +46,23 @@ const char *weft__error_file(void);
 uint64_t weft__error_offset(void);
 const char *weft__error_text(void);
 
+/*
+ * A last error carried from one thread to another (the last error is per
+ * thread): saved where it happened, raised again, parts and all, in the
+ * thread that reports it.
+ */
+typedef struct weft__error_copy {
+	int status;          /* 0: nothing saved */
+	int has_file;
+	char file[1024];
+	uint64_t offset;
+	char text[1024];
+} weft__error_copy;
+/* Keeps `status` and this thread's last error in `copy`; returns status. */
+int weft__error_save(weft__error_copy *copy, int status);
+/* Makes `copy` this thread's last error; returns its status. */
+int weft__error_raise(const weft__error_copy *copy);
+
 /* ---- Format checks (weft_trace_check(), analysis/check.c) ------------------- */
 
 /* The first event of a stream, as weft_trace_check() read it. */

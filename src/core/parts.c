@@ -29,7 +29,7 @@ typedef struct part_worker {
 	size_t open_diags; /* diagnostics of opening, also in the origin */
 	weft__pack result;
 	int rc;
-	char error[1024];  /* the part's message: errors are per thread */
+	weft__error_copy error; /* the part's error: errors are per thread */
 	pthread_t thread;
 	/* Published by the part's thread, read by the caller's (atomics). */
 	uint64_t events_seen, bytes_seen;
@@ -56,7 +56,7 @@ static void *part_main(void *arg)
 			w->rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
 	if (w->rc < 0)
-		snprintf(w->error, sizeof w->error, "%s", weft_last_error());
+		weft__error_save(&w->error, w->rc);
 	__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -143,7 +143,7 @@ static int take_part(weft_trace *trace, part_worker *w, int rc,
 	if (rc < 0)
 		return rc;
 	if (w->rc < 0)
-		return weft__error(w->rc, NULL, WEFT_NO_OFFSET, "%s", w->error);
+		return weft__error_raise(&w->error);
 	weft__unpack u = { .data = w->result.data, .len = w->result.len };
 	rc = merge(ctx, &u);
 	if (rc == 0 && u.bad)

@@ -13,6 +13,7 @@
 
 #include "core/internal.h"
 #include "outputs/convert.h"
+#include "outputs/pipeline.h"
 #include "outputs/writer.h"
 
 /* ---- The report ------------------------------------------------------------- */
@@ -77,22 +78,29 @@ void weft_convert_report_free(weft_convert_report *r)
 
 /* ---- Reading ------------------------------------------------------------------- */
 
-/*
- * Pushes the events of `cursor` to the writer until the end, the writer
- * needs no more, or it fails or refuses one. Returns what
- * weft_cursor_next() returned last (0 at the end), or 0 when the writer
- * stopped the reading (finish says why it failed). Counts the events
- * of the window into the report (`selected`): the viewers read from the
- * start, to know what is open when the window begins.
- */
-static int push_events(weft_output_writer *w, weft_cursor *cursor, const uint32_t *batch)
-{
-	const weft_filter *window = &w->job.options->filter;
-	const weft_event *ev;
-	int rc;
+/* What push_batch() needs: the writer, and the streams of the pass. */
+typedef struct push_ctx {
+	weft_output_writer *w;
+	const uint32_t *batch; /* per stream: 1 in the pass; NULL: all */
+	int stopped;           /* the writer needs no more, or failed */
+} push_ctx;
 
-	while ((rc = weft_cursor_next(cursor, &ev)) == 1) {
-		if (batch != NULL && batch[ev->stream] == 0)
+/*
+ * Hands a run of events to the writer (weft__consume_fn: called by the
+ * pipeline, in the reading thread or in the second one) until the writer
+ * needs no more, or it fails or refuses one. Counts the events of the
+ * window into the report (`selected`): the viewers read from the start,
+ * to know what is open when the window begins.
+ */
+static int push_batch(void *ctx, const weft_event *events, size_t count)
+{
+	push_ctx *p = ctx;
+	weft_output_writer *w = p->w;
+	const weft_filter *window = &w->job.options->filter;
+
+	for (size_t i = 0; i < count; i++) {
+		const weft_event *ev = &events[i];
+		if (p->batch != NULL && p->batch[ev->stream] == 0)
 			continue;
 		w->job.report->selected += ev->time >= window->from &&
 					   (window->to == 0 || ev->time <= window->to);
@@ -103,9 +111,50 @@ static int push_events(weft_output_writer *w, weft_cursor *cursor, const uint32_
 			weft__output_writer_fail(w);
 		}
 		if (taken != 0)
-			return 0;
+			return p->stopped = 1;
 	}
-	return rc;
+	return 0;
+}
+
+/*
+ * Pushes the events of `cursor` to the writer until the end, the writer
+ * needs no more, or it fails. With `threaded`, the cursor is read in this
+ * thread and the writer runs in a second one (outputs/pipeline.c): the
+ * writer sees the same events in the same order, so the output does not
+ * depend on it. Returns what the reading returned last (0 at the end), or
+ * 0 when the writer stopped the reading (finish says why it failed).
+ */
+static int push_events(weft_output_writer *w, weft_cursor *cursor, const uint32_t *batch,
+		       int threaded)
+{
+	push_ctx p = { .w = w, .batch = batch };
+
+	/* the reading thread comes on top of the writer's own (noted when
+	 * it was made: its writing or compressing threads) */
+	if (threaded && !w->read_aside) {
+		w->read_aside = 1;
+		weft__trace_threads_note(w->job.trace, weft_trace_threads_used(w->job.trace) + 1);
+	}
+	int rc = weft__pipeline_run(cursor, push_batch, &p, threaded);
+
+	return p.stopped ? 0 : rc;
+}
+
+/*
+ * 1 when the events of `stream` (WEFT_OUTPUT_ALL_STREAMS: of the trace)
+ * are read on a second thread while this one writes: as --threads says,
+ * else when their bytes and the machine's CPUs pay for it (the output's
+ * auto_cpus).
+ */
+static int read_aside(const weft_output_writer *w, uint32_t stream)
+{
+	const weft_trace *trace = w->job.trace;
+	uint64_t bytes = 0;
+
+	for (uint32_t i = 0; i < w->stream_count; i++)
+		if (stream == WEFT_OUTPUT_ALL_STREAMS || i == stream)
+			bytes += weft_trace_stream(trace, i)->file_size;
+	return weft__pipeline_wanted_bytes(trace, bytes, w->ops->auto_cpus);
 }
 
 /*
@@ -122,7 +171,7 @@ static int read_merged(weft_output_writer *w)
 	int rc = weft_cursor_create(w->job.trace, &filter, &cursor);
 	if (rc < 0)
 		return weft__convert_fail(w->job.report, "cannot read the events", rc);
-	rc = push_events(w, cursor, NULL);
+	rc = push_events(w, cursor, NULL, read_aside(w, WEFT_OUTPUT_ALL_STREAMS));
 	if (rc < 0)
 		weft_output_writer_read_failed(w, WEFT_OUTPUT_ALL_STREAMS, rc);
 	weft_cursor_free(cursor);
@@ -146,7 +195,7 @@ static int read_streams(weft_output_writer *w)
 			continue;
 		int rc = weft_cursor_create_stream_filtered(w->job.trace, i, &filter, &cursor);
 		if (rc == 0)
-			rc = push_events(w, cursor, NULL);
+			rc = push_events(w, cursor, NULL, read_aside(w, i));
 		if (rc < 0)
 			weft_output_writer_read_failed(w, i, rc);
 		weft_cursor_free(cursor);
@@ -186,7 +235,8 @@ static int read_batches(weft_output_writer *w)
 			weft__convert_say(w->job.report, "cannot read the events: %s",
 					  weft_last_error());
 			weft__output_writer_fail(w);
-		} else if ((rc = push_events(w, cursor, batch)) < 0) {
+		} else if ((rc = push_events(w, cursor, batch,
+					     read_aside(w, WEFT_OUTPUT_ALL_STREAMS))) < 0) {
 			weft_output_writer_read_failed(w, WEFT_OUTPUT_ALL_STREAMS, rc);
 		}
 		weft_cursor_free(cursor);

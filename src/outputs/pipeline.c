@@ -87,6 +87,15 @@ int weft__pipeline_wanted(const weft_trace *trace)
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < weft_trace_stream_count(trace); i++)
 		bytes += weft_trace_stream(trace, i)->file_size;
+	return weft__pipeline_wanted_bytes(trace, bytes, 0);
+}
+
+int weft__pipeline_wanted_bytes(const weft_trace *trace, uint64_t bytes, int min_cpus)
+{
+	int asked = trace->options.threads > 0 || weft__threads_from_environment() > 0;
+
+	if (!asked && min_cpus > 2 && sysconf(_SC_NPROCESSORS_ONLN) < min_cpus)
+		return 0;
 	return weft__helper_wanted(trace->options.threads, bytes, PIPELINE_MIN_BYTES);
 }
 

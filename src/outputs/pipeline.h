@@ -30,6 +30,12 @@ typedef int (*weft__consume_fn)(void *ctx, const weft_event *events, size_t coun
 int weft__pipeline_wanted(const weft_trace *trace);
 
 /*
+ * The same for a run over `bytes` of the trace (one stream's, say) whose
+ * consumer pays off by default only on `min_cpus` CPUs or more (0: two).
+ */
+int weft__pipeline_wanted_bytes(const weft_trace *trace, uint64_t bytes, int min_cpus);
+
+/*
  * Hands every event of `cursor` to `consume` until the cursor ends, fails,
  * or `consume` asks to stop. With `threaded`, `consume` runs in a second
  * thread while this one reads (when the thread or its ring cannot be

@@ -48,6 +48,14 @@ typedef struct weft__writer_ops {
 	int (*finish)(weft_output_writer *w, int failed);
 	/* Frees w->impl; without finish, removes what it wrote (NULL impl fine). */
 	void (*free)(weft_output_writer *w);
+	/*
+	 * CPUs the machine needs before the events are read on a second
+	 * thread by default (no --threads, no WEFT_THREADS; 0: two, as for
+	 * every pipeline). chrome: 3, its writing thread is kept busy by its
+	 * large text output, and on 2 CPUs a third busy thread made it
+	 * slower (docs/SCALING.md).
+	 */
+	int auto_cpus;
 } weft__writer_ops;
 
 /* The writer (opaque to the public: weft/writer.h). */
@@ -62,6 +70,7 @@ struct weft_output_writer {
 	uint8_t *selected;             /* per stream: the stream glob takes it */
 	uint8_t *ended;                /* per stream: end_stream was called */
 	int state;                     /* enum weft__writer_state */
+	int read_aside;                /* weft_convert() read on a second thread */
 	void *impl;                    /* the output's own state */
 };
 

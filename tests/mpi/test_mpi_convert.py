@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: MIT
+"""`weft convert` and `weft table` give the same bytes whatever --threads
+says (N = 1, 2, 4: with two or more, one thread reads and merges the
+streams while another writes, outputs/pipeline.c), and `mpiexec -n R
+weft-mpi convert` writes what `weft convert` writes (R = 1, 2, 4: rank 0
+converts, docs/mpi.md), on traces of every format and into every output.
+A stale pointer into a reused batch of events, or an event handed over
+twice or not at all, shows here as a difference."""
+
+import filecmp
+import os
+from pathlib import Path
+
+import pytest
+
+from test_mpi_commands import TRACES, all_traces, damaged_copy, looms_trace, run  # noqa: F401
+from weftlib import DATA_DIR, WEFT
+
+OUTPUTS = ("perfetto", "chrome", "paraver", "pallas", "otf2")
+
+
+def cases(looms_trace):  # noqa: F811
+    """(name, trace, options) of every trace: ovni traces whose threads
+    declare their models are converted emulated (the default) and with
+    --raw; the generated trace declares none."""
+    for name, trace in all_traces(looms_trace).items():
+        if name == "ovni-64-looms":
+            yield name, trace, ["--raw"]
+            continue
+        yield name, trace, []
+        if name.startswith("ovni-v3"):
+            yield name + "-raw", trace, ["--raw"]
+
+
+def tree(path):
+    """{relative name: bytes} of a file, or of the files under a directory."""
+    path = Path(path)
+    if path.is_file():
+        return {".": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def outputs_of(base, output):
+    """The files an output wrote at `base` (paraver: base.prv, .pcf, .row
+    or, emulated, the directory base)."""
+    if output == "paraver" and not Path(base).is_dir():
+        return {suffix: tree(f"{base}{suffix}") for suffix in (".prv", ".pcf", ".row")
+                if Path(f"{base}{suffix}").exists()}
+    return tree(base) if Path(base).exists() else {}
+
+
+def convert(prefix, trace, output, out, extra=()):
+    return run(prefix + ["convert", trace, "-t", output, "-o", out] + list(extra))
+
+
+def assert_same_run(expected, got, what):
+    assert got.returncode == expected.returncode, what + "\n" + got.stderr
+    # messages name the output; the rest must match
+    assert got.stdout == expected.stdout, what
+    assert got.stderr.replace("/b/", "/a/") == expected.stderr, what
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_convert_threads_do_not_change_the_output(tmp_path, looms_trace, output):  # noqa: F811
+    for name, trace, options in cases(looms_trace):
+        (tmp_path / name / "a").mkdir(parents=True)
+        reference = tmp_path / name / "a" / "out"
+        expected = convert([WEFT], trace, output, reference, options + ["--threads", "1"])
+        assert expected.returncode in (0, 1), f"{output} of {name}: {expected.stderr}"
+        want = outputs_of(reference, output)
+        assert want, f"{output} of {name} wrote nothing"
+        for threads in (2, 4):
+            out = tmp_path / name / "b" / f"out{threads}"
+            out.parent.mkdir(exist_ok=True)
+            got = convert([WEFT], trace, output, out, options + ["--threads", str(threads)])
+            what = f"{output} of {name} with {threads} threads"
+            assert got.returncode == expected.returncode, what + "\n" + got.stderr
+            assert outputs_of(out, output) == want, what
+
+
+def test_table_threads_do_not_change_the_output(tmp_path):
+    run_dir = DATA_DIR / "ross" / "im-everything" / "np1"  # every level
+    for level in ("pe", "kp", "lp", "event", "model"):
+        reference = tmp_path / f"{level}-1.csv"
+        expected = run([WEFT, "table", "--level", level, "--threads", "1", "-o", reference,
+                        run_dir])
+        assert expected.returncode == 0, expected.stderr
+        for threads in (2, 4):
+            out = tmp_path / f"{level}-{threads}.csv"
+            got = run([WEFT, "table", "--level", level, "--threads", str(threads), "-o", out,
+                       run_dir])
+            assert got.returncode == 0, got.stderr
+            assert filecmp.cmp(reference, out, shallow=False), f"{level}, {threads} threads"
+
+
+@pytest.mark.parametrize("output", ("perfetto", "paraver", "pallas"))
+def test_ranks_convert_what_one_process_converts(mpi_runner, tmp_path, output):
+    mpiexec, runner = mpi_runner
+    for name in ("ovni-v3-mpi", "heph", "ross"):
+        trace = TRACES[name]
+        reference = tmp_path / name / "serial"
+        reference.parent.mkdir(parents=True)
+        expected = convert([WEFT], trace, output, reference)
+        assert expected.returncode == 0, expected.stderr
+        for ranks in (1, 2, 4):
+            out = tmp_path / name / f"ranks{ranks}"
+            got = convert([mpiexec, "-n", str(ranks), runner], trace, output, out)
+            assert got.returncode == 0, got.stderr
+            assert outputs_of(out, output) == outputs_of(reference, output), \
+                f"{output} of {name} on {ranks} ranks"
+            # one conversion: no temporary left next to the output
+            left = [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
+            assert left == [], left
+
+
+def test_ranks_convert_refuses_an_existing_output_once(mpi_runner, tmp_path):
+    mpiexec, runner = mpi_runner
+    out = tmp_path / "out.pftrace"
+    out.write_bytes(b"keep")
+    got = convert([mpiexec, "-n", "2", runner], TRACES["ovni-v3-mpi"], "perfetto", out)
+    assert got.returncode != 0
+    assert got.stderr.count("exists") == 1, got.stderr
+    assert out.read_bytes() == b"keep"
+
+
+DUMPS = {
+    "dump": ["dump"],
+    "dump-stored-order": ["dump", "--stored-order"],
+    "dump-json": ["dump", "--json"],
+}
+
+
+@pytest.mark.parametrize("dump", sorted(DUMPS))
+def test_dump_threads_do_not_change_the_output(looms_trace, dump):  # noqa: F811
+    """dump reads and merges on one thread and formats on another with
+    two or more (in stored order too: the merge is the same)."""
+    for name, trace in all_traces(looms_trace).items():
+        expected = run([WEFT] + DUMPS[dump] + ["--threads", "1", trace])
+        assert expected.returncode == 0 and expected.stdout, f"{dump} of {name}"
+        for threads in (2, 4):
+            got = run([WEFT] + DUMPS[dump] + ["--threads", str(threads), trace])
+            assert got.returncode == 0, got.stderr
+            assert got.stdout == expected.stdout, f"{dump} of {name}, {threads} threads"
+            assert got.stderr == expected.stderr, f"{dump} of {name}, {threads} threads"
+
+
+def test_ranks_convert_a_damaged_trace_as_one_process_does(mpi_runner, tmp_path):
+    """A stream that cannot be read: the same message (file, byte offset),
+    the same exit status and the same output as `weft convert`."""
+    mpiexec, runner = mpi_runner
+    trace = damaged_copy(tmp_path, 5)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    expected = convert([WEFT], trace, "perfetto", tmp_path / "a" / "out", ["--raw"])
+    assert expected.returncode == 1 and "stream.obs:108: error" in expected.stderr, expected.stderr
+    got = convert([mpiexec, "-n", "2", runner], trace, "perfetto", tmp_path / "b" / "out",
+                  ["--raw"])
+    assert_same_run(expected, got, "convert of a damaged stream on 2 ranks")
+    assert tree(tmp_path / "b" / "out") == tree(tmp_path / "a" / "out")
+
+
+@pytest.mark.parametrize("output", ("perfetto", "paraver"))
+def test_convert_threads_report_a_refused_emulation_alike(tmp_path, looms_trace, output):  # noqa: F811
+    """The generated trace's threads run nOS-V events without requiring
+    the model: the emulation refuses it (in the writer's thread when there
+    are two), and the messages, the exit status and what --allow-loss
+    keeps are the same."""
+    for options in ([], ["--allow-loss"]):
+        runs = []
+        for threads in (1, 2):
+            out = tmp_path / f"out-{threads}-{len(options)}"
+            got = convert([WEFT], looms_trace, output, out,
+                          options + ["--threads", str(threads)])
+            runs.append((got.returncode, got.stderr.replace(out.name, "OUT"),
+                         outputs_of(out, output)))
+        assert runs[0][0] == (1 if options else 2), runs[0][1]
+        assert "model nosv not enabled" in runs[0][1]
+        assert runs[1] == runs[0], f"{output} {options}"
