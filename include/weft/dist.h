@@ -70,6 +70,16 @@ typedef struct weft_dist {
  */
 int64_t weft_trace_share(const weft_trace *trace, int part, int parts, uint8_t *selected);
 
+/*
+ * The same deal among the streams that `among` marks (a byte per stream,
+ * non-zero: dealt; NULL: every stream), without the rule for formats
+ * whose streams share files: for readers that read each stream through a
+ * cursor of its own (the Python module's reader threads). Returns the
+ * number of streams of the part, or WEFT_EINVAL, WEFT_ENOMEM.
+ */
+int64_t weft_trace_share_among(const weft_trace *trace, const uint8_t *among, int part,
+			       int parts, uint8_t *selected);
+
 WEFT_API_END
 
 #ifdef __cplusplus

@@ -7,8 +7,8 @@
  * thread opens the trace again (the path and open options of the
  * Python trace) and reads its share of the streams, each stream with a
  * cursor of its own, into chunks of at most batch_size events: C columns
- * and a code table of its own. The streams are dealt out by bytes (the
- * largest first, to the reader with the fewest), and each reader reads
+ * and a code table of its own. The streams are dealt out by bytes as the
+ * library shares them (weft_trace_share_among()), and each reader reads
  * its streams in index order. The consumer, the Python thread, takes the
  * chunks as they come, from each reader's queue in turn: a stream's
  * batches come in order, the streams interleaved. (Taking stream 0, then
@@ -68,7 +68,6 @@ typedef struct reader {
 	int started;
 	size_t *positions;      /* its streams (positions), in index order */
 	size_t count;
-	uint64_t bytes;
 	chunk *head, *tail;     /* its queue */
 	size_t queued;
 	uint32_t *remap;        /* local code index -> the trace's (consumer side) */
@@ -307,49 +306,32 @@ static void *reader_main(void *arg)
 
 /* ---- Dealing the streams --------------------------------------------------------------- */
 
-typedef struct by_size {
-	size_t pos;
-	uint64_t bytes;
-} by_size;
-
-static int larger_first(const void *a, const void *b)
-{
-	const by_size *x = a, *y = b;
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int before(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Deals the streams to the readers, the largest first to the one with the fewest bytes. */
+/*
+ * Deals the streams to the readers as the library shares a trace among
+ * threads and ranks (weft_trace_share_among(): the largest first, to the
+ * one with the fewest bytes); each reader's positions come out in stream
+ * order (p->streams is in stream order).
+ */
 static int deal(struct wpy_par *p, weft_trace *trace)
 {
-	by_size *order = malloc(p->stream_count * sizeof *order);
-	if (order == NULL)
-		return -1;
-	for (size_t i = 0; i < p->stream_count; i++) {
-		order[i].pos = i;
-		order[i].bytes = weft_trace_stream(trace, p->streams[i])->file_size;
+	size_t n = weft_trace_stream_count(trace);
+	uint8_t *among = calloc(n ? n : 1, 1), *mine = malloc(n ? n : 1);
+	int rc = among != NULL && mine != NULL ? 0 : -1;
+
+	for (size_t i = 0; rc == 0 && i < p->stream_count; i++)
+		among[p->streams[i]] = 1;
+	for (int k = 0; rc == 0 && k < p->reader_count; k++) {
+		if (weft_trace_share_among(trace, among, k, p->reader_count, mine) < 0) {
+			rc = -1;
+			break;
+		}
+		for (size_t i = 0; i < p->stream_count; i++)
+			if (mine[p->streams[i]])
+				p->readers[k].positions[p->readers[k].count++] = i;
 	}
-	qsort(order, p->stream_count, sizeof *order, larger_first);
-	for (size_t i = 0; i < p->stream_count; i++) {
-		int best = 0;
-		for (int k = 1; k < p->reader_count; k++)
-			if (p->readers[k].bytes < p->readers[best].bytes)
-				best = k;
-		reader *r = &p->readers[best];
-		r->positions[r->count++] = order[i].pos;
-		r->bytes += order[i].bytes + 1; /* + 1: empty streams are dealt out too */
-	}
-	free(order);
-	for (int k = 0; k < p->reader_count; k++)
-		qsort(p->readers[k].positions, p->readers[k].count, sizeof(size_t), before);
-	return 0;
+	free(among);
+	free(mine);
+	return rc;
 }
 
 /* ---- The consumer ---------------------------------------------------------------------- */

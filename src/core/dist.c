@@ -85,6 +85,15 @@ int64_t weft_trace_share(const weft_trace *trace, int part, int parts, uint8_t *
 	return weft__share_deal(trace, NULL, part, parts, selected);
 }
 
+int64_t weft_trace_share_among(const weft_trace *trace, const uint8_t *among, int part,
+			       int parts, uint8_t *selected)
+{
+	if (trace == NULL || selected == NULL || parts < 1 || part < 0 || part >= parts)
+		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
+				   "weft_trace_share_among: part %d of %d", part, parts);
+	return weft__share_deal(trace, among, part, parts, selected);
+}
+
 int weft__dist_active(const weft_trace *trace)
 {
 	const weft_dist *d = trace->options.dist;

@@ -3,6 +3,7 @@
  * test_dist.c - the work shared among ranks (weft/dist.h), without MPI:
  *   - weft_trace_share() deals every stream to exactly one part, the
  *     parts' bytes within one stream of each other, the same every time;
+ *     weft_trace_share_among() the streams of a mask alone;
  *   - a rank's report that does not parse (cut, garbage, a huge length)
  *     is an error that names the rank, never a crash or an allocation of
  *     what the bytes claim;
@@ -146,6 +147,49 @@ static void test_share(const char *rel)
 	weft_trace_free(t);
 }
 
+/*
+ * weft_trace_share_among(): the streams of a mask (every other one), each
+ * to one part, none outside it; without a mask, weft_trace_share()'s deal
+ * where the streams have files of their own; ROSS's streams are dealt too.
+ */
+static void test_share_among(const char *rel)
+{
+	weft_trace *t = NULL;
+	REQUIRE(weft_trace_open(tu_data_path(rel), NULL, &t) == 0);
+	size_t n = weft_trace_stream_count(t);
+	uint8_t *among = malloc(n ? n : 1), *sel = malloc(n ? n : 1), *all = malloc(n ? n : 1);
+	int *owner = calloc(n ? n : 1, sizeof *owner);
+	REQUIRE(among != NULL && sel != NULL && all != NULL && owner != NULL);
+	for (size_t i = 0; i < n; i++)
+		among[i] = i % 2 == 0;
+	const int parts = 3;
+	int64_t total = 0;
+	for (int p = 0; p < parts; p++) {
+		int64_t count = weft_trace_share_among(t, among, p, parts, sel);
+		CHECK(count >= 0);
+		total += count;
+		for (size_t i = 0; i < n; i++) {
+			CHECK(!sel[i] || among[i]);
+			owner[i] += sel[i];
+		}
+		CHECK(weft_trace_share_among(t, NULL, p, parts, sel) >= 0);
+		if (!weft_trace_shared_files(t)) {
+			CHECK(weft_trace_share(t, p, parts, all) >= 0);
+			CHECK(memcmp(sel, all, n) == 0);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		CHECK(owner[i] == among[i]);
+	CHECK(total == (int64_t)((n + 1) / 2));
+	CHECK(weft_trace_share_among(t, among, 3, 3, sel) == WEFT_EINVAL);
+	CHECK(weft_trace_share_among(NULL, among, 0, 3, sel) == WEFT_EINVAL);
+	free(among);
+	free(sel);
+	free(all);
+	free(owner);
+	weft_trace_free(t);
+}
+
 /* Counts of event code `code` over the trace (0 when absent). */
 static uint64_t count_of(const weft_counts *c, const char *code)
 {
@@ -255,6 +299,8 @@ int main(void)
 	test_share("ovni/v3/nosv-parallel-tasks/ovni");
 	test_share("heph/heph_sample.bin.log");
 	test_share("ross/phold-evtrace-full/np1/ross-stats-evtrace.bin");
+	test_share_among("ovni/v3/nosv-parallel-tasks/ovni");
+	test_share_among("ross/phold-evtrace-full/np1/ross-stats-evtrace.bin");
 	test_reports();
 	test_unpack_bounds();
 	return tu_result();
