@@ -66,6 +66,7 @@ static void trace_dealloc(wpy_trace *self)
 	free(self->open_path);
 	Py_CLEAR(self->open_keep);
 	Py_CLEAR(self->diag_log);
+	Py_CLEAR(self->comm);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -74,6 +75,7 @@ static int trace_traverse(wpy_trace *self, visitproc visit, void *arg)
 	Py_VISIT(self->code_list);
 	Py_VISIT(self->dict);
 	Py_VISIT(self->progress_fn);
+	Py_VISIT(self->comm);
 	return 0;
 }
 
@@ -145,14 +147,17 @@ static int set_progress_fn(wpy_trace *self, PyObject *fn)
 
 /*
  * Trace(path, format=None, options=(), stored_order=False, threads=0,
- * read_budget_bytes=0, progress=None, progress_interval=None): opens the
+ * read_budget_bytes=0, progress=None, progress_interval=None, comm=None)
+ * (comm: dist.c): opens the
  * trace, without the GIL.
  */
 static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = {"path", "format", "options", "stored_order", "threads",
-				 "read_budget_bytes", "progress", "progress_interval", NULL};
+				 "read_budget_bytes", "progress", "progress_interval", "comm",
+				 NULL};
 	PyObject *path = NULL, *options = NULL, *progress = NULL, *interval = NULL;
+	PyObject *comm = NULL;
 	const char *format = NULL;
 	int stored_order = 0, threads = 0;
 	unsigned long long budget = 0;
@@ -161,9 +166,9 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 		PyErr_SetString(PyExc_RuntimeError, "Trace.__init__ called twice");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|zOpiKOO", kwlist, PyUnicode_FSConverter,
-					 &path, &format, &options, &stored_order, &threads, &budget,
-					 &progress, &interval))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|zOpiKOOO", kwlist,
+					 PyUnicode_FSConverter, &path, &format, &options,
+					 &stored_order, &threads, &budget, &progress, &interval, &comm))
 		return -1;
 	if (parse_interval(interval, &self->progress_interval_ns) < 0 ||
 	    set_progress_fn(self, progress) < 0) {
@@ -190,6 +195,8 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	if (options != NULL && options != Py_None && set_format_options(&o, options, keep) < 0)
 		goto fail;
 	wpy_progress_open_options(self, &o, self->progress_interval_ns);
+	if (wpy_dist_setup(self, comm, &o) < 0)
+		goto fail;
 	self->code_list = PyList_New(0);
 	if (self->code_list == NULL)
 		goto fail;
@@ -218,6 +225,7 @@ static int trace_init(wpy_trace *self, PyObject *args, PyObject *kwargs)
 	}
 	self->open_options = o;
 	self->open_options.format = weft_trace_format(t); /* no detection again */
+	self->open_options.dist = NULL; /* the reader threads open it alone */
 	self->open_keep = keep;
 	Py_DECREF(path);
 	return 0;

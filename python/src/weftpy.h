@@ -139,7 +139,18 @@ typedef struct wpy_trace {
 	 * order the batches met them (wpy_trace_add_diag). */
 	PyObject *diag_log;
 	size_t diags_logged;    /* the library's diagnostics in diag_log */
+	/* comm= (dist.c): the communicator the library's collectives call,
+	 * and the weft_dist the trace's options point to (NULL, zeros: none). */
+	PyObject *comm;
+	weft_dist dist;
 } wpy_trace;
+
+/*
+ * comm= of weft.open(): with a communicator of several ranks, sets
+ * o->dist to self's collectives over it (opening and profile() become
+ * collective). 0, or -1 with an exception (its Get_size or Get_rank).
+ */
+int wpy_dist_setup(wpy_trace *self, PyObject *comm, weft_open_options *o);
 
 /* A diagnostic as (severity, severity name, file, offset, message, line): NULL with an error. */
 PyObject *wpy_diag_values(int severity, const char *file, uint64_t offset,

@@ -35,7 +35,7 @@ EVENT_COLUMNS = (("time", "uint64"), ("end", "uint64"), ("stream", "uint32"),
 # Options of weft.open() that are settings of the library's open options
 # rather than format options (weft_open_options_set).
 _OPEN_SETTINGS = ("stored_order", "threads", "read_budget_bytes", "progress",
-                  "progress_interval")
+                  "progress_interval", "comm")
 
 
 class TraceWarning(UserWarning):
@@ -115,6 +115,13 @@ def open(path, format=None, **options):
     weft.ArgumentError (a ValueError) for a bad option. Problems that leave
     the trace readable are issued as weft.TraceWarning warnings and kept in
     Trace.diagnostics.
+
+    comm: an MPI communicator (mpi4py's MPI.COMM_WORLD, or any object with
+    its Get_rank(), Get_size(), gather(obj) and bcast(obj)) to share the
+    trace among ranks, as weft-mpi does (docs/mpi.md): every rank calls
+    weft.open() and then profile() together; each reads its share of the
+    streams and rank 0's profile() is the whole trace's (the other ranks
+    get their part). weft links no MPI: it calls the communicator.
     """
     return Trace(path, format, **options)
 

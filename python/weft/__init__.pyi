@@ -240,4 +240,5 @@ class PallasWriter:
 def open(path: _Path, format: Optional[str] = ..., *, stored_order: bool = ...,
          threads: int = ..., read_budget_bytes: int = ...,
          progress: Optional[Callable[[Progress], Any]] = ...,
-         progress_interval: Optional[float] = ..., **options: Any) -> Trace: ...
+         progress_interval: Optional[float] = ..., comm: Any = ...,
+         **options: Any) -> Trace: ...
