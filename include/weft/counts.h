@@ -41,8 +41,8 @@ typedef struct weft_count_options {
 	int by_stream;   /* 1: keep the counts of every stream too */
 	/* Threads that read streams, each its part (by bytes): 0 = the
 	 * trace's `threads` option, then WEFT_THREADS, then the cores (at
-	 * most 8, one per 32 MiB) when the streams have files of their own; 1 = this thread
-	 * only. */
+	 * most 8, one per 32 MiB) when each stream is read without the others'
+	 * bytes (not ROSS); 1 = this thread only. */
 	int threads;
 	/*
 	 * 1: also pair enters and leaves into spans (weft/span.h, a second

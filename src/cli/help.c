@@ -91,8 +91,9 @@ static const struct common_help {
 /* What the commands that share streams among threads say under --threads. */
 const cli_help_note cli_stream_threads_notes[] = {
 	{ "threads", "here: the streams are read by N threads, each its share of the "
-		     "bytes (default: the cores, at most 8 and one per 32 MiB, when each stream has a file "
-		     "of its own); under weft-mpi, each rank's share (docs/mpi.md)." },
+		     "bytes (default: the cores, at most 8 and one per 32 MiB, when each stream is read "
+		     "without the others' bytes: not ROSS); under weft-mpi, each rank's share "
+		     "(docs/mpi.md)." },
 	{ NULL, NULL }
 };
 

@@ -90,11 +90,16 @@ static void show_progress(weft_trace *trace, part_worker *w, int parts)
 	__atomic_store_n(&trace->progress.bytes, bytes, __ATOMIC_RELAXED);
 }
 
-/* 1 when each stream has a data file of its own (counted when opened). */
-static int streams_have_own_files(const weft_trace *trace)
+/*
+ * 1 when a stream is read without the bytes of the others: a file of its
+ * own (ovni, Pallas, OTF2) or its own packets of one file (Heph: top of
+ * a 2 GB trace of 8 streams took 4.5 s on one thread, 3.5-4.4 s on two,
+ * each thread scanning the file again when it opens it). Not ROSS, whose
+ * streams are read in one pass over the files they share.
+ */
+static int streams_read_alone(const weft_trace *trace)
 {
-	return trace->progress.data_files == trace->stream_count &&
-	       !weft_trace_shared_files(trace);
+	return !weft_trace_shared_files(trace) && !weft_trace_file_order_default(trace);
 }
 
 /*
@@ -120,7 +125,7 @@ int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked
 	if (n <= 0)
 		n = weft__threads_from_environment();
 	if (n <= 0) {
-		n = streams_have_own_files(trace) ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
+		n = streams_read_alone(trace) ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
 		if (n > 8)
 			n = 8;
 		if ((uint64_t)n > bytes / BYTES_PER_THREAD)
