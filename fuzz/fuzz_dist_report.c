@@ -2,7 +2,8 @@
 /*
  * fuzz_dist_report - the bytes are what another MPI rank sends rank 0
  * (weft/dist.h): the first byte chooses the analysis (counts per stream,
- * profile per stream, every stream's figures, the check), the rest is
+ * profile per stream, every stream's figures, the check, the survey of
+ * weft_ovni_sort_with --check), the rest is
  * rank 1's report, handed to rank 0 of two ranks by a gather that plays
  * rank 1 (no MPI). Rank 0 reads its share of an ovni trace (mpi-func-4procs)
  * and merges the report: a report that does not parse must be an error
@@ -19,16 +20,28 @@
 
 #include "fuzz_common.h"
 
-/* Rank 1's report (the fuzzer's bytes), and where to keep rank 0's. */
+#define CHOICES 5
+
+/*
+ * Rank 1's report (the fuzzer's bytes), and where to keep rank 0's; the
+ * first `skip` gathers get `agree` instead (the exchanges before the one
+ * fuzzed: opening, and the sort's readiness).
+ */
 typedef struct other_rank {
 	const uint8_t *data;
 	size_t size;
 	const char *seed_path;
+	int skip;
+	const struct other_rank *agree;
 } other_rank;
 
 static int gather(void *user, const void *bytes, size_t len, void **all, size_t *lens)
 {
 	other_rank *o = user;
+	if (o->skip > 0) {
+		o->skip--;
+		return gather((void *)o->agree, bytes, len, all, lens);
+	}
 	if (o->seed_path != NULL) {
 		FILE *f = fopen(o->seed_path, "wb");
 		if (f != NULL) {
@@ -73,7 +86,7 @@ static void run(int choice, other_rank *o)
 	open.threads = 1;
 	weft_trace *t = NULL;
 	/* The open is collective too: rank 1 agrees (an empty report fails). */
-	other_rank agree = { NULL, 0, NULL };
+	other_rank agree = { NULL, 0, NULL, 0, NULL };
 	static const uint8_t ok[33] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0,
 					0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 	agree.data = ok, agree.size = sizeof ok;
@@ -102,30 +115,38 @@ static void run(int choice, other_rank *o)
 		if (s != NULL)
 			weft_trace_stats_all(t, 1, s, NULL);
 		free(s);
-	} else {
+	} else if (choice == 3) {
 		weft_check_report *r = NULL;
 		weft_trace_check(t, NULL, &r);
 		weft_check_report_free(r);
 	}
 	weft_trace_free(t);
+	if (choice == 4) {
+		/* the sort opens the trace itself: two exchanges, then the survey */
+		weft_ovni_sort_report report;
+		o->skip = 2;
+		o->agree = &agree;
+		dist.user = o;
+		weft_ovni_sort_with(fz_path("ovni"), &open, 1, &report);
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size == 0)
 		return 0;
-	other_rank o = { data + 1, size - 1, NULL };
+	other_rank o = { data + 1, size - 1, NULL, 0, NULL };
 	const char *seeds = getenv("WEFT_FUZZ_DIST_SEEDS");
 	char path[4096];
 	if (seeds != NULL) {
-		snprintf(path, sizeof path, "%s/%d.report", seeds, data[0] % 4);
+		snprintf(path, sizeof path, "%s/%d.report", seeds, data[0] % CHOICES);
 		o.seed_path = path;
 	}
-	run(data[0] % 4, &o);
+	run(data[0] % CHOICES, &o);
 	if (seeds != NULL) { /* the choice byte in front of rank 0's report */
 		FILE *f = fopen(path, "r+b");
 		if (f != NULL) {
-			fputc(data[0] % 4, f);
+			fputc(data[0] % CHOICES, f);
 			fclose(f);
 		}
 	}

@@ -59,7 +59,12 @@ int weft_ovni_sort(const char *path, int check_only,
  * The same, with the trace opened with `options` (NULL: the defaults;
  * the format is ovni whatever they say): its progress callback sees the
  * phases "opening" and "sorting" (weft/progress.h), its format options
- * (ovni.unordered_lookback_bytes...) bound the reading.
+ * (ovni.unordered_lookback_bytes...) bound the reading. Its `threads`
+ * share the streams (0: as for weft_counts_compute), and with its `dist`
+ * the call is collective (weft/dist.h): each rank surveys, then rewrites,
+ * its share; rank 0's report and status are those of one process sorting
+ * stream after stream, which stops at the first stream it cannot sort
+ * (every rank returns that status; the other ranks' reports are zeros).
  */
 int weft_ovni_sort_with(const char *path, const weft_open_options *options, int check_only,
 			weft_ovni_sort_report *report);

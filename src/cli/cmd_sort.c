@@ -35,7 +35,7 @@ static void print_sort_help(void)
 	       "options:\n"
 	       "  -c, --check   only tell what would change; exit 1 when a stream\n"
 	       "                is not sorted\n");
-	cli_print_common_help(stdout, NULL);
+	cli_print_common_help(stdout, cli_stream_threads_notes);
 	printf("\n"
 	       "example:\n"
 	       "  weft sort --check ovni/ && echo sorted\n");

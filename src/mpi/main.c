@@ -36,7 +36,8 @@
 #endif
 
 /* The commands whose library calls combine across ranks (weft/dist.h). */
-static const char *const shared_commands[] = { "top", "profile", "info", "check", NULL };
+static const char *const shared_commands[] = { "top", "profile", "info", "check", "sort",
+						 NULL };
 
 /* weft_dist.gather over MPI: lengths first, then the bytes (MPI_Gatherv). */
 static int mpi_gather(void *user, const void *bytes, size_t len, void **all, size_t *lens)
@@ -99,9 +100,9 @@ static void print_usage(FILE *out)
 		"usage: mpiexec -n RANKS weft-mpi COMMAND [OPTIONS] TRACE\n"
 		"       mpiexec -n RANKS weft-mpi sync [OPTIONS] TRACE_DIR\n"
 		"\n"
-		"Runs a weft command on RANKS MPI ranks. top, profile, info and check\n"
-		"share the streams among the ranks (balanced by bytes, read from the\n"
-		"shared file system) and combine their results: rank 0 prints what\n"
+		"Runs a weft command on RANKS MPI ranks. top, profile, info, check and\n"
+		"sort share the streams among the ranks (balanced by bytes, read from\n"
+		"the shared file system) and combine their results: rank 0 prints what\n"
 		"'weft COMMAND' prints. The other commands run on rank 0 alone.\n"
 		"sync measures the clock offset of every rank against rank 0 and\n"
 		"writes ovnisync's clock-offsets.txt (docs/sync.md).\n"
