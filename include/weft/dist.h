@@ -18,7 +18,8 @@
  * With `dist` set, opening is collective (every rank opens; if one fails,
  * all fail, with that rank's message on rank 0), and the analyses that
  * combine (weft_counts_compute, weft_profile_compute, weft_trace_stats_all,
- * weft_trace_check) are collective: each rank reads its share of the
+ * weft_trace_check; and weft_ovni_sort_with, which opens the trace itself)
+ * are collective: each rank reads its share of the
  * streams (weft_trace_share: balanced by bytes), and rank 0 gets the
  * result of the whole trace, equal to what one process computes: tables
  * keyed by name are merged by name, never by order of arrival. The other
