@@ -109,8 +109,8 @@ def test_ranks_convert_what_one_process_converts(mpi_runner, tmp_path, output):
             assert got.returncode == 0, got.stderr
             assert outputs_of(out, output) == outputs_of(reference, output), \
                 f"{output} of {name} on {ranks} ranks"
-            # one conversion: no temporary left next to the output
-            left = [p.name for p in out.parent.iterdir() if p.name.startswith(".")]
+            # one conversion: no temporary ("OUT.tmp.XXXXXX") left next to the output
+            left = [p.name for p in out.parent.iterdir() if ".tmp." in p.name]
             assert left == [], left
 
 
