@@ -605,13 +605,12 @@ static int check_shared(weft_trace *trace, check_part *c, int threads_asked)
 {
 	size_t diags = weft_trace_diag_count(trace);
 	const uint8_t *share = weft__dist_selected(trace);
-	int rc = share == NULL && weft__dist_active(trace)
-		 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
+	int rc = 0;
 	c->selected = share;
 	int threads = weft__parts_threads(trace, share, threads_asked);
-	if (rc == 0 && threads <= 1)
+	if (threads <= 1)
 		check_streams(c->report, share, c->want_sorted, c->starts);
-	else if (rc == 0)
+	else
 		rc = weft__parts_run(trace, share, threads, check_part_run, c, merge_check, c);
 	if (weft__dist_active(trace))
 		rc = weft__dist_combine(trace, rc, diags, pack_check, merge_check, c);

@@ -433,8 +433,6 @@ static int count_part(weft_trace *handle, const uint8_t *selected, weft__pack *r
 static int count_shared(weft_trace *trace, weft_counts *st, int threads_asked)
 {
 	st->share = weft__dist_selected(trace);
-	if (st->share == NULL && weft__dist_active(trace))
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	if (weft_trace_file_order_default(trace))
 		return count_merged(trace, st);
 	int threads = weft__parts_threads(trace, st->share, threads_asked);

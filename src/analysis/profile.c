@@ -353,8 +353,6 @@ static int profile_part(weft_trace *handle, const uint8_t *selected, weft__pack 
 static int profile_shared(weft_trace *trace, const weft_profile_options *o, weft_profile *p)
 {
 	const uint8_t *share = weft__dist_selected(trace);
-	if (share == NULL && weft__dist_active(trace))
-		return out_of_memory();
 	if (o->emulate)
 		return weft__dist_root(trace) ? profile_streams(trace, o, NULL, p) : 0;
 	int threads = weft__parts_threads(trace, share, o->threads);

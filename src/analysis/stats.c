@@ -171,8 +171,6 @@ static int stats_part(weft_trace *handle, const uint8_t *selected, weft__pack *r
 static int stats_shared(weft_trace *trace, int threads_asked, stats_table *t)
 {
 	const uint8_t *share = weft__dist_selected(trace);
-	if (share == NULL && weft__dist_active(trace))
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	t->selected = share;
 	if (weft_trace_file_order_default(trace)) {
 		/* One pass over the files; their streams are rank 0's share. */
@@ -200,10 +198,8 @@ int weft_trace_stats_all(weft_trace *trace, int threads, weft_stream_stats *stat
 	size_t diags = weft_trace_diag_count(trace);
 	weft__progress_begin(trace, "reading");
 	int rc = stats_shared(trace, threads, &t);
-	if (weft__dist_active(trace)) {
-		t.selected = weft__dist_selected(trace);
+	if (weft__dist_active(trace)) /* t.selected: this rank's streams */
 		rc = weft__dist_combine(trace, rc, diags, pack_stats, merge_stats, &t);
-	}
 	weft__trace_diags_sort(trace, diags);
 	/* The first stream that failed, in stream order, is the status (its
 	 * message is among the diagnostics). */

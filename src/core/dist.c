@@ -105,22 +105,26 @@ int weft__dist_root(const weft_trace *trace)
 	return !weft__dist_active(trace) || trace->options.dist->rank == 0;
 }
 
-const uint8_t *weft__dist_selected(weft_trace *trace)
+const uint8_t *weft__dist_selected(const weft_trace *trace)
+{
+	return weft__dist_active(trace) ? trace->dist_selected : NULL;
+}
+
+int weft__dist_deal(weft_trace *trace)
 {
 	if (!weft__dist_active(trace))
-		return NULL;
-	if (trace->dist_selected == NULL) {
-		uint8_t *s = malloc(trace->stream_count ? trace->stream_count : 1);
-		if (s == NULL)
-			return NULL;
-		if (weft_trace_share(trace, trace->options.dist->rank, trace->options.dist->ranks,
-				     s) < 0) {
-			free(s);
-			return NULL;
-		}
-		trace->dist_selected = s;
+		return 0;
+	uint8_t *s = malloc(trace->stream_count ? trace->stream_count : 1);
+	if (s == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int64_t rc = weft_trace_share(trace, trace->options.dist->rank,
+				      trace->options.dist->ranks, s);
+	if (rc < 0) {
+		free(s);
+		return (int)rc;
 	}
-	return trace->dist_selected;
+	trace->dist_selected = s;
+	return 0;
 }
 
 /* ---- Packing -------------------------------------------------------------------- */

@@ -306,7 +306,7 @@ struct weft_trace {
 	weft__progress progress;
 
 	/* With a weft_dist of several ranks: this rank's streams (a byte per
-	 * stream), made when first asked (weft__dist_selected). */
+	 * stream), dealt when the trace is opened (weft__dist_selected). */
 	uint8_t *dist_selected;
 };
 
@@ -439,9 +439,13 @@ int weft__dist_active(const weft_trace *trace);
 /* 1 on rank 0, or without a dist: the process that does the whole trace's
  * work (what reads every stream, the results of every rank). */
 int weft__dist_root(const weft_trace *trace);
-/* This rank's streams (a byte per stream, 1 = read it), or NULL when the
- * trace is not shared (read every stream) or out of memory. */
-const uint8_t *weft__dist_selected(weft_trace *trace);
+/* This rank's streams (a byte per stream, 1 = read it, dealt by the
+ * collective open), or NULL when the trace is not shared (read every
+ * stream). */
+const uint8_t *weft__dist_selected(const weft_trace *trace);
+/* Deals this rank's streams (weft_trace_share) into trace->dist_selected
+ * when the trace is shared: 0, or ENOMEM (weft_trace_open fails then). */
+int weft__dist_deal(weft_trace *trace);
 /* weft_cursor_create() over the streams of `selected` (a byte per stream;
  * NULL: every stream). */
 int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,

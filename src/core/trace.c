@@ -280,6 +280,10 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	}
 	/* The agreement needs a trace to report on: a failed rank's stand-in. */
 	weft_trace failed = { .options = { .dist = d } };
+	if (rc == 0 && (rc = weft__dist_deal(*out)) < 0) {
+		weft_trace_free(*out);
+		*out = NULL;
+	}
 	weft_trace *t = rc == 0 ? *out : &failed;
 	size_t diags = weft_trace_diag_count(t);
 	rc = weft__dist_combine(t, rc, diags, NULL, NULL, NULL);
