@@ -63,7 +63,6 @@ static int print_structure(weft_trace *trace)
 	return status;
 }
 
-/* What dump does with --threads, under that option in its help. */
 /* Usage text of `weft dump --help`. */
 static void print_dump_help(void)
 {

@@ -151,9 +151,10 @@ static int read_aside(const weft_output_writer *w, uint32_t stream)
 	const weft_trace *trace = w->job.trace;
 	uint64_t bytes = 0;
 
-	for (uint32_t i = 0; i < w->stream_count; i++)
-		if (stream == WEFT_OUTPUT_ALL_STREAMS || i == stream)
-			bytes += weft_trace_stream(trace, i)->file_size;
+	if (stream != WEFT_OUTPUT_ALL_STREAMS)
+		bytes = weft_trace_stream(trace, stream)->file_size;
+	for (uint32_t i = 0; stream == WEFT_OUTPUT_ALL_STREAMS && i < w->stream_count; i++)
+		bytes += weft_trace_stream(trace, i)->file_size;
 	return weft__pipeline_wanted_bytes(trace, bytes, w->ops->auto_cpus);
 }
 
@@ -222,6 +223,7 @@ static int read_batches(weft_output_writer *w)
 					  weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
 						      "out of memory"));
 	weft_output_writer_filter(w, &filter);
+	int aside = read_aside(w, WEFT_OUTPUT_ALL_STREAMS);
 	while (next < w->stream_count && w->state == WEFT__WRITER_OPEN) {
 		uint32_t first = next, taken = 0;
 		for (; next < w->stream_count && taken < WEFT__CONVERT_BATCH; next++)
@@ -235,8 +237,7 @@ static int read_batches(weft_output_writer *w)
 			weft__convert_say(w->job.report, "cannot read the events: %s",
 					  weft_last_error());
 			weft__output_writer_fail(w);
-		} else if ((rc = push_events(w, cursor, batch,
-					     read_aside(w, WEFT_OUTPUT_ALL_STREAMS))) < 0) {
+		} else if ((rc = push_events(w, cursor, batch, aside)) < 0) {
 			weft_output_writer_read_failed(w, WEFT_OUTPUT_ALL_STREAMS, rc);
 		}
 		weft_cursor_free(cursor);

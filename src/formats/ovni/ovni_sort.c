@@ -150,7 +150,6 @@ typedef struct sort_table {
 	const uint8_t *selected; /* this part's or rank's streams, NULL: all */
 	int phase;
 	uint64_t limit;          /* REWRITE: the streams before it */
-	int check_only;
 } sort_table;
 
 /* Records that stream s failed with the last error; 0 or ENOMEM. */
@@ -180,20 +179,20 @@ static int survey_one(weft_trace *t, uint32_t s, sort_stream *r)
 }
 
 /*
- * This phase on the streams of `selected` (NULL: all) of handle t, in
+ * This phase on the streams of tab->selected (NULL: all) of handle t, in
  * stream order, until one fails: the later ones come after it anyway.
  * 0, or ENOMEM.
  */
-static int sort_streams(weft_trace *t, sort_table *tab, const uint8_t *selected)
+static int sort_streams(weft_trace *t, sort_table *tab)
 {
 	for (uint32_t s = 0; s < tab->count; s++) {
 		sort_stream *r = &tab->streams[s];
-		if (selected != NULL && !selected[s])
+		if (tab->selected != NULL && !tab->selected[s])
 			continue;
 		int rc = 0;
 		if (tab->phase == SURVEY)
 			rc = survey_one(t, s, r);
-		else if (s < tab->limit && r->moved > 0 && !tab->check_only)
+		else if (s < tab->limit && r->moved > 0)
 			rc = (rc = rewrite_stream(t, s)) == 0 ? (r->rewritten = 1, 0)
 							      : stream_failed(r, rc);
 		if (rc < 0)
@@ -202,12 +201,6 @@ static int sort_streams(weft_trace *t, sort_table *tab, const uint8_t *selected)
 			break;
 	}
 	return 0;
-}
-
-static void pack_text_or_null(weft__pack *p, const char *text)
-{
-	weft__pack_u64(p, text != NULL);
-	weft__pack_text(p, text);
 }
 
 /* The streams of `selected`: index, figures, status and its error. */
@@ -224,7 +217,8 @@ static void pack_sort(weft__pack *p, const void *ctx)
 		weft__pack_u64(p, (uint64_t)(int64_t)r->status);
 		weft__pack_u64(p, (uint64_t)r->rewritten);
 		if (r->status < 0) {
-			pack_text_or_null(p, r->error->has_file ? r->error->file : NULL);
+			weft__pack_u64(p, (uint64_t)r->error->has_file);
+			weft__pack_text(p, r->error->file);
 			weft__pack_u64(p, r->error->offset);
 			weft__pack_text(p, r->error->text);
 		}
@@ -278,7 +272,7 @@ static int sort_part(weft_trace *handle, const uint8_t *selected, weft__pack *re
 	for (size_t i = 0; i < whole->count; i++)
 		part.streams[i].moved = whole->streams[i].moved;
 	part.selected = selected;
-	int rc = sort_streams(handle, &part, selected);
+	int rc = sort_streams(handle, &part);
 	if (rc == 0)
 		pack_sort(result, &part);
 	for (size_t i = 0; i < part.count; i++)
@@ -296,14 +290,10 @@ static int sort_phase(weft_trace *t, sort_table *tab)
 {
 	const uint8_t *share = weft__dist_selected(t);
 	size_t diags = t->diag_count;
-	int rc = 0;
-	if (share == NULL && weft__dist_active(t))
-		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	tab->selected = share;
-	int threads = rc == 0 ? weft__parts_threads(t, share, 0) : 1;
-	if (rc == 0)
-		rc = threads <= 1 ? sort_streams(t, tab, share)
-		     : weft__parts_run(t, share, threads, sort_part, tab, merge_sort, tab);
+	int threads = weft__parts_threads(t, share, 0);
+	int rc = threads <= 1 ? sort_streams(t, tab)
+		 : weft__parts_run(t, share, threads, sort_part, tab, merge_sort, tab);
 	if (weft__dist_active(t))
 		rc = weft__dist_combine(t, rc, diags, pack_sort, merge_sort, tab);
 	return rc;
@@ -372,8 +362,8 @@ static void streams_free(sort_stream *streams, size_t count)
 static int sort_trace(weft_trace *t, int check_only, weft_ovni_sort_report *report)
 {
 	size_t n = t->stream_count;
-	sort_table survey = { streams_new(n), n, NULL, SURVEY, 0, check_only };
-	sort_table rewrite = { streams_new(n), n, NULL, REWRITE, 0, check_only };
+	sort_table survey = { streams_new(n), n, NULL, SURVEY, 0 };
+	sort_table rewrite = { streams_new(n), n, NULL, REWRITE, 0 };
 	int rc = survey.streams != NULL && rewrite.streams != NULL
 		 ? 0 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	if (weft__dist_active(t)) /* every rank is ready, or none goes on */
