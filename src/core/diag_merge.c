@@ -155,3 +155,11 @@ done:
 	free(places);
 	free(files);
 }
+
+/* Their texts stay in the trace's arena until it is freed (a few lines). */
+void weft__trace_diags_forget(weft_trace *trace, size_t count, uint64_t dropped)
+{
+	if (count < trace->diag_count)
+		trace->diag_count = count;
+	trace->diags_dropped = dropped;
+}

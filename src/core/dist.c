@@ -158,6 +158,13 @@ void weft__pack_bytes(weft__pack *p, const void *bytes, size_t len)
 		memcpy(at, bytes, len);
 }
 
+void weft__pack_raw(weft__pack *p, const void *bytes, size_t len)
+{
+	uint8_t *at = pack_room(p, len);
+	if (at != NULL && len > 0)
+		memcpy(at, bytes, len);
+}
+
 void weft__pack_text(weft__pack *p, const char *text)
 {
 	weft__pack_bytes(p, text ? text : "", text ? strlen(text) + 1 : 1);

@@ -400,6 +400,12 @@ void weft__trace_diag_copy(weft_trace *trace, const weft_trace *from, size_t ind
  * found in. For analyses whose results do not depend on threads or ranks.
  */
 void weft__trace_diags_sort(weft_trace *trace, size_t from);
+/*
+ * Forgets the diagnostics recorded since the trace had `count` (and
+ * `dropped` dropped): a reading done twice (a survey before the real
+ * pass) reports once.
+ */
+void weft__trace_diags_forget(weft_trace *trace, size_t count, uint64_t dropped);
 
 /*
  * Records the last error of this thread (weft__error) as a diagnostic,
@@ -426,6 +432,8 @@ typedef struct weft__unpack {
 
 void weft__pack_u64(weft__pack *p, uint64_t v);
 void weft__pack_bytes(weft__pack *p, const void *bytes, size_t len);
+/* Bytes as they are, without their length (a part of another pack). */
+void weft__pack_raw(weft__pack *p, const void *bytes, size_t len);
 /* A NUL-terminated text (NULL as ""), its NUL included. */
 void weft__pack_text(weft__pack *p, const char *text);
 void weft__pack_release(weft__pack *p);

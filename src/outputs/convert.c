@@ -271,7 +271,7 @@ int weft_convert(weft_trace *trace, const weft_convert_options *options,
 		rc = read_merged(w);
 	else if (weft_trace_file_order_default(trace))
 		rc = read_batches(w);
-	else
+	else if (w->ops->convert_shared == NULL || w->ops->convert_shared(w) == 0)
 		rc = read_streams(w);
 	weft__progress_end(trace);
 	if (rc == 0) {

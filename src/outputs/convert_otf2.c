@@ -925,5 +925,6 @@ static int otf2_writer_create(weft_output_writer *w)
 
 const weft__writer_ops weft__otf2_writer_ops = {
 	1, otf2_writer_create, weft__pconv_writer_event, weft__pconv_writer_end_stream,
-	weft__pconv_writer_read_failed, weft__pconv_writer_finish, weft__pconv_writer_free, 0
+	weft__pconv_writer_read_failed, weft__pconv_writer_finish, weft__pconv_writer_free, 0,
+	NULL
 };

@@ -107,12 +107,15 @@ static void stream_begin(conv *c, stream_out *s, uint32_t loc)
 	s->index = loc;
 }
 
-/* The stream's location and thread writer, made at its first event. */
+/*
+ * The stream's location and thread writer, made at its first event (a
+ * part of a shared conversion knows its location from the plan: placed).
+ */
 static int stream_thread(conv *c, stream_out *s)
 {
 	if (s->thread != NULL)
 		return 0;
-	if (weft__pconv_add_location(c, s->index, &s->group, &s->location) < 0)
+	if (!s->placed && weft__pconv_add_location(c, s->index, &s->group, &s->location) < 0)
 		return -1;
 	int rc = c->target->thread_begin(c, s);
 	return rc < 0 ? weft__pconv_writer_error(c, "cannot start a thread", rc) : 0;
@@ -379,7 +382,7 @@ static int convert_event(conv *c, stream_out *s, const weft_event *ev)
  * whose LEAVE never came are closed by the writer without an event. A
  * stream without any selected event has no thread.
  */
-static int stream_end(conv *c, stream_out *s, int ok)
+int weft__pconv_stream_end(conv *c, stream_out *s, int ok)
 {
 	int rc = 0;
 	if (ok && s->thread != NULL && flush_intervals(c, s, UINT64_MAX, -1) < 0)
@@ -437,8 +440,7 @@ static char *output_path(const char *output)
 
 /* ---- The writer --------------------------------------------------------------------------- */
 
-/* Frees what the conversion holds (not the job's trace). */
-static void conv_free(conv *c)
+void weft__pconv_free(conv *c)
 {
 	if (c->target != NULL)
 		c->target->free(c);
@@ -467,7 +469,7 @@ static int conv_close(conv *c, int ok)
 {
 	ok = ok && !interrupted;
 	for (uint32_t loc = 0; loc < c->selected_count; loc++)
-		if (stream_end(c, &c->outs[loc], ok) < 0)
+		if (weft__pconv_stream_end(c, &c->outs[loc], ok) < 0)
 			ok = 0;
 	int rc = ok && c->started ? c->target->store(c) : 0;
 	if (rc < 0)
@@ -482,15 +484,39 @@ static int conv_close(conv *c, int ok)
 		weft__outdir_remove_tree(c->tmp_dir);
 	if (rc == 0)
 		report_notes(c);
+	/* in stream order, as the streams are converted, whatever the parts */
+	weft__trace_diags_sort(c->trace, c->diag_from);
 	int lost = weft__convert_diags(c->report, c->trace) || c->lost;
 	int sig = interrupted;
 	c->report->data_lost = lost;
-	conv_free(c);
+	weft__pconv_free(c);
 	if (sig) {
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}
 	return rc < 0 ? WEFT_EIO : 0;
+}
+
+int weft__pconv_prepare(conv *c, const uint32_t *selected, uint32_t count)
+{
+	size_t n = weft_trace_stream_count(c->trace);
+	c->selected = malloc((count ? count : 1) * sizeof *c->selected);
+	c->outs = calloc(count ? count : 1, sizeof *c->outs);
+	c->loc_of = malloc((n ? n : 1) * sizeof *c->loc_of);
+	if (c->selected == NULL || c->outs == NULL || c->loc_of == NULL)
+		return weft__pconv_out_of_memory(c);
+	memcpy(c->selected, selected, count * sizeof *selected);
+	c->selected_count = count;
+	for (size_t i = 0; i < n; i++)
+		c->loc_of[i] = NONE;
+	for (uint32_t loc = 0; loc < c->selected_count; loc++) {
+		stream_begin(c, &c->outs[loc], loc);
+		c->loc_of[c->selected[loc]] = loc;
+	}
+	c->same_format = c->target->raw_records &&
+			 weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
+	c->payload_is_fields = c->trace->backend->payload_is_fields;
+	return 0;
 }
 
 /*
@@ -501,21 +527,17 @@ static int conv_close(conv *c, int ok)
 static int conv_start(conv *c, const uint8_t *selected)
 {
 	size_t n = weft_trace_stream_count(c->trace);
-	if (weft__pconv_select_streams(c, selected) < 0)
-		return -1;
-	c->outs = calloc(c->selected_count ? c->selected_count : 1, sizeof *c->outs);
-	c->loc_of = malloc((n ? n : 1) * sizeof *c->loc_of);
-	if (c->outs == NULL || c->loc_of == NULL)
+	uint32_t *chosen = malloc((n ? n : 1) * sizeof *chosen), count = 0;
+	if (chosen == NULL)
 		return weft__pconv_out_of_memory(c);
 	for (size_t i = 0; i < n; i++)
-		c->loc_of[i] = NONE;
-	for (uint32_t loc = 0; loc < c->selected_count; loc++) {
-		stream_begin(c, &c->outs[loc], loc);
-		c->loc_of[c->selected[loc]] = loc;
-	}
-	c->same_format = c->target->raw_records &&
-			 weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
-	c->payload_is_fields = c->trace->backend->payload_is_fields;
+		if (selected[i])
+			chosen[count++] = (uint32_t)i;
+	int rc = weft__pconv_prepare(c, chosen, count);
+	free(chosen);
+	if (rc < 0)
+		return -1;
+	c->diag_from = weft_trace_diag_count(c->trace);
 	if ((c->tmp_dir = weft__outdir_make_sibling(c->report, c->out, "tmp")) == NULL)
 		return -1;
 	interrupted = 0;
@@ -523,7 +545,7 @@ static int conv_start(conv *c, const uint8_t *selected)
 		watch_signals(c->old_handlers, NULL);
 		c->watching = 1;
 	}
-	int rc = c->target->start(c);
+	rc = c->target->start(c);
 	if (rc < 0)
 		return weft__pconv_writer_error(c, "cannot start the trace", rc);
 	c->started = 1;
@@ -581,13 +603,8 @@ int weft__pconv_writer_create(weft_output_writer *w, const conv_target *target)
 	return 0;
 }
 
-/*
- * One event of a selected stream, not earlier than the stream's last:
- * written as its role says (its thread is made at its first event).
- */
-int weft__pconv_writer_event(weft_output_writer *w, const weft_event *ev)
+int weft__pconv_event(conv *c, const weft_event *ev)
 {
-	conv *c = w->impl;
 	uint32_t loc = c->loc_of[ev->stream];
 	const char *path = weft_trace_stream(c->trace, ev->stream)->path;
 
@@ -609,6 +626,15 @@ int weft__pconv_writer_event(weft_output_writer *w, const weft_event *ev)
 	return 0;
 }
 
+/*
+ * One event of a selected stream, not earlier than the stream's last:
+ * written as its role says (its thread is made at its first event).
+ */
+int weft__pconv_writer_event(weft_output_writer *w, const weft_event *ev)
+{
+	return weft__pconv_event(w->impl, ev);
+}
+
 /* A stream's last event has come: its thread is written now. */
 int weft__pconv_writer_end_stream(weft_output_writer *w, uint32_t stream)
 {
@@ -617,7 +643,7 @@ int weft__pconv_writer_end_stream(weft_output_writer *w, uint32_t stream)
 
 	if (loc == NONE)
 		return 0;
-	return stream_end(c, &c->outs[loc], !interrupted) < 0 ? WEFT_EIO : 0;
+	return weft__pconv_stream_end(c, &c->outs[loc], !interrupted) < 0 ? WEFT_EIO : 0;
 }
 
 /* The caller's reading stopped: said now; the conversion goes on. */
@@ -786,5 +812,6 @@ static int pallas_writer_create(weft_output_writer *w)
 
 const weft__writer_ops weft__pallas_writer_ops = {
 	1, pallas_writer_create, weft__pconv_writer_event, weft__pconv_writer_end_stream,
-	weft__pconv_writer_read_failed, weft__pconv_writer_finish, weft__pconv_writer_free, 0
+	weft__pconv_writer_read_failed, weft__pconv_writer_finish, weft__pconv_writer_free, 0,
+	weft__pconv_convert_shared
 };

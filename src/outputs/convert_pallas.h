@@ -75,6 +75,7 @@ typedef struct stream_out {
 	uint32_t group;    /* location group id */
 	void *thread;      /* the target's writer of this location */
 	uint64_t last_time; /* of its last event: a thread goes forward in time */
+	int placed;        /* location and group known (a part of a shared conversion) */
 	span *stack;
 	uint32_t depth, cap;
 } stream_out;
@@ -178,6 +179,11 @@ struct conv {
 	weft_field fields[FIELDS_MAX];
 	conv_stats stats;
 	int lost;                     /* some data could not be read */
+	uint64_t defined;             /* definitions made: strings, regions, attributes,
+					 locations (convert_pallas_shared.c) */
+	int interning_value;          /* the string interned is an attribute value */
+	int over_budget;              /* a string value was left out for the budget */
+	size_t diag_from;             /* the trace's diagnostics of this conversion */
 	/* The writer (weft/writer.h): the streams being written, by their
 	 * place among the selected ones, and where each stream is. */
 	stream_out *outs;
@@ -195,6 +201,38 @@ typedef struct attr_plan {
 	int first_field;     /* fields before it are the record's own (Pallas sources) */
 	int field_count;     /* decoded fields in conv.fields */
 } attr_plan;
+
+/* ---- The conversion (convert_pallas.c) -------------------------------------------- */
+
+/*
+ * The streams of the conversion (`count` stream indices, in order), their
+ * places, and what the source is; 0 or -1 after saying why.
+ */
+int weft__pconv_prepare(conv *c, const uint32_t *selected, uint32_t count);
+
+/* One event of a selected stream (in time order): 0, or < 0 with the message set. */
+int weft__pconv_event(conv *c, const weft_event *ev);
+
+/*
+ * Ends a stream: the pending Leaves of its intervals, then its thread
+ * (`ok`: written, else abandoned). 0, or -1 after saying why.
+ */
+int weft__pconv_stream_end(conv *c, stream_out *s, int ok);
+
+/* Frees what the conversion holds (not the job's trace). */
+void weft__pconv_free(conv *c);
+
+/*
+ * The conversion's streams shared among threads (convert_pallas_shared.c):
+ * 1 when it converted them, 0 when it did not (one thread asked, ROSS, or
+ * a plan that cannot give the serial bytes: the caller converts the
+ * streams itself), < 0 on failure (said).
+ */
+int weft__pconv_convert_shared(weft_output_writer *w);
+
+/* Adds `n` threads written by another writer of the trace to archive `a`'s
+ * count (formats/pallas/pallas_write_archive.c). */
+void weft__pallas_archive_add_threads(weft_pallas_archive *a, uint32_t n);
 
 /* ---- Tables and definitions (convert_pallas_defs.c) ---------------------------- */
 
@@ -261,8 +299,12 @@ int weft__pconv_field_attribute(conv *c, const weft_field *f, int type, uint32_t
  */
 int weft__pconv_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *id);
 
-/* The selected streams: those the writer's table marks (the stream glob's). */
-int weft__pconv_select_streams(conv *c, const uint8_t *selected);
+/*
+ * The attribute named `name` (`len` bytes) of Pallas type `type`, defined
+ * at its first use (its description is its name). 0 or -1.
+ */
+int weft__pconv_attribute_ref(conv *c, const char *name, uint32_t len, int type,
+			      uint32_t *ref);
 
 /*
  * What is defined before the events: the trace's metadata and the tables.
@@ -288,6 +330,13 @@ int weft__pconv_build_attrs(conv *c, const weft_event *ev, const attr_plan *p,
  * payload attributes still keep the bytes).
  */
 int weft__pconv_decode_fields(conv *c, const weft_event *ev);
+
+/*
+ * The string ref of a string value, interned while the budget of value
+ * bytes lasts. 1 with *ref set, 0 when the value is left out (too long,
+ * a NUL inside, over the budget: over_budget set), -1 on failure.
+ */
+int weft__pconv_string_value(conv *c, const char *s, size_t len, uint32_t *ref);
 
 /* 1 when field i is named `name`. */
 int weft__pconv_field_named(const conv *c, int i, int count, const char *name);

@@ -59,12 +59,7 @@ static size_t type_size(int type)
 	}
 }
 
-/*
- * The string ref of a string value, interned while the budget of value
- * bytes lasts. 1 with *ref set, 0 when the value is left out (too long,
- * a NUL inside, over the budget), -1 on failure.
- */
-static int string_value(conv *c, const char *s, size_t len, uint32_t *ref)
+int weft__pconv_string_value(conv *c, const char *s, size_t len, uint32_t *ref)
 {
 	str_table *t = &c->strings;
 	if (len > STRING_VALUE_MAX || memchr(s, '\0', len) != NULL)
@@ -76,9 +71,14 @@ static int string_value(conv *c, const char *s, size_t len, uint32_t *ref)
 			return 1;
 		}
 	}
-	if (t->value_bytes + len > STRING_VALUE_BUDGET)
+	if (t->value_bytes + len > STRING_VALUE_BUDGET) {
+		c->over_budget = 1;
 		return 0;
-	if (weft__pconv_intern(c, s, (uint32_t)len, ref, NULL) < 0)
+	}
+	c->interning_value = 1;
+	int rc = weft__pconv_intern(c, s, (uint32_t)len, ref, NULL);
+	c->interning_value = 0;
+	if (rc < 0)
 		return -1;
 	t->value_bytes += len;
 	return 1;
@@ -120,7 +120,7 @@ static int add_field(conv *c, weft_pallas_attrs *a, const weft_field *f,
 		return 0;
 	}
 	if (type == WEFT_PALLAS_TYPE_STRING) {
-		int rc = string_value(c, f->v.s.ptr, f->v.s.len, &str);
+		int rc = weft__pconv_string_value(c, f->v.s.ptr, f->v.s.len, &str);
 		if (rc <= 0) {
 			c->stats.strings_left_out += rc == 0;
 			return rc;

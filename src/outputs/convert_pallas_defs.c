@@ -105,6 +105,7 @@ int weft__pconv_intern(conv *c, const char *s, uint32_t len, uint32_t *ref,
 		e->len = len;
 		e->hash = h;
 		t->count++;
+		c->defined++;
 	}
 	*ref = e->ref;
 	if (text != NULL)
@@ -199,15 +200,13 @@ int weft__pconv_region_ref(conv *c, const char *name, uint32_t len, uint32_t *re
 		if (rc < 0)
 			return weft__pconv_writer_error(c, "cannot add a region", rc);
 		e->region = 1;
+		c->defined++;
 	}
 	return 0;
 }
 
-/*
- * The attribute named `name` (`len` bytes) of Pallas type `type`, defined
- * at its first use (its description is its name). 0 or -1.
- */
-static int attribute_ref(conv *c, const char *name, uint32_t len, int type, uint32_t *ref)
+int weft__pconv_attribute_ref(conv *c, const char *name, uint32_t len, int type,
+			      uint32_t *ref)
 {
 	uint32_t name_ref;
 	if (weft__pconv_intern(c, name, len, &name_ref, NULL) < 0)
@@ -225,6 +224,7 @@ static int attribute_ref(conv *c, const char *name, uint32_t len, int type, uint
 	if (u64_map_put(&c->attributes, key, id) < 0)
 		return weft__pconv_out_of_memory(c);
 	c->next_attribute++;
+	c->defined++;
 	*ref = id;
 	return 0;
 }
@@ -234,7 +234,7 @@ int weft__pconv_named_attribute(conv *c, const char *name, int type, uint32_t *s
 {
 	if (*slot != NONE)
 		return 0;
-	return attribute_ref(c, name, (uint32_t)strlen(name), type, slot);
+	return weft__pconv_attribute_ref(c, name, (uint32_t)strlen(name), type, slot);
 }
 
 /*
@@ -254,7 +254,7 @@ int weft__pconv_field_attribute(conv *c, const weft_field *f, int type, uint32_t
 	uint32_t name_ref;
 	const char *text;
 	if (weft__pconv_intern(c, f->name, f->name_len, &name_ref, &text) < 0 ||
-	    attribute_ref(c, f->name, f->name_len, type, ref) < 0)
+	    weft__pconv_attribute_ref(c, f->name, f->name_len, type, ref) < 0)
 		return -1;
 	e->text = text;
 	e->name = f->name;
@@ -359,6 +359,7 @@ int weft__pconv_add_location(conv *c, uint32_t loc, uint32_t *group, uint32_t *i
 	if (rc < 0 || string_ref(c, node->name, &name) < 0)
 		return -1;
 	*id = c->next_location[slot]++;
+	c->defined++;
 	rc = c->target->location(c, *group, *id, name, c->selected[loc]);
 	return rc < 0 ? weft__pconv_writer_error(c, "cannot add a location", rc) : 0;
 }
@@ -388,19 +389,6 @@ static int plan_locations(conv *c)
 		first += count[k];
 	}
 	free(count);
-	return 0;
-}
-
-/* The selected streams: those the writer's table marks (the stream glob's). */
-int weft__pconv_select_streams(conv *c, const uint8_t *selected)
-{
-	size_t n = weft_trace_stream_count(c->trace);
-	c->selected = malloc((n ? n : 1) * sizeof *c->selected);
-	if (c->selected == NULL)
-		return weft__pconv_out_of_memory(c);
-	for (size_t i = 0; i < n; i++)
-		if (selected[i])
-			c->selected[c->selected_count++] = (uint32_t)i;
 	return 0;
 }
 

@@ -573,7 +573,7 @@ static void view_writer_free(weft_output_writer *w)
 
 /* The viewers' writer functions (one table: the view_output picks the writer). */
 #define VIEW_WRITER_OPS(cpus) { 0, view_writer_create, view_writer_event, NULL, \
-				view_writer_read_failed, view_writer_finish, view_writer_free, cpus }
+				view_writer_read_failed, view_writer_finish, view_writer_free, cpus, NULL }
 const weft__writer_ops weft__perfetto_writer_ops = VIEW_WRITER_OPS(0);
 const weft__writer_ops weft__chrome_writer_ops = VIEW_WRITER_OPS(3);
 const weft__writer_ops weft__paraver_writer_ops = VIEW_WRITER_OPS(0);

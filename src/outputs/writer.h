@@ -56,6 +56,14 @@ typedef struct weft__writer_ops {
 	 * slower (docs/SCALING.md).
 	 */
 	int auto_cpus;
+	/*
+	 * Optional, by_stream outputs: converts the streams on parts of its
+	 * own (threads, ranks) with the same output as one thread: 1 when it
+	 * did (its failures said, the writer failed), 0 when the caller
+	 * reads the streams (one thread asked, or the output cannot share
+	 * them this time).
+	 */
+	int (*convert_shared)(weft_output_writer *w);
 } weft__writer_ops;
 
 /* The writer (opaque to the public: weft/writer.h). */

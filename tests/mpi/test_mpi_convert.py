@@ -9,6 +9,7 @@ twice or not at all, shows here as a difference."""
 
 import filecmp
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,31 @@ def test_ranks_convert_a_damaged_trace_as_one_process_does(mpi_runner, tmp_path)
                   ["--raw"])
     assert_same_run(expected, got, "convert of a damaged stream on 2 ranks")
     assert tree(tmp_path / "b" / "out") == tree(tmp_path / "a" / "out")
+
+
+@pytest.mark.parametrize("stream_index", [0, 5, 15])
+def test_pallas_threads_convert_a_damaged_trace_as_one_thread_does(tmp_path, stream_index):
+    """-t pallas shares the streams among the threads (a survey of the
+    definitions, then each thread writes its streams' thread files,
+    outputs/convert_pallas_shared.c): a stream that cannot be read, first,
+    in the middle or last, gives the same message (once, though the survey
+    reads it too), exit status and files (its thread holds the events
+    before the damage)."""
+    trace = damaged_copy(tmp_path, stream_index)
+    (tmp_path / "a").mkdir()
+    expected = convert([WEFT], trace, "pallas", tmp_path / "a" / "out",
+                       ["--raw", "--threads", "1"])
+    assert expected.returncode == 1 and "stream.obs:108: error" in expected.stderr, \
+        expected.stderr
+    want = tree(tmp_path / "a" / "out")
+    for threads in (2, 4):
+        out = tmp_path / "b" / "out"
+        out.parent.mkdir(exist_ok=True)
+        got = convert([WEFT], trace, "pallas", out, ["--raw", "--threads", str(threads)])
+        assert_same_run(expected, got, f"pallas of a damaged stream, {threads} threads")
+        assert tree(out) == want, f"{threads} threads"
+        assert sorted(p.name for p in out.parent.iterdir()) == ["out"], "a leftover"
+        shutil.rmtree(out)
 
 
 @pytest.mark.parametrize("output", ("perfetto", "paraver"))

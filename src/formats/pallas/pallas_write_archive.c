@@ -315,6 +315,18 @@ int weft_pallas_archive_store(weft_pallas_archive *a)
 	return weft__pw_out_finish(&o, a->opts.sync);
 }
 
+/*
+ * Threads of archive `a` written by another writer of the same trace
+ * directory (a thread or rank of a shared conversion, which made its own
+ * archive object for them): counted in the archive file, as its own.
+ */
+void weft__pallas_archive_add_threads(weft_pallas_archive *a, uint32_t n)
+{
+	pthread_mutex_lock(&a->lock);
+	a->nb_threads += n;
+	pthread_mutex_unlock(&a->lock);
+}
+
 void weft_pallas_archive_free(weft_pallas_archive *a)
 {
 	if (a == NULL)

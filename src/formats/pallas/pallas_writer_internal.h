@@ -408,6 +408,8 @@ struct weft_pallas_thread {
 /* Memory accounting of a thread writer (weft_pallas_thread_get_stats). */
 void *weft__pw_alloc(pw_thread *t, size_t size);
 void *weft__pw_realloc(pw_thread *t, void *p, size_t old_size, size_t new_size);
+/* Counts `n` threads written by another writer (outputs/convert_pallas_shared.c). */
+void weft__pallas_archive_add_threads(weft_pallas_archive *a, uint32_t n);
 void weft__pw_free(pw_thread *t, void *p, size_t size);
 
 /* Records the first failure of `t` and returns it (later records fail too). */

@@ -1,0 +1,662 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * outputs/convert_pallas_shared.c - `weft convert -t pallas` with its
+ * streams shared among threads: the same files as one thread writes.
+ *
+ * A Pallas trace is a thread file per location, written from that
+ * location's events alone, plus definitions (strings, regions,
+ * attributes, location groups and locations) numbered in the order the
+ * conversion first meets them, stream after stream: the numbers are in
+ * the thread files. So the streams are converted twice, each part (a
+ * thread with its own handle of the trace, core/parts.c) taking its
+ * share of them in stream order:
+ *
+ *   1. survey: each part converts its streams without writing anything
+ *      and logs, per stream, the definitions that are new to the part in
+ *      the order it made them (a string and whether it is an attribute
+ *      value, a region's name, an attribute's name and type, a stream's
+ *      location);
+ *   2. plan: the logs are replayed in stream order on a conversion that
+ *      writes nothing; what is new there is what the serial conversion
+ *      defines, in its order: the plan. A definition new to the serial
+ *      reading is new to the part that reads it too (the part has read
+ *      less), so nothing is missed. A string value over the budget of
+ *      value strings (the serial conversion leaves some out) makes the
+ *      plan inexact: then the caller converts on one thread;
+ *   3. write: the plan is replayed by the conversion that writes the
+ *      definitions (the caller's: main file, archives) and by each part,
+ *      which then converts its streams again and writes their thread
+ *      files in the same temporary directory (its own archive objects,
+ *      never stored); the caller counts the threads into its archives,
+ *      says the parts' reading errors in stream order and finishes as the
+ *      serial conversion does.
+ *
+ * The survey reads every event a second time: worth it when writing (the
+ * grammar, compression) costs more than reading (docs/SCALING.md).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+#include "outputs/convert_pallas.h"
+
+/* What a log (or the plan) says, one operation after the other. */
+enum op_kind {
+	OP_STRING = 1, /* text */
+	OP_VALUE,      /* text: a string value (the budget applies) */
+	OP_REGION,     /* the region's name */
+	OP_ATTRIBUTE,  /* name, type */
+	OP_LOCATION    /* source stream index */
+};
+
+/* A part's conversion: its target's state (conv.target_data). */
+typedef struct part_state {
+	int survey;                /* 1: log definitions, write nothing */
+	uint32_t next_string;      /* string refs, given as the Pallas writer does */
+	const char **texts;        /* by string ref (the conversion's copies) */
+	size_t text_cap;
+	weft__pack log;            /* survey: the current stream's operations */
+	weft_pallas_global *global; /* write: owner of the part's archives */
+	uint32_t *written;         /* write: threads written, by location group */
+	size_t written_cap, groups; /* groups: 1 + the last group written */
+} part_state;
+
+/* The shared conversion: the writer, the logs of the survey, the plan. */
+typedef struct shared_job {
+	weft_output_writer *w;
+	conv *root;                /* the writer's conversion */
+	weft__pack *logs;          /* by selected stream number: its survey log */
+	weft__pack plan;
+	int inexact;               /* a part's string values went over the budget */
+	int failed;                /* a part's output failed (its lines said) */
+	char **read_errors;        /* by selected stream number: why its reading stopped */
+	uint32_t *threads;         /* by location group: threads the parts wrote */
+	size_t group_slots;
+	uint64_t selected;         /* events in the window */
+	conv_stats stats;
+} shared_job;
+
+/* ---- The parts' target ------------------------------------------------------------ */
+
+static part_state *state_of(conv *c)
+{
+	return c->target_data;
+}
+
+static int part_start(conv *c)
+{
+	part_state *p = state_of(c);
+	if (p->survey)
+		return 0;
+	weft_pallas_write_options o;
+	weft_pallas_write_options_init(&o);
+	o.sync = 1;
+	return weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &p->global);
+}
+
+/* Logs one operation of the survey: its kind, a text, a number. */
+static void log_op(part_state *p, enum op_kind kind, const char *text, uint64_t number)
+{
+	weft__pack_u64(&p->log, kind);
+	if (text != NULL)
+		weft__pack_bytes(&p->log, text, strlen(text));
+	if (kind == OP_ATTRIBUTE || kind == OP_LOCATION)
+		weft__pack_u64(&p->log, number);
+}
+
+/* A string's ref, in the order the Pallas writer gives them; its text kept by ref. */
+static int part_string(conv *c, const char *text, uint32_t *ref)
+{
+	part_state *p = state_of(c);
+	if (weft__array_grow((void **)&p->texts, &p->text_cap, (size_t)p->next_string + 1,
+			     sizeof *p->texts) < 0)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	p->texts[p->next_string] = text;
+	*ref = p->next_string++;
+	if (p->survey)
+		log_op(p, c->interning_value ? OP_VALUE : OP_STRING, text, 0);
+	return 0;
+}
+
+static int part_region(conv *c, uint32_t ref, uint32_t name)
+{
+	part_state *p = state_of(c);
+	(void)ref;
+	if (p->survey)
+		log_op(p, OP_REGION, p->texts[name], 0);
+	return 0;
+}
+
+static int part_attribute(conv *c, uint32_t ref, uint32_t name, int type)
+{
+	part_state *p = state_of(c);
+	(void)ref;
+	if (p->survey)
+		log_op(p, OP_ATTRIBUTE, p->texts[name], (uint64_t)type);
+	return 0;
+}
+
+/* A location group: its archive is made when a thread of it is (write). */
+static int part_group(conv *c, uint32_t id, uint32_t name, uint32_t parent)
+{
+	size_t cap = c->group_cap;
+	(void)name, (void)parent;
+	if (weft__array_grow_zeroed((void **)&c->archives, &cap, (size_t)id + 1,
+				    sizeof *c->archives) < 0)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	c->group_cap = (uint32_t)cap;
+	return 0;
+}
+
+static int part_group_metadata(conv *c, uint32_t group, const char *key, const char *value)
+{
+	(void)c, (void)group, (void)key, (void)value;
+	return 0;
+}
+
+/* Survey: logged; write (the plan replayed): the stream's place, for its thread. */
+static int part_location(conv *c, uint32_t group, uint32_t id, uint32_t name,
+			 uint32_t stream)
+{
+	part_state *p = state_of(c);
+	(void)name;
+	if (p->survey) {
+		log_op(p, OP_LOCATION, NULL, stream);
+		return 0;
+	}
+	stream_out *s = &c->outs[c->loc_of[stream]];
+	s->group = group;
+	s->location = id;
+	s->placed = 1;
+	return 0;
+}
+
+static int part_metadata(conv *c, const char *key, const char *value)
+{
+	(void)c, (void)key, (void)value;
+	return 0;
+}
+
+/* Survey: a thread that is never written (non-NULL); write: the Pallas thread. */
+static int part_thread_begin(conv *c, stream_out *s)
+{
+	part_state *p = state_of(c);
+	if (p->survey) {
+		s->thread = p;
+		return 0;
+	}
+	if (c->archives[s->group] == NULL) {
+		int rc = weft_pallas_archive_create(p->global, s->group, &c->archives[s->group]);
+		if (rc < 0)
+			return rc;
+	}
+	return weft__pconv_pallas_target.thread_begin(c, s);
+}
+
+static int part_record(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
+		       int kind, uint32_t ref)
+{
+	if (state_of(c)->survey)
+		return 0;
+	return weft__pconv_pallas_target.record(c, s, a, time, kind, ref);
+}
+
+static int part_raw(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
+		    int record, int role, const uint8_t *payload, size_t size)
+{
+	if (state_of(c)->survey)
+		return 0;
+	return weft__pconv_pallas_target.raw(c, s, a, time, record, role, payload, size);
+}
+
+/* Write: the thread's file, counted for its archive. */
+static int part_thread_end(conv *c, stream_out *s, int ok)
+{
+	part_state *p = state_of(c);
+	if (p->survey) {
+		s->thread = NULL;
+		return 0;
+	}
+	int rc = weft__pconv_pallas_target.thread_end(c, s, ok);
+	if (rc == 0 && ok) {
+		if (weft__array_grow_zeroed((void **)&p->written, &p->written_cap,
+					    (size_t)s->group + 1, sizeof *p->written) < 0)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		p->written[s->group]++;
+		if (s->group >= p->groups)
+			p->groups = (size_t)s->group + 1;
+	}
+	return rc;
+}
+
+static int part_store(conv *c)
+{
+	(void)c;
+	return 0;
+}
+
+static void part_free(conv *c)
+{
+	part_state *p = state_of(c);
+	if (p == NULL)
+		return;
+	weft_pallas_global_free(p->global); /* its archives' files stay */
+	free(p->texts);
+	free(p->written);
+	weft__pack_release(&p->log);
+	free(p);
+	c->target_data = NULL;
+	free(c->archives);
+	c->archives = NULL;
+}
+
+static const conv_target part_target = {
+	"Pallas", NULL, SPAN_DEPTH_MAX, 1, part_start, part_string, part_region,
+	part_attribute, part_group, part_group_metadata, part_location, part_metadata,
+	part_thread_begin, part_record, part_raw, NULL, part_thread_end, part_store, part_free
+};
+
+/* ---- A part's conversion ----------------------------------------------------------- */
+
+/*
+ * A conversion of the caller's streams over `trace` (the part's handle)
+ * into the parts' target: the caller's settings, its own tables. NULL
+ * when out of memory.
+ */
+static conv *part_conv_create(const conv *root, weft_trace *trace, int survey,
+			      weft_convert_report *report)
+{
+	conv *c = calloc(1, sizeof *c);
+	part_state *p = calloc(1, sizeof *p);
+	if (c == NULL || p == NULL) {
+		free(c);
+		free(p);
+		return NULL;
+	}
+	p->survey = survey;
+	c->job = root->job;
+	c->target = &part_target;
+	c->target_data = p;
+	c->report = report;
+	c->trace = trace;
+	c->filter = root->filter;
+	if ((c->tmp_dir = strdup(root->tmp_dir)) == NULL ||
+	    weft__pconv_prepare(c, root->selected, root->selected_count) < 0 ||
+	    c->target->start(c) < 0 || weft__pconv_define_structure(c) < 0) {
+		weft__pconv_free(c);
+		return NULL;
+	}
+	c->started = 1;
+	return c;
+}
+
+/* Ends a part's conversion: threads still open are abandoned. */
+static void part_conv_free(conv *c)
+{
+	if (c == NULL)
+		return;
+	for (uint32_t loc = 0; loc < c->selected_count; loc++)
+		if (c->outs[loc].thread != NULL)
+			weft__pconv_stream_end(c, &c->outs[loc], 0);
+	weft__pconv_free(c);
+}
+
+/*
+ * Replays operations (a survey log or the plan) on conversion `c`: each
+ * defines what it names unless `c` has it. With `plan`, the operations
+ * that defined something are added to it. 0; 1 when a string value is
+ * over the budget (the plan would not be the serial one); -1 on failure
+ * (said) or a log that does not parse.
+ */
+static int replay(conv *c, const weft__pack *ops, weft__pack *plan)
+{
+	weft__unpack u = { .data = ops->data, .len = ops->len };
+	while (u.pos < u.len && !u.bad) {
+		size_t start = u.pos, len = 0;
+		uint64_t kind = weft__unpack_u64(&u), before = c->defined, number = 0;
+		const char *text = kind != OP_LOCATION ? weft__unpack_bytes(&u, &len) : NULL;
+		uint32_t ref, group;
+		int rc = 0;
+		if (kind == OP_ATTRIBUTE || kind == OP_LOCATION)
+			number = weft__unpack_u64(&u);
+		if (u.bad)
+			break;
+		switch (kind) {
+		case OP_STRING:
+			rc = weft__pconv_intern(c, text, (uint32_t)len, &ref, NULL);
+			break;
+		case OP_VALUE:
+			rc = weft__pconv_string_value(c, text, len, &ref);
+			if (rc == 0)
+				return 1;
+			rc = rc < 0 ? -1 : 0;
+			break;
+		case OP_REGION:
+			rc = weft__pconv_region_ref(c, text, (uint32_t)len, &ref);
+			break;
+		case OP_ATTRIBUTE:
+			rc = weft__pconv_attribute_ref(c, text, (uint32_t)len, (int)number, &ref);
+			break;
+		case OP_LOCATION:
+			if (number >= c->trace->stream_count || c->loc_of[number] == NONE) {
+				u.bad = 1;
+				continue;
+			}
+			rc = weft__pconv_add_location(c, c->loc_of[number], &group, &ref);
+			break;
+		default:
+			u.bad = 1;
+			continue;
+		}
+		if (rc < 0)
+			return -1;
+		if (plan != NULL && c->defined != before)
+			weft__pack_raw(plan, ops->data + start, u.pos - start);
+	}
+	if (u.bad || (plan != NULL && plan->failed))
+		return weft__pconv_writer_error(c, "cannot plan the definitions",
+						weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+							    "a log does not parse or out of "
+							    "memory (a bug)"));
+	return 0;
+}
+
+/*
+ * Converts selected stream number `loc` through `c` as the serial
+ * conversion does (outputs/convert.c, read_streams): its events in time
+ * order with the writer's filter, then its end; the events in the job's
+ * window are counted into *selected. A reading that stops leaves its
+ * reason in *read_error (malloc'd) and the stream is ended as it is; a
+ * failure of the output (said in c->report) returns -1.
+ */
+static int convert_stream(conv *c, uint32_t loc, uint64_t *selected, char **read_error)
+{
+	const weft_filter *window = &c->job->options->filter;
+	weft_cursor *cursor = NULL;
+	const weft_event *ev;
+	int failed = 0;
+	int rc = weft_cursor_create_stream_filtered(c->trace, c->selected[loc], &c->filter,
+						    &cursor);
+	while (rc == 0 && (rc = weft_cursor_next(cursor, &ev)) == 1) {
+		*selected += ev->time >= window->from && (window->to == 0 || ev->time <= window->to);
+		int taken = weft__pconv_event(c, ev);
+		if (taken == WEFT_EINVAL)
+			weft__convert_fail(c->report, "an event was refused", taken);
+		if (taken < 0) {
+			failed = 1;
+			break;
+		}
+		rc = 0;
+	}
+	if (rc < 0 && !failed) {
+		const char *msg = weft_last_error();
+		*read_error = strdup(msg != NULL && msg[0] != '\0' ? msg : weft_strerror(rc));
+	}
+	weft_cursor_free(cursor);
+	if (weft__pconv_stream_end(c, &c->outs[loc], !failed) < 0)
+		failed = 1;
+	return failed ? -1 : 0;
+}
+
+/* ---- Survey and plan ---------------------------------------------------------------- */
+
+#define END_OF_LOGS UINT64_MAX
+
+/*
+ * A part's survey (weft__part_fn): its streams converted without output;
+ * the result is each stream's log (its number, the operations), then
+ * END_OF_LOGS and whether a string value went over the budget.
+ */
+static int survey_part(weft_trace *handle, const uint8_t *share, weft__pack *result,
+		       void *arg)
+{
+	shared_job *j = arg;
+	weft_convert_report report = { 0 };
+	conv *c = part_conv_create(j->root, handle, 1, &report);
+	int rc = 0;
+	if (c == NULL)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	for (uint32_t loc = 0; c != NULL && loc < c->selected_count; loc++) {
+		if (!share[c->selected[loc]])
+			continue;
+		part_state *p = state_of(c);
+		uint64_t selected = 0;
+		char *read_error = NULL;
+		weft__pack_release(&p->log);
+		if (convert_stream(c, loc, &selected, &read_error) < 0)
+			rc = weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "%s",
+					 report.message_count > 0
+					 ? report.messages[report.message_count - 1]
+					 : "the survey of the streams failed");
+		free(read_error); /* the write meets it again */
+		if (rc < 0 || p->log.failed)
+			break;
+		weft__pack_u64(result, loc);
+		weft__pack_bytes(result, p->log.data, p->log.len);
+	}
+	weft__pack_u64(result, END_OF_LOGS);
+	weft__pack_u64(result, c != NULL && c->over_budget);
+	if (rc == 0 && c != NULL && state_of(c)->log.failed)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	part_conv_free(c);
+	weft_convert_report_free(&report);
+	return rc;
+}
+
+/* Keeps a part's logs by stream (weft__dist_merge_fn). */
+static int survey_merge(void *ctx, weft__unpack *u)
+{
+	shared_job *j = ctx;
+	for (;;) {
+		uint64_t loc = weft__unpack_u64(u);
+		if (u->bad || loc == END_OF_LOGS)
+			break;
+		size_t len;
+		const void *log = weft__unpack_bytes(u, &len);
+		if (u->bad || loc >= j->root->selected_count)
+			return u->bad = 1, 0;
+		weft__pack_raw(&j->logs[loc], log, len);
+		if (j->logs[loc].failed)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	j->inexact |= weft__unpack_u64(u) != 0;
+	return 0;
+}
+
+/*
+ * The plan: the logs replayed in stream order on a conversion that writes
+ * nothing. 0; 1 when it cannot give the serial numbering; -1 (said).
+ */
+static int make_plan(shared_job *j)
+{
+	weft_convert_report report = { 0 };
+	conv *c = part_conv_create(j->root, j->root->trace, 1, &report);
+	int rc = c == NULL ? weft__pconv_out_of_memory(j->root) : 0;
+	for (uint32_t loc = 0; rc == 0 && loc < j->root->selected_count; loc++)
+		if (j->logs[loc].len > 0)
+			rc = replay(c, &j->logs[loc], &j->plan);
+	for (size_t i = 0; rc < 0 && i < report.message_count; i++)
+		weft__convert_say(j->root->report, "%s", report.messages[i]);
+	part_conv_free(c);
+	weft_convert_report_free(&report);
+	return rc;
+}
+
+/* ---- Write ---------------------------------------------------------------------------- */
+
+/*
+ * A part's writing (weft__part_fn): the plan replayed, then its streams
+ * converted into thread files. Its result: whether its output failed and
+ * its lines, the reading errors of its streams (number, text; then
+ * END_OF_LOGS), the events in the window, the mapping's counts and the
+ * threads written per location group.
+ */
+static int write_part(weft_trace *handle, const uint8_t *share, weft__pack *result, void *arg)
+{
+	shared_job *j = arg;
+	weft_convert_report report = { 0 };
+	conv *c = part_conv_create(j->root, handle, 0, &report);
+	uint64_t selected = 0;
+	int failed = c == NULL || replay(c, &j->plan, NULL) != 0;
+	if (c == NULL)
+		weft__convert_say(&report, "cannot start a part of the conversion: out of memory");
+	weft__pack errors = { 0 };
+	for (uint32_t loc = 0; !failed && loc < c->selected_count; loc++) {
+		char *read_error = NULL;
+		if (!share[c->selected[loc]])
+			continue;
+		failed = convert_stream(c, loc, &selected, &read_error) < 0;
+		if (read_error != NULL) {
+			weft__pack_u64(&errors, loc);
+			weft__pack_text(&errors, read_error);
+			free(read_error);
+		}
+	}
+	weft__pack_u64(result, failed);
+	weft__pack_u64(result, report.message_count);
+	for (size_t i = 0; i < report.message_count; i++)
+		weft__pack_text(result, report.messages[i]);
+	weft__pack_raw(result, errors.data, errors.len);
+	weft__pack_u64(result, END_OF_LOGS);
+	weft__pack_u64(result, selected);
+	const conv_stats *st = c != NULL ? &c->stats : &(conv_stats){ 0 };
+	const uint64_t counts[] = { st->leave_fallbacks, st->interval_fallbacks,
+				    st->depth_fallbacks, st->strings_left_out, st->payloads_cut,
+				    st->fields_left_out };
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+		weft__pack_u64(result, counts[i]);
+	part_state *p = c != NULL ? state_of(c) : NULL;
+	weft__pack_u64(result, p != NULL ? p->groups : 0);
+	for (size_t g = 0; p != NULL && g < p->groups; g++)
+		weft__pack_u64(result, p->written[g]);
+	weft__pack_release(&errors);
+	part_conv_free(c);
+	weft_convert_report_free(&report);
+	return 0;
+}
+
+/* Adds a part's writing to the job's (weft__dist_merge_fn). */
+static int write_merge(void *ctx, weft__unpack *u)
+{
+	shared_job *j = ctx;
+	j->failed |= weft__unpack_u64(u) != 0;
+	for (uint64_t n = weft__unpack_u64(u); n > 0 && !u->bad; n--)
+		weft__convert_say(j->root->report, "%s", weft__unpack_text(u));
+	for (;;) {
+		uint64_t loc = weft__unpack_u64(u);
+		if (u->bad || loc == END_OF_LOGS)
+			break;
+		const char *text = weft__unpack_text(u);
+		if (u->bad || loc >= j->root->selected_count || j->read_errors[loc] != NULL)
+			return u->bad = 1, 0;
+		if ((j->read_errors[loc] = strdup(text)) == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	j->selected += weft__unpack_u64(u);
+	uint64_t *counts[] = { &j->stats.leave_fallbacks, &j->stats.interval_fallbacks,
+			       &j->stats.depth_fallbacks, &j->stats.strings_left_out,
+			       &j->stats.payloads_cut, &j->stats.fields_left_out };
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+		*counts[i] += weft__unpack_u64(u);
+	uint64_t groups = weft__unpack_u64(u);
+	if (u->bad || groups > j->root->group_count)
+		return u->bad = 1, 0;
+	for (uint64_t g = 0; g < groups; g++)
+		j->threads[g] += (uint32_t)weft__unpack_u64(u);
+	return 0;
+}
+
+/*
+ * What the parts did, on the caller's conversion: the reading errors in
+ * stream order (as the serial conversion says them), the threads in the
+ * archives, the counts.
+ */
+static void take_writing(shared_job *j)
+{
+	conv *root = j->root;
+	for (uint32_t loc = 0; loc < root->selected_count; loc++) {
+		if (j->read_errors[loc] == NULL)
+			continue;
+		weft__convert_say(root->report, "error: %s: reading stopped: %s",
+				  weft_trace_stream(root->trace, root->selected[loc])->path,
+				  j->read_errors[loc]);
+		root->lost = 1;
+	}
+	for (uint32_t g = 0; g < root->group_count; g++)
+		weft__pallas_archive_add_threads(root->archives[g], j->threads[g]);
+	root->stats.leave_fallbacks += j->stats.leave_fallbacks;
+	root->stats.interval_fallbacks += j->stats.interval_fallbacks;
+	root->stats.depth_fallbacks += j->stats.depth_fallbacks;
+	root->stats.strings_left_out += j->stats.strings_left_out;
+	root->stats.payloads_cut += j->stats.payloads_cut;
+	root->stats.fields_left_out += j->stats.fields_left_out;
+	j->w->job.report->selected += j->selected;
+}
+
+/* ---- The call ----------------------------------------------------------------------------- */
+
+static void job_free(shared_job *j)
+{
+	for (uint32_t loc = 0; j->logs != NULL && loc < j->root->selected_count; loc++)
+		weft__pack_release(&j->logs[loc]);
+	for (uint32_t loc = 0; j->read_errors != NULL && loc < j->root->selected_count; loc++)
+		free(j->read_errors[loc]);
+	free(j->logs);
+	free(j->read_errors);
+	free(j->threads);
+	weft__pack_release(&j->plan);
+}
+
+/* The survey and the plan: 0 (planned), 1 (not exact: serial), -1 (said). */
+static int plan_shared(shared_job *j, int threads)
+{
+	weft_trace *trace = j->root->trace;
+	size_t diags = trace->diag_count;
+	uint64_t dropped = trace->diags_dropped;
+	uint64_t events = trace->progress.events, bytes = trace->progress.bytes;
+	int rc = weft__parts_run(trace, j->w->selected, threads, survey_part, j, survey_merge, j);
+	weft__trace_diags_forget(trace, diags, dropped);
+	trace->progress.events = events;
+	trace->progress.bytes = bytes;
+	if (rc < 0)
+		return weft__convert_fail(j->root->report, "cannot survey the streams", rc), -1;
+	if (j->inexact)
+		return 1;
+	return make_plan(j);
+}
+
+int weft__pconv_convert_shared(weft_output_writer *w)
+{
+	conv *root = w->impl;
+	weft_trace *trace = root->trace;
+	if (root->target != &weft__pconv_pallas_target || weft_trace_shared_files(trace) ||
+	    weft_trace_file_order_default(trace))
+		return 0;
+	int threads = weft__parts_threads(trace, w->selected, 0);
+	if (threads < 2)
+		return 0;
+	shared_job j = { .w = w, .root = root };
+	size_t n = root->selected_count ? root->selected_count : 1;
+	j.logs = calloc(n, sizeof *j.logs);
+	j.read_errors = calloc(n, sizeof *j.read_errors);
+	int rc = j.logs == NULL || j.read_errors == NULL ? weft__pconv_out_of_memory(root)
+							 : plan_shared(&j, threads);
+	if (rc == 1) { /* the caller converts on one thread */
+		job_free(&j);
+		return 0;
+	}
+	if (rc == 0 && replay(root, &j.plan, NULL) != 0)
+		rc = -1;
+	if (rc == 0 && (j.threads = calloc(root->group_count + 1, sizeof *j.threads)) == NULL)
+		rc = weft__pconv_out_of_memory(root);
+	if (rc == 0 && (rc = weft__parts_run(trace, w->selected, threads, write_part, &j,
+					     write_merge, &j)) < 0)
+		weft__convert_fail(root->report, "cannot convert the streams", rc);
+	if (rc == 0 && !j.failed)
+		take_writing(&j);
+	else
+		weft__output_writer_fail(w);
+	job_free(&j);
+	return 1;
+}
