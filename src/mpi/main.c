@@ -37,7 +37,7 @@
 
 /* The commands whose library calls combine across ranks (weft/dist.h). */
 static const char *const shared_commands[] = { "top", "profile", "info", "check", "sort",
-						 NULL };
+						 "convert", NULL };
 
 /* weft_dist.gather over MPI: lengths first, then the bytes (MPI_Gatherv). */
 static int mpi_gather(void *user, const void *bytes, size_t len, void **all, size_t *lens)
@@ -100,10 +100,11 @@ static void print_usage(FILE *out)
 		"usage: mpiexec -n RANKS weft-mpi COMMAND [OPTIONS] TRACE\n"
 		"       mpiexec -n RANKS weft-mpi sync [OPTIONS] TRACE_DIR\n"
 		"\n"
-		"Runs a weft command on RANKS MPI ranks. top, profile, info, check and\n"
-		"sort share the streams among the ranks (balanced by bytes, read from\n"
-		"the shared file system) and combine their results: rank 0 prints what\n"
-		"'weft COMMAND' prints. The other commands run on rank 0 alone.\n"
+		"Runs a weft command on RANKS MPI ranks. top, profile, info, check,\n"
+		"sort and convert -t pallas share the streams among the ranks (balanced\n"
+		"by bytes, read from the shared file system) and combine their results:\n"
+		"rank 0 prints (and writes) what 'weft COMMAND' does. The other\n"
+		"commands (and the other outputs of convert) run on rank 0 alone.\n"
 		"sync measures the clock offset of every rank against rank 0 and\n"
 		"writes ovnisync's clock-offsets.txt (docs/sync.md).\n"
 		"'weft COMMAND --help' describes each command.\n");

@@ -258,21 +258,25 @@ void weft_convert_options_init(weft_convert_options *o)
 	memset(o, 0, sizeof *o);
 }
 
-int weft_convert(weft_trace *trace, const weft_convert_options *options,
-		 weft_convert_report *report)
+/*
+ * The conversion with writer `w` (freed here): the streams read as the
+ * output asks, or converted on the output's own parts (`shared`), then
+ * the writer's finish.
+ */
+static int convert_with(weft_output_writer *w, weft_convert_report *report, int shared)
 {
-	weft_output_writer *w = NULL;
+	weft_trace *trace = w->job.trace;
+	int rc;
 
-	int rc = weft__output_writer_create(trace, options, report, &w);
-	if (rc < 0)
-		return rc;
 	weft__progress_begin(trace, "converting");
 	if (!weft__writer_by_stream(w))
 		rc = read_merged(w);
 	else if (weft_trace_file_order_default(trace))
 		rc = read_batches(w);
-	else if (w->ops->convert_shared == NULL || w->ops->convert_shared(w) == 0)
+	else if (!shared || w->ops->convert_shared == NULL || w->ops->convert_shared(w) == 0)
 		rc = read_streams(w);
+	else
+		rc = 0;
 	weft__progress_end(trace);
 	if (rc == 0) {
 		/* the writer's finish (Paraver's merge of its parts, the
@@ -283,4 +287,64 @@ int weft_convert(weft_trace *trace, const weft_convert_options *options,
 	}
 	weft_output_writer_free(w);
 	return rc;
+}
+
+/*
+ * On a trace shared among ranks: rank 0 makes the writer and says to the
+ * others whether the output shares the streams (convert_shared: then
+ * every rank converts its share, the others through a follower), or
+ * converts alone while they wait. Every rank returns rank 0's status.
+ */
+static int convert_on_ranks(weft_trace *trace, const weft_convert_options *options,
+			    weft_convert_report *report)
+{
+	const weft_dist *d = trace->options.dist;
+	weft_output_writer *w = NULL;
+	int64_t word = 0;
+	int rc = 0;
+
+	if (d->rank == 0) {
+		rc = weft__output_writer_create(trace, options, report, &w);
+		word = rc < 0 ? rc : weft__writer_by_stream(w) && w->ops->convert_shared != NULL &&
+				     !weft_trace_file_order_default(trace);
+	} else {
+		memset(report, 0, sizeof *report);
+	}
+	int brc = d->broadcast(d->user, &word, sizeof word);
+	if (brc < 0) {
+		weft_output_writer_free(w);
+		return weft__error(brc, NULL, WEFT_NO_OFFSET, "the ranks cannot agree to convert");
+	}
+	if (word < 0)
+		return d->rank == 0 ? rc : (int)word;
+	if (d->rank == 0) {
+		rc = convert_with(w, report, 1);
+	} else if (word == 1) {
+		weft_convert_report own;
+		rc = weft__output_writer_follow(trace, options, &own, &w);
+		if (rc == 0 && w->ops->convert_shared(w) < 0)
+			rc = WEFT_EIO;
+		weft_output_writer_free(w);
+		weft_convert_report_free(&own);
+	}
+	int64_t status = rc;
+	if (d->broadcast(d->user, &status, sizeof status) < 0)
+		status = WEFT_EIO;
+	if (d->rank != 0 && status < 0)
+		return weft__error((int)status, NULL, WEFT_NO_OFFSET,
+				   "the conversion failed on rank 0");
+	return (int)status;
+}
+
+int weft_convert(weft_trace *trace, const weft_convert_options *options,
+		 weft_convert_report *report)
+{
+	weft_output_writer *w = NULL;
+
+	if (trace != NULL && options != NULL && report != NULL && weft__dist_active(trace))
+		return convert_on_ranks(trace, options, report);
+	int rc = weft__output_writer_create(trace, options, report, &w);
+	if (rc < 0)
+		return rc;
+	return convert_with(w, report, 1);
 }

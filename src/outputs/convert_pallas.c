@@ -467,6 +467,12 @@ void weft__pconv_free(conv *c)
  */
 static int conv_close(conv *c, int ok)
 {
+	if (c->follower) { /* rank 0 ends the output */
+		for (uint32_t loc = 0; loc < c->selected_count; loc++)
+			weft__pconv_stream_end(c, &c->outs[loc], 0);
+		weft__pconv_free(c);
+		return ok ? 0 : WEFT_EIO;
+	}
 	ok = ok && !interrupted;
 	for (uint32_t loc = 0; loc < c->selected_count; loc++)
 		if (weft__pconv_stream_end(c, &c->outs[loc], ok) < 0)
@@ -571,13 +577,14 @@ static const weft__outdir_kind pallas_dir = { "a Pallas trace", pallas_entry };
 int weft__pconv_writer_create(weft_output_writer *w, const conv_target *target)
 {
 	weft_convert_report *r = w->job.report;
-	int replace;
+	int replace = 0, rc = 0;
 	char *out = output_path(w->options.path);
 	if (out == NULL) {
 		weft__convert_say(r, "missing the output directory: -o DIR");
 		return WEFT_EINVAL;
 	}
-	int rc = weft__outdir_check(r, out, w->options.force, target->dir_kind, &replace);
+	if (!w->follower) /* rank 0 checks DIR */
+		rc = weft__outdir_check(r, out, w->options.force, target->dir_kind, &replace);
 	conv *c = rc < 0 ? NULL : calloc(1, sizeof *c);
 	if (c == NULL) {
 		if (rc == 0)
@@ -595,7 +602,7 @@ int weft__pconv_writer_create(weft_output_writer *w, const conv_target *target)
 	 * children), whatever order the trace was opened in. */
 	w->filter.order = WEFT_ORDER_TIME;
 	c->filter = w->filter;
-	if (conv_start(c, w->selected) < 0) {
+	if (w->follower ? weft__pconv_follow(c, w->selected) < 0 : conv_start(c, w->selected) < 0) {
 		conv_close(c, 0);
 		return WEFT_EIO;
 	}

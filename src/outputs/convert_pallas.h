@@ -183,6 +183,7 @@ struct conv {
 					 locations (convert_pallas_shared.c) */
 	int interning_value;          /* the string interned is an attribute value */
 	int over_budget;              /* a string value was left out for the budget */
+	int follower;                 /* a rank's part of a shared conversion (not rank 0) */
 	size_t diag_from;             /* the trace's diagnostics of this conversion */
 	/* The writer (weft/writer.h): the streams being written, by their
 	 * place among the selected ones, and where each stream is. */
@@ -223,12 +224,20 @@ int weft__pconv_stream_end(conv *c, stream_out *s, int ok);
 void weft__pconv_free(conv *c);
 
 /*
- * The conversion's streams shared among threads (convert_pallas_shared.c):
- * 1 when it converted them, 0 when it did not (one thread asked, ROSS, or
- * a plan that cannot give the serial bytes: the caller converts the
- * streams itself), < 0 on failure (said).
+ * The conversion's streams shared among threads and ranks
+ * (convert_pallas_shared.c; collective on a trace shared among ranks):
+ * 1 when it converted them (a failure said, the writer failed), 0 when it
+ * did not (one thread asked, ROSS, or a plan that cannot give the serial
+ * bytes: rank 0 converts the streams itself).
  */
 int weft__pconv_convert_shared(weft_output_writer *w);
+
+/*
+ * The conversion of a rank other than 0 of a shared conversion: the
+ * streams of `selected` (a byte per stream), no output of its own (rank
+ * 0's temporary directory comes with weft__pconv_convert_shared). 0 or -1.
+ */
+int weft__pconv_follow(conv *c, const uint8_t *selected);
 
 /* Adds `n` threads written by another writer of the trace to archive `a`'s
  * count (formats/pallas/pallas_write_archive.c). */

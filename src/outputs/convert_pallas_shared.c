@@ -75,6 +75,9 @@ typedef struct shared_job {
 	size_t group_slots;
 	uint64_t selected;         /* events in the window */
 	conv_stats stats;
+	const weft_dist *dist;     /* the ranks, NULL: threads of one process */
+	uint8_t *among;            /* this process's streams (a byte per stream) */
+	int ok;                    /* ready (else the collectives go on, failing) */
 } shared_job;
 
 /* ---- The parts' target ------------------------------------------------------------ */
@@ -606,57 +609,233 @@ static void job_free(shared_job *j)
 	free(j->read_errors);
 	free(j->threads);
 	weft__pack_release(&j->plan);
+	free(j->among);
 }
 
-/* The survey and the plan: 0 (planned), 1 (not exact: serial), -1 (said). */
+/* ---- Ranks ---------------------------------------------------------------------------- */
+
+/* Collective: rank 0's pack copied on every rank; 0 or < 0. */
+static int broadcast_pack(const weft_dist *d, weft__pack *p)
+{
+	uint64_t len = p->len;
+	int rc = d->broadcast(d->user, &len, sizeof len);
+	if (rc < 0)
+		return rc;
+	if (d->rank != 0) {
+		weft__pack_release(p);
+		if (len > 0 && (p->data = malloc(len)) == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		p->len = p->cap = len;
+	}
+	return len > 0 ? d->broadcast(d->user, p->data, len) : 0;
+}
+
+/* The survey's logs of this rank, as a part packs them (survey_part). */
+static void pack_logs(weft__pack *out, const void *ctx)
+{
+	const shared_job *j = ctx;
+	for (uint32_t loc = 0; loc < j->root->selected_count; loc++) {
+		if (j->logs[loc].len == 0)
+			continue;
+		weft__pack_u64(out, loc);
+		weft__pack_bytes(out, j->logs[loc].data, j->logs[loc].len);
+	}
+	weft__pack_u64(out, END_OF_LOGS);
+	weft__pack_u64(out, j->inexact);
+}
+
+/* The writing of this rank, as a part packs it (write_part). */
+static void pack_writing(weft__pack *out, const void *ctx)
+{
+	const shared_job *j = ctx;
+	const weft_convert_report *r = j->root->report;
+	weft__pack_u64(out, j->failed);
+	weft__pack_u64(out, r->message_count);
+	for (size_t i = 0; i < r->message_count; i++)
+		weft__pack_text(out, r->messages[i]);
+	for (uint32_t loc = 0; loc < j->root->selected_count; loc++) {
+		if (j->read_errors[loc] == NULL)
+			continue;
+		weft__pack_u64(out, loc);
+		weft__pack_text(out, j->read_errors[loc]);
+	}
+	weft__pack_u64(out, END_OF_LOGS);
+	weft__pack_u64(out, j->selected);
+	const conv_stats *st = &j->stats;
+	const uint64_t counts[] = { st->leave_fallbacks, st->interval_fallbacks,
+				    st->depth_fallbacks, st->strings_left_out, st->payloads_cut,
+				    st->fields_left_out };
+	for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+		weft__pack_u64(out, counts[i]);
+	weft__pack_u64(out, j->root->group_count);
+	for (uint32_t g = 0; g < j->root->group_count; g++)
+		weft__pack_u64(out, j->threads[g]);
+}
+
+/* ---- The phases ------------------------------------------------------------------------- */
+
+/*
+ * Runs `fn` over this process's streams (j->among): on `threads` threads,
+ * or on the caller's handle; each part's result merged by `merge`.
+ */
+static int run_local(shared_job *j, int threads, weft__part_fn fn, weft__dist_merge_fn merge)
+{
+	weft_trace *trace = j->root->trace;
+	if (threads > 1)
+		return weft__parts_run(trace, j->among, threads, fn, j, merge, j);
+	weft__pack result = { 0 };
+	int rc = fn(trace, j->among, &result, j);
+	if (rc == 0 && result.failed)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (rc == 0) {
+		weft__unpack u = { .data = result.data, .len = result.len };
+		rc = merge(j, &u);
+		if (rc == 0 && u.bad)
+			rc = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+					 "a part's result does not parse (a bug)");
+	}
+	weft__pack_release(&result);
+	return rc;
+}
+
+/*
+ * The survey (every rank, its diagnostics forgotten: the writing reads
+ * again) and, on rank 0, the plan, which every rank gets. 0 (planned),
+ * 1 (not exact: rank 0 converts alone), -1 (said on rank 0).
+ */
 static int plan_shared(shared_job *j, int threads)
 {
 	weft_trace *trace = j->root->trace;
 	size_t diags = trace->diag_count;
 	uint64_t dropped = trace->diags_dropped;
 	uint64_t events = trace->progress.events, bytes = trace->progress.bytes;
-	int rc = weft__parts_run(trace, j->w->selected, threads, survey_part, j, survey_merge, j);
+	int rc = j->ok ? run_local(j, threads, survey_part, survey_merge) : WEFT_EIO;
 	weft__trace_diags_forget(trace, diags, dropped);
 	trace->progress.events = events;
 	trace->progress.bytes = bytes;
-	if (rc < 0)
-		return weft__convert_fail(j->root->report, "cannot survey the streams", rc), -1;
-	if (j->inexact)
-		return 1;
-	return make_plan(j);
+	if (j->dist != NULL)
+		rc = weft__dist_combine(trace, rc, trace->diag_count, pack_logs, survey_merge, j);
+	int root = j->dist == NULL || j->dist->rank == 0;
+	int64_t verdict = rc < 0 ? -1 : 0;
+	if (rc < 0 && root)
+		weft__convert_fail(j->root->report, "cannot survey the streams", rc);
+	if (verdict == 0 && root)
+		verdict = j->inexact ? 1 : make_plan(j);
+	if (j->dist == NULL)
+		return (int)verdict;
+	if (j->dist->broadcast(j->dist->user, &verdict, sizeof verdict) < 0 ||
+	    (verdict == 0 && broadcast_pack(j->dist, &j->plan) < 0))
+		verdict = -1;
+	return (int)verdict;
+}
+
+/*
+ * The writing: the plan replayed by the caller's conversion (rank 0:
+ * the definitions), the streams converted, the ranks' results combined
+ * on rank 0. 0, or < 0 (said on rank 0).
+ */
+static int write_shared(shared_job *j, int threads)
+{
+	conv *root = j->root;
+	weft_trace *trace = root->trace;
+	size_t diags = trace->diag_count;
+	int rc = replay(root, &j->plan, NULL) != 0 ? WEFT_EIO : 0;
+	if (rc == 0 && (j->threads = calloc(root->group_count + 1, sizeof *j->threads)) == NULL)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (rc == 0)
+		rc = run_local(j, threads, write_part, write_merge);
+	if (j->dist != NULL)
+		rc = weft__dist_combine(trace, rc, diags, pack_writing, write_merge, j);
+	if (rc < 0 && (j->dist == NULL || j->dist->rank == 0))
+		weft__convert_fail(root->report, "cannot convert the streams", rc);
+	return rc;
+}
+
+/* This process's streams: the writer's, and on ranks the rank's share. */
+static uint8_t *own_streams(const weft_output_writer *w)
+{
+	const weft_trace *trace = w->job.trace;
+	const uint8_t *share = weft__dist_selected(trace);
+	uint8_t *among = malloc(w->stream_count ? w->stream_count : 1);
+	for (uint32_t i = 0; among != NULL && i < w->stream_count; i++)
+		among[i] = w->selected[i] && (share == NULL || share[i]);
+	return among;
+}
+
+/* Collective on ranks: rank 0's temporary directory, where every rank writes. */
+static int share_tmp_dir(shared_job *j)
+{
+	weft__pack dir = { 0 };
+	if (j->dist->rank == 0)
+		weft__pack_raw(&dir, j->root->tmp_dir, strlen(j->root->tmp_dir) + 1);
+	int rc = broadcast_pack(j->dist, &dir);
+	if (rc == 0 && j->dist->rank != 0) {
+		free(j->root->tmp_dir);
+		j->root->tmp_dir = dir.len > 0 && dir.data[dir.len - 1] == '\0'
+				   ? strdup((const char *)dir.data) : NULL;
+		if (j->root->tmp_dir == NULL)
+			rc = WEFT_ENOMEM;
+	}
+	weft__pack_release(&dir);
+	return rc;
+}
+
+int weft__pconv_follow(conv *c, const uint8_t *selected)
+{
+	size_t n = weft_trace_stream_count(c->trace);
+	part_state *p = calloc(1, sizeof *p);
+	uint32_t *chosen = malloc((n ? n : 1) * sizeof *chosen), count = 0;
+	c->follower = 1;
+	if (p == NULL || chosen == NULL) {
+		free(p);
+		free(chosen);
+		return weft__pconv_out_of_memory(c);
+	}
+	p->survey = 1;
+	c->target = &part_target;
+	c->target_data = p;
+	for (size_t i = 0; i < n; i++)
+		if (selected[i])
+			chosen[count++] = (uint32_t)i;
+	int rc = weft__pconv_prepare(c, chosen, count);
+	free(chosen);
+	if (rc < 0 || weft__pconv_define_structure(c) < 0)
+		return -1;
+	c->started = 1;
+	return 0;
 }
 
 int weft__pconv_convert_shared(weft_output_writer *w)
 {
 	conv *root = w->impl;
 	weft_trace *trace = root->trace;
-	if (root->target != &weft__pconv_pallas_target || weft_trace_shared_files(trace) ||
-	    weft_trace_file_order_default(trace))
+	const weft_dist *dist = weft__dist_active(trace) ? trace->options.dist : NULL;
+	/* on ranks, rank 0 chose to share (outputs/convert.c) */
+	if (dist == NULL && (root->target != &weft__pconv_pallas_target ||
+			     weft_trace_shared_files(trace) || weft_trace_file_order_default(trace)))
 		return 0;
-	int threads = weft__parts_threads(trace, w->selected, 0);
-	if (threads < 2)
+	shared_job j = { .w = w, .root = root, .dist = dist };
+	j.among = own_streams(w);
+	int threads = j.among != NULL ? weft__parts_threads(trace, j.among, 0) : 1;
+	if (dist == NULL && threads < 2) {
+		free(j.among);
 		return 0;
-	shared_job j = { .w = w, .root = root };
+	}
 	size_t n = root->selected_count ? root->selected_count : 1;
 	j.logs = calloc(n, sizeof *j.logs);
 	j.read_errors = calloc(n, sizeof *j.read_errors);
-	int rc = j.logs == NULL || j.read_errors == NULL ? weft__pconv_out_of_memory(root)
-							 : plan_shared(&j, threads);
-	if (rc == 1) { /* the caller converts on one thread */
-		job_free(&j);
-		return 0;
-	}
-	if (rc == 0 && replay(root, &j.plan, NULL) != 0)
-		rc = -1;
-	if (rc == 0 && (j.threads = calloc(root->group_count + 1, sizeof *j.threads)) == NULL)
-		rc = weft__pconv_out_of_memory(root);
-	if (rc == 0 && (rc = weft__parts_run(trace, w->selected, threads, write_part, &j,
-					     write_merge, &j)) < 0)
-		weft__convert_fail(root->report, "cannot convert the streams", rc);
-	if (rc == 0 && !j.failed)
+	j.ok = j.among != NULL && j.logs != NULL && j.read_errors != NULL;
+	if (!j.ok)
+		weft__pconv_out_of_memory(root);
+	if (dist != NULL && share_tmp_dir(&j) < 0)
+		j.ok = 0;
+	int rc = plan_shared(&j, threads);
+	if (rc == 0)
+		rc = write_shared(&j, threads);
+	if (rc == 0 && !j.failed && !root->follower)
 		take_writing(&j);
-	else
+	else if (rc != 1)
 		weft__output_writer_fail(w);
 	job_free(&j);
-	return 1;
+	return rc == 1 ? 0 : 1;
 }

@@ -166,7 +166,7 @@ static void writer_release(weft_output_writer *w)
  * (NULL: the writer's own). 0, or < 0 with nothing left behind.
  */
 static int writer_create(weft_trace *trace, const weft_convert_options *options,
-			 weft_convert_report *report, weft_output_writer **out)
+			 weft_convert_report *report, int follower, weft_output_writer **out)
 {
 	weft_output_writer *w = calloc(1, sizeof *w);
 	const weft_output_info *output;
@@ -201,6 +201,7 @@ static int writer_create(weft_trace *trace, const weft_convert_options *options,
 	}
 	w->job.trace = trace;
 	w->job.options = &w->options;
+	w->follower = follower;
 	if ((rc = w->ops->create(w)) < 0)
 		goto fail;
 	*out = w;
@@ -222,7 +223,15 @@ int weft__output_writer_create(weft_trace *trace, const weft_convert_options *op
 	if (trace == NULL || options == NULL)
 		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
 				   "weft_convert needs a trace and options");
-	return writer_create(trace, options, report, out);
+	return writer_create(trace, options, report, 0, out);
+}
+
+int weft__output_writer_follow(weft_trace *trace, const weft_convert_options *options,
+			       weft_convert_report *report, weft_output_writer **out)
+{
+	*out = NULL;
+	memset(report, 0, sizeof *report);
+	return writer_create(trace, options, report, 1, out);
 }
 
 int weft_output_writer_create(weft_trace *trace, const weft_convert_options *options,
@@ -235,7 +244,7 @@ int weft_output_writer_create(weft_trace *trace, const weft_convert_options *opt
 	if (trace == NULL || options == NULL)
 		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
 				   "an output writer needs a trace and options");
-	return writer_create(trace, options, NULL, out);
+	return writer_create(trace, options, NULL, 0, out);
 }
 
 void weft__output_writer_fail(weft_output_writer *w)

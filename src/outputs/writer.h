@@ -61,7 +61,10 @@ typedef struct weft__writer_ops {
 	 * own (threads, ranks) with the same output as one thread: 1 when it
 	 * did (its failures said, the writer failed), 0 when the caller
 	 * reads the streams (one thread asked, or the output cannot share
-	 * them this time).
+	 * them this time). On a trace shared among ranks it is collective:
+	 * rank 0 calls it with its writer, the others with a follower
+	 * (weft__output_writer_follow); 0 on rank 0 leaves the conversion to
+	 * it alone.
 	 */
 	int (*convert_shared)(weft_output_writer *w);
 } weft__writer_ops;
@@ -79,6 +82,8 @@ struct weft_output_writer {
 	uint8_t *ended;                /* per stream: end_stream was called */
 	int state;                     /* enum weft__writer_state */
 	int read_aside;                /* weft_convert() read on a second thread */
+	int follower;                  /* another rank's part of a shared conversion:
+					  rank 0 writes the output (convert_shared) */
 	void *impl;                    /* the output's own state */
 };
 
@@ -95,6 +100,14 @@ int weft__output_writer_create(weft_trace *trace, const weft_convert_options *op
  * for an output that writes what it has even so); finish then fails.
  */
 void weft__output_writer_fail(weft_output_writer *w);
+
+/*
+ * On a rank other than 0 of a shared conversion: a writer that takes its
+ * part of the streams (convert_shared) without output of its own: no
+ * check of the output, no temporary name (rank 0's is used).
+ */
+int weft__output_writer_follow(weft_trace *trace, const weft_convert_options *options,
+			       weft_convert_report *report, weft_output_writer **out);
 
 /* 1 when the output is written a stream at a time (weft__writer_ops). */
 static inline int weft__writer_by_stream(const weft_output_writer *w)

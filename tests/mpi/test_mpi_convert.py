@@ -51,6 +51,14 @@ def outputs_of(base, output):
     return tree(base) if Path(base).exists() else {}
 
 
+def remove(path):
+    """Removes an output: a file or a directory."""
+    if Path(path).is_dir():
+        shutil.rmtree(path)
+    else:
+        Path(path).unlink()
+
+
 def convert(prefix, trace, output, out, extra=()):
     return run(prefix + ["convert", trace, "-t", output, "-o", out] + list(extra))
 
@@ -95,19 +103,33 @@ def test_table_threads_do_not_change_the_output(tmp_path):
             assert filecmp.cmp(reference, out, shallow=False), f"{level}, {threads} threads"
 
 
-@pytest.mark.parametrize("output", ("perfetto", "paraver", "pallas"))
-def test_ranks_convert_what_one_process_converts(mpi_runner, tmp_path, output):
+RANK_TRACES = {
+    # -t pallas shares the streams among the ranks (every format but
+    # ROSS, whose streams share their files); the others run on rank 0
+    "pallas": ("ovni-v3-mpi", "ovni-v3-nosv", "heph", "pallas", "pallas-generic", "otf2",
+               "ross", "ovni-64-looms"),
+    "perfetto": ("ovni-v3-mpi", "heph", "ross"),
+    "paraver": ("ovni-v3-mpi", "heph", "ross"),
+}
+
+
+@pytest.mark.parametrize("output", sorted(RANK_TRACES))
+def test_ranks_convert_what_one_process_converts(mpi_runner, tmp_path, looms_trace,  # noqa: F811
+                                                 output):
     mpiexec, runner = mpi_runner
-    for name in ("ovni-v3-mpi", "heph", "ross"):
-        trace = TRACES[name]
+    traces = all_traces(looms_trace)
+    for name in RANK_TRACES[output]:
+        trace = traces[name]
+        options = ["--raw"] if name == "ovni-64-looms" else []
         reference = tmp_path / name / "serial"
         reference.parent.mkdir(parents=True)
-        expected = convert([WEFT], trace, output, reference)
+        expected = convert([WEFT], trace, output, reference, options + ["--threads", "1"])
         assert expected.returncode == 0, expected.stderr
         for ranks in (1, 2, 4):
             out = tmp_path / name / f"ranks{ranks}"
-            got = convert([mpiexec, "-n", str(ranks), runner], trace, output, out)
+            got = convert([mpiexec, "-n", str(ranks), runner], trace, output, out, options)
             assert got.returncode == 0, got.stderr
+            assert got.stderr == expected.stderr, f"{output} of {name} on {ranks} ranks"
             assert outputs_of(out, output) == outputs_of(reference, output), \
                 f"{output} of {name} on {ranks} ranks"
             # one conversion: no temporary ("OUT.tmp.XXXXXX") left next to the output
@@ -146,19 +168,26 @@ def test_dump_threads_do_not_change_the_output(looms_trace, dump):  # noqa: F811
             assert got.stderr == expected.stderr, f"{dump} of {name}, {threads} threads"
 
 
-def test_ranks_convert_a_damaged_trace_as_one_process_does(mpi_runner, tmp_path):
-    """A stream that cannot be read: the same message (file, byte offset),
-    the same exit status and the same output as `weft convert`."""
+@pytest.mark.parametrize("output", ("perfetto", "pallas"))
+@pytest.mark.parametrize("stream_index", [0, 5, 15])
+def test_ranks_convert_a_damaged_trace_as_one_process_does(mpi_runner, tmp_path, output,
+                                                           stream_index):
+    """A stream that cannot be read (read by rank 0 or another: pallas
+    shares the streams): the same message (file, byte offset), the same
+    exit status and the same output as `weft convert`."""
     mpiexec, runner = mpi_runner
-    trace = damaged_copy(tmp_path, 5)
+    trace = damaged_copy(tmp_path, stream_index)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    expected = convert([WEFT], trace, "perfetto", tmp_path / "a" / "out", ["--raw"])
+    expected = convert([WEFT], trace, output, tmp_path / "a" / "out", ["--raw"])
     assert expected.returncode == 1 and "stream.obs:108: error" in expected.stderr, expected.stderr
-    got = convert([mpiexec, "-n", "2", runner], trace, "perfetto", tmp_path / "b" / "out",
-                  ["--raw"])
-    assert_same_run(expected, got, "convert of a damaged stream on 2 ranks")
-    assert tree(tmp_path / "b" / "out") == tree(tmp_path / "a" / "out")
+    for ranks in (2, 4):
+        got = convert([mpiexec, "-n", str(ranks), runner], trace, output,
+                      tmp_path / "b" / "out", ["--raw"])
+        assert_same_run(expected, got, f"convert of a damaged stream on {ranks} ranks")
+        assert tree(tmp_path / "b" / "out") == tree(tmp_path / "a" / "out")
+        assert sorted(p.name for p in (tmp_path / "b").iterdir()) == ["out"], "a leftover"
+        remove(tmp_path / "b" / "out")
 
 
 @pytest.mark.parametrize("stream_index", [0, 5, 15])
@@ -183,7 +212,7 @@ def test_pallas_threads_convert_a_damaged_trace_as_one_thread_does(tmp_path, str
         assert_same_run(expected, got, f"pallas of a damaged stream, {threads} threads")
         assert tree(out) == want, f"{threads} threads"
         assert sorted(p.name for p in out.parent.iterdir()) == ["out"], "a leftover"
-        shutil.rmtree(out)
+        remove(out)
 
 
 @pytest.mark.parametrize("output", ("perfetto", "paraver"))

@@ -60,14 +60,24 @@ def rank_main(rank, size, conns, path, by, out):
         out.send(("error", repr(e)))
 
 
-def run_ranks(size, path, by, kill_rank=None):
+def rank_convert_main(rank, size, conns, path, out_dir, out):
+    """One rank: opens collectively, converts to Pallas collectively."""
+    try:
+        with weft.open(path, comm=PipeComm(rank, size, conns)) as trace:
+            report = trace.convert(out_dir, to="pallas")
+            out.send(("ok", report["data_lost"]))
+    except Exception as e:
+        out.send(("error", repr(e)))
+
+
+def run_ranks(size, path, by, kill_rank=None, main=rank_main):
     ctx = multiprocessing.get_context("spawn")
     to_root = [ctx.Pipe() for _ in range(size - 1)]
     results = [ctx.Pipe(duplex=False) for _ in range(size)]
     procs = []
     for rank in range(size):
         conns = [a for a, _ in to_root] if rank == 0 else [to_root[rank - 1][1]]
-        p = ctx.Process(target=rank_main, args=(rank, size, conns, path, by, results[rank][1]))
+        p = ctx.Process(target=main, args=(rank, size, conns, path, by, results[rank][1]))
         p.start()
         procs.append(p)
     got = [r.recv() if r.poll(120) else ("error", "no answer") for r, _ in results]
@@ -90,6 +100,26 @@ def test_rank_0_profiles_the_whole_trace(name, by):
         if by == "stream" and streams >= size and "heph" not in name:
             # rank 1 read its share alone: its part is not the whole
             assert got[1][1] != whole
+
+
+def tree(path):
+    return {os.path.relpath(os.path.join(d, f), path): open(os.path.join(d, f), "rb").read()
+            for d, _, files in os.walk(path) for f in files}
+
+
+@pytest.mark.parametrize("name", TRACES)
+def test_ranks_convert_to_pallas_what_one_process_writes(name, tmp_path):
+    """convert(to="pallas") on a shared trace is collective: each rank
+    writes its streams' thread files, rank 0 the definitions; the files
+    are one process's."""
+    path = str(DATA / name)
+    with weft.open(path) as trace:
+        trace.convert(str(tmp_path / "serial"), to="pallas")
+    for size in (2, 3):
+        out = str(tmp_path / f"ranks{size}")
+        got = run_ranks(size, path, out, main=rank_convert_main)
+        assert all(status == "ok" for status, _ in got), got
+        assert tree(out) == tree(tmp_path / "serial"), f"{name} on {size} ranks"
 
 
 def test_a_communicator_of_one_is_no_communicator():
