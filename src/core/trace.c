@@ -253,7 +253,33 @@ int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
 	o.format = trace->backend->format;
 	o.progress = NULL; /* the copy is read on another thread: no callback there */
 	o.dist = NULL;     /* ... by this rank alone: opening it is not collective */
-	return weft_trace_open(trace->path, &o, out);
+	int rc = weft_trace_open(trace->path, &o, out);
+	if (rc < 0)
+		return rc;
+	/* The copy must read what the caller's handle saw: a file that
+	 * changed in between would be read short (or long) without a word. */
+	const weft_trace *t = *out;
+	for (size_t i = 0; i < t->stream_count && i < trace->stream_count; i++) {
+		const weft_stream_info *was = &trace->streams[i], *now = &t->streams[i];
+		if (now->file_size == was->file_size)
+			continue;
+		rc = weft__error(WEFT_ETRUNCATED, now->file != NULL ? now->file : now->path,
+				 now->file_size < was->file_size ? now->file_size
+								  : was->file_size,
+				 "the file changed since it was opened: it had %llu bytes, it "
+				 "now has %llu", (unsigned long long)was->file_size,
+				 (unsigned long long)now->file_size);
+		break;
+	}
+	if (rc == 0 && t->stream_count != trace->stream_count)
+		rc = weft__error(WEFT_EFORMAT, trace->path, WEFT_NO_OFFSET,
+				 "the trace changed since it was opened: %zu streams, now %zu",
+				 trace->stream_count, t->stream_count);
+	if (rc < 0) {
+		weft_trace_free(*out);
+		*out = NULL;
+	}
+	return rc;
 }
 
 static int open_here(const char *path, const weft_open_options *options, weft_trace **out);

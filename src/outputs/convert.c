@@ -322,8 +322,8 @@ static int convert_on_ranks(weft_trace *trace, const weft_convert_options *optio
 	} else if (word == 1) {
 		weft_convert_report own;
 		rc = weft__output_writer_follow(trace, options, &own, &w);
-		if (rc == 0 && w->ops->convert_shared(w) < 0)
-			rc = WEFT_EIO;
+		if (w != NULL && w->ops->convert_shared != NULL)
+			w->ops->convert_shared(w);
 		weft_output_writer_free(w);
 		weft_convert_report_free(&own);
 	}

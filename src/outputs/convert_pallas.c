@@ -490,6 +490,12 @@ static int conv_close(conv *c, int ok)
 		weft__outdir_remove_tree(c->tmp_dir);
 	if (rc == 0)
 		report_notes(c);
+	c->report->leave_fallbacks = c->stats.leave_fallbacks;
+	c->report->interval_fallbacks = c->stats.interval_fallbacks;
+	c->report->depth_fallbacks = c->stats.depth_fallbacks;
+	c->report->strings_left_out = c->stats.strings_left_out;
+	c->report->payloads_cut = c->stats.payloads_cut;
+	c->report->fields_left_out = c->stats.fields_left_out;
 	/* in stream order, as the streams are converted, whatever the parts */
 	weft__trace_diags_sort(c->trace, c->diag_from);
 	int lost = weft__convert_diags(c->report, c->trace) || c->lost;
@@ -522,6 +528,9 @@ int weft__pconv_prepare(conv *c, const uint32_t *selected, uint32_t count)
 	c->same_format = c->target->raw_records &&
 			 weft_trace_format(c->trace) == WEFT_FORMAT_PALLAS;
 	c->payload_is_fields = c->trace->backend->payload_is_fields;
+	/* A test-only smaller budget, so that tests reach it with small traces. */
+	const char *budget = getenv("WEFT_TEST_PALLAS_VALUE_BUDGET");
+	c->value_budget = budget != NULL ? strtoull(budget, NULL, 10) : STRING_VALUE_BUDGET;
 	return 0;
 }
 

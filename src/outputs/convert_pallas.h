@@ -183,6 +183,7 @@ struct conv {
 					 locations (convert_pallas_shared.c) */
 	int interning_value;          /* the string interned is an attribute value */
 	int over_budget;              /* a string value was left out for the budget */
+	uint64_t value_budget;        /* STRING_VALUE_BUDGET (tests: WEFT_TEST_PALLAS_VALUE_BUDGET) */
 	int follower;                 /* a rank's part of a shared conversion (not rank 0) */
 	size_t diag_from;             /* the trace's diagnostics of this conversion */
 	/* The writer (weft/writer.h): the streams being written, by their

@@ -71,7 +71,7 @@ int weft__pconv_string_value(conv *c, const char *s, size_t len, uint32_t *ref)
 			return 1;
 		}
 	}
-	if (t->value_bytes + len > STRING_VALUE_BUDGET) {
+	if (t->value_bytes + len > c->value_budget) {
 		c->over_budget = 1;
 		return 0;
 	}

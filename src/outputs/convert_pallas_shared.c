@@ -35,6 +35,7 @@
  * grammar, compression) costs more than reading (docs/SCALING.md).
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,7 @@ enum op_kind {
 /* A part's conversion: its target's state (conv.target_data). */
 typedef struct part_state {
 	int survey;                /* 1: log definitions, write nothing */
+	int planned;               /* write: the plan is replayed, nothing new may come */
 	uint32_t next_string;      /* string refs, given as the Pallas writer does */
 	const char **texts;        /* by string ref (the conversion's copies) */
 	size_t text_cap;
@@ -60,6 +62,7 @@ typedef struct part_state {
 	weft_pallas_global *global; /* write: owner of the part's archives */
 	uint32_t *written;         /* write: threads written, by location group */
 	size_t written_cap, groups; /* groups: 1 + the last group written */
+	uint64_t threads_written;
 } part_state;
 
 /* The shared conversion: the writer, the logs of the survey, the plan. */
@@ -108,10 +111,24 @@ static void log_op(part_state *p, enum op_kind kind, const char *text, uint64_t 
 		weft__pack_u64(&p->log, number);
 }
 
+/*
+ * A definition the plan does not have, met while writing: the trace
+ * changed between the survey and the writing (a file that grew); its
+ * thread would name what no definition says.
+ */
+static int unplanned(conv *c, const char *what, const char *text)
+{
+	return weft__error(WEFT_EFORMAT, weft_trace_path(c->trace), WEFT_NO_OFFSET,
+			   "the trace changed while it was converted: %s \"%.64s\" was not "
+			   "there when the streams were surveyed", what, text);
+}
+
 /* A string's ref, in the order the Pallas writer gives them; its text kept by ref. */
 static int part_string(conv *c, const char *text, uint32_t *ref)
 {
 	part_state *p = state_of(c);
+	if (p->planned)
+		return unplanned(c, "the string", text);
 	if (weft__array_grow((void **)&p->texts, &p->text_cap, (size_t)p->next_string + 1,
 			     sizeof *p->texts) < 0)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
@@ -126,6 +143,8 @@ static int part_region(conv *c, uint32_t ref, uint32_t name)
 {
 	part_state *p = state_of(c);
 	(void)ref;
+	if (p->planned)
+		return unplanned(c, "the region", p->texts[name]);
 	if (p->survey)
 		log_op(p, OP_REGION, p->texts[name], 0);
 	return 0;
@@ -135,6 +154,8 @@ static int part_attribute(conv *c, uint32_t ref, uint32_t name, int type)
 {
 	part_state *p = state_of(c);
 	(void)ref;
+	if (p->planned)
+		return unplanned(c, "the attribute", p->texts[name]);
 	if (p->survey)
 		log_op(p, OP_ATTRIBUTE, p->texts[name], (uint64_t)type);
 	return 0;
@@ -164,6 +185,8 @@ static int part_location(conv *c, uint32_t group, uint32_t id, uint32_t name,
 {
 	part_state *p = state_of(c);
 	(void)name;
+	if (p->planned)
+		return unplanned(c, "the stream", weft_trace_stream(c->trace, stream)->path);
 	if (p->survey) {
 		log_op(p, OP_LOCATION, NULL, stream);
 		return 0;
@@ -227,6 +250,7 @@ static int part_thread_end(conv *c, stream_out *s, int ok)
 					    (size_t)s->group + 1, sizeof *p->written) < 0)
 			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 		p->written[s->group]++;
+		p->threads_written++;
 		if (s->group >= p->groups)
 			p->groups = (size_t)s->group + 1;
 	}
@@ -502,6 +526,8 @@ static int write_part(weft_trace *handle, const uint8_t *share, weft__pack *resu
 	conv *c = part_conv_create(j->root, handle, 0, &report);
 	uint64_t selected = 0;
 	int failed = c == NULL || replay(c, &j->plan, NULL) != 0;
+	if (!failed)
+		state_of(c)->planned = 1;
 	if (c == NULL)
 		weft__convert_say(&report, "cannot start a part of the conversion: out of memory");
 	weft__pack errors = { 0 };
@@ -509,7 +535,18 @@ static int write_part(weft_trace *handle, const uint8_t *share, weft__pack *resu
 		char *read_error = NULL;
 		if (!share[c->selected[loc]])
 			continue;
+		int placed = c->outs[loc].placed;
+		uint64_t before = state_of(c)->threads_written;
 		failed = convert_stream(c, loc, &selected, &read_error) < 0;
+		if (!failed && placed && state_of(c)->threads_written == before) {
+			/* planned with events, none now: the archive would
+			 * list a location without its thread */
+			weft__error(WEFT_EFORMAT, weft_trace_stream(c->trace, c->selected[loc])->path,
+				    WEFT_NO_OFFSET, "the trace changed while it was converted: "
+				    "the stream had events when the streams were surveyed, none now");
+			weft__convert_fail(&report, "cannot write a thread", WEFT_EFORMAT);
+			failed = 1;
+		}
 		if (read_error != NULL) {
 			weft__pack_u64(&errors, loc);
 			weft__pack_text(&errors, read_error);
@@ -805,9 +842,41 @@ int weft__pconv_follow(conv *c, const uint8_t *selected)
 	return 0;
 }
 
+/*
+ * A rank whose follower could not be made (out of memory): the
+ * collectives of the others, failing them (the survey's combine says
+ * this rank's error on rank 0, so no plan comes and no writing starts).
+ */
+static int abstain(weft_trace *trace)
+{
+	const weft_dist *d = trace->options.dist;
+	const char *msg = weft_last_error();
+	char why[256];
+	snprintf(why, sizeof why, "%s", msg != NULL && msg[0] != '\0' ? msg : "out of memory");
+	weft__pack received = { 0 };
+	broadcast_pack(d, &received); /* the temporary directory */
+	weft__pack_release(&received);
+	int rc = weft__dist_combine(trace, weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "%s",
+						       why),
+				    trace->diag_count, NULL, NULL, NULL);
+	int64_t verdict = -1;
+	if (d->broadcast(d->user, &verdict, sizeof verdict) == 0 && verdict == 0) {
+		/* not reached (the survey failed), but never out of step */
+		broadcast_pack(d, &received);
+		weft__pack_release(&received);
+		weft__dist_combine(trace, WEFT_ENOMEM, trace->diag_count, NULL, NULL, NULL);
+	}
+	return rc < 0 ? rc : WEFT_ENOMEM;
+}
+
 int weft__pconv_convert_shared(weft_output_writer *w)
 {
 	conv *root = w->impl;
+	if (root == NULL) { /* a follower that could not be made */
+		if (weft__dist_active(w->job.trace))
+			abstain(w->job.trace);
+		return 1;
+	}
 	weft_trace *trace = root->trace;
 	const weft_dist *dist = weft__dist_active(trace) ? trace->options.dist : NULL;
 	/* on ranks, rank 0 chose to share (outputs/convert.c) */

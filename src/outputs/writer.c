@@ -175,6 +175,7 @@ static int writer_create(weft_trace *trace, const weft_convert_options *options,
 	if (w == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	w->job.report = report != NULL ? report : &w->own;
+	w->job.trace = trace;
 	report = w->job.report;
 	memset(report, 0, sizeof *report);
 	if ((output = choose_output(options, report)) == NULL) {
@@ -199,7 +200,6 @@ static int writer_create(weft_trace *trace, const weft_convert_options *options,
 		weft__convert_say(report, "%s", weft_last_error());
 		goto fail;
 	}
-	w->job.trace = trace;
 	w->job.options = &w->options;
 	w->follower = follower;
 	if ((rc = w->ops->create(w)) < 0)
@@ -211,6 +211,13 @@ fail:
 	if (report == &w->own && report->message_count > 0)
 		weft__error(rc, NULL, WEFT_NO_OFFSET, "%s",
 			    report->messages[report->message_count - 1]);
+	if (follower && w->ops != NULL) {
+		/* a failed follower still takes part in the collectives
+		 * (convert_shared with no impl), failing them */
+		w->state = WEFT__WRITER_FAILED;
+		*out = w;
+		return rc;
+	}
 	writer_release(w);
 	return rc;
 }

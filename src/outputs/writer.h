@@ -104,7 +104,10 @@ void weft__output_writer_fail(weft_output_writer *w);
 /*
  * On a rank other than 0 of a shared conversion: a writer that takes its
  * part of the streams (convert_shared) without output of its own: no
- * check of the output, no temporary name (rank 0's is used).
+ * check of the output, no temporary name (rank 0's is used). When it
+ * cannot be made (out of memory) but its output is known, *out is still
+ * set, failed and without impl: its convert_shared takes part in the
+ * collectives and fails them, so that no rank waits for it.
  */
 int weft__output_writer_follow(weft_trace *trace, const weft_convert_options *options,
 			       weft_convert_report *report, weft_output_writer **out);

@@ -6,7 +6,8 @@
  * bytes) through the call only, each result equal byte for byte to what
  * the command writes; then the refusals: an unknown output, OUT that
  * exists without force (left as it was), a window that ends before it
- * starts, options an output cannot take, and a report that says why.
+ * starts, options an output cannot take, and a report that says why;
+ * the Pallas report's counts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,33 @@ static void test_refusals(void)
 	weft_trace_free(t);
 }
 
+/*
+ * The Pallas report's counts are the notes' numbers: string values past
+ * the budget (lowered for the test) are counted in strings_left_out.
+ */
+static void test_pallas_counts(void)
+{
+	char out[4096];
+	const char *path = tu_data_path("heph/heph_sample.bin.log");
+	weft_trace *t = NULL;
+	weft_convert_options o;
+	weft_convert_report r;
+
+	snprintf(out, sizeof out, "%s/budget.pallas", dir);
+	REQUIRE(weft_trace_open(path, NULL, &t) == 0);
+	setenv("WEFT_TEST_PALLAS_VALUE_BUDGET", "5", 1);
+	weft_convert_options_init(&o);
+	o.output = "pallas";
+	o.path = out;
+	CHECK_EQ_I64(weft_convert(t, &o, &r), 0);
+	unsetenv("WEFT_TEST_PALLAS_VALUE_BUDGET");
+	CHECK_EQ_U64(r.strings_left_out, 5);
+	CHECK(said(&r, "note: 5 string value(s) not kept"));
+	CHECK_EQ_U64(r.leave_fallbacks + r.depth_fallbacks + r.payloads_cut, 0);
+	weft_convert_report_free(&r);
+	weft_trace_free(t);
+}
+
 int main(void)
 {
 	if (getenv("WEFT_BUILD_DIR") == NULL) { /* `weft convert` is run too */
@@ -196,5 +224,6 @@ int main(void)
 	REQUIRE(dir != NULL);
 	test_every_output();
 	test_refusals();
+	test_pallas_counts();
 	return tu_finish_dir(dir);
 }

@@ -215,6 +215,33 @@ def test_pallas_threads_convert_a_damaged_trace_as_one_thread_does(tmp_path, str
         remove(out)
 
 
+@pytest.mark.parametrize("budget", ["20", "60"])
+def test_pallas_over_the_string_budget_is_converted_as_one_thread_does(
+        mpi_runner, tmp_path, budget):
+    """Which string values the serial conversion keeps as attributes
+    depends on the order it meets them, up to a budget of bytes (16 MiB;
+    WEFT_TEST_PALLAS_VALUE_BUDGET lowers it for tests): over it the plan of
+    the shared conversion is not the serial one and rank 0 converts alone.
+    The files are the same (without that fallback they differ here)."""
+    mpiexec, runner = mpi_runner
+    env = dict(os.environ, WEFT_TEST_PALLAS_VALUE_BUDGET=budget)
+    for name in ("heph", "otf2"):
+        trace = TRACES[name]
+        reference = tmp_path / name / "serial"
+        reference.parent.mkdir(parents=True)
+        expected = run([WEFT, "convert", trace, "-t", "pallas", "-o", reference,
+                        "--threads", "1"], env=env)
+        assert expected.returncode == 0 and "not kept" in expected.stderr, expected.stderr
+        runs = [([WEFT], ["--threads", "2"]), ([WEFT], ["--threads", "4"]),
+                ([mpiexec, "-n", "2", runner], [])]
+        for i, (prefix, extra) in enumerate(runs):
+            out = tmp_path / name / f"run{i}"
+            got = run(prefix + ["convert", trace, "-t", "pallas", "-o", out] + extra, env=env)
+            assert got.returncode == 0, got.stderr
+            assert got.stderr == expected.stderr, f"{name}: {prefix} {extra}"
+            assert tree(out) == tree(reference), f"{name}, budget {budget}: {prefix} {extra}"
+
+
 @pytest.mark.parametrize("output", ("perfetto", "paraver"))
 def test_convert_threads_report_a_refused_emulation_alike(tmp_path, looms_trace, output):  # noqa: F811
     """The generated trace's threads run nOS-V events without requiring
