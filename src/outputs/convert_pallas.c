@@ -32,7 +32,8 @@
  * ended at finish, in stream order.
  *
  * Memory: weft_convert() (outputs/convert.c) converts the streams one at
- * a time (one thread writer open), each through its own cursor; formats
+ * a time (one thread writer open; shared among N threads, one per
+ * thread: convert_pallas_shared.c), each through its own cursor; formats
  * whose streams share their files (ROSS) are read in passes over the
  * files, a batch of streams per pass.
  * The span stack of a thread is bounded (SPAN_DEPTH_MAX), interned
@@ -48,7 +49,8 @@
  *
  * This file: the records, the streams and the conversion; the tables and
  * definitions are in convert_pallas_defs.c, the attribute lists in
- * convert_pallas_attrs.c, the output directory in convert_pallas_output.c
+ * convert_pallas_attrs.c, the output directory in outputs/outdir.c, the
+ * streams shared among threads and ranks in convert_pallas_shared.c
  * (shared declarations: convert_pallas.h).
  */
 #include <inttypes.h>

@@ -651,20 +651,35 @@ static void job_free(shared_job *j)
 
 /* ---- Ranks ---------------------------------------------------------------------------- */
 
-/* Collective: rank 0's pack copied on every rank; 0 or < 0. */
+#define BROADCAST_CHUNK (64u << 10)
+
+/*
+ * Collective: rank 0's pack copied on every rank; 0 or < 0. Sent in
+ * chunks that every rank counts alike, so that a rank that cannot hold
+ * the pack (out of memory) still takes part, into a scratch buffer, and
+ * fails alone: no rank waits for it.
+ */
 static int broadcast_pack(const weft_dist *d, weft__pack *p)
 {
+	static uint8_t scratch[BROADCAST_CHUNK];
 	uint64_t len = p->len;
 	int rc = d->broadcast(d->user, &len, sizeof len);
 	if (rc < 0)
 		return rc;
 	if (d->rank != 0) {
 		weft__pack_release(p);
-		if (len > 0 && (p->data = malloc(len)) == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		p->len = p->cap = len;
+		if (len > 0 && (len > SIZE_MAX || (p->data = malloc((size_t)len)) == NULL))
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		else
+			p->len = p->cap = (size_t)len;
 	}
-	return len > 0 ? d->broadcast(d->user, p->data, len) : 0;
+	for (uint64_t at = 0; at < len; at += BROADCAST_CHUNK) {
+		size_t n = len - at < BROADCAST_CHUNK ? (size_t)(len - at) : BROADCAST_CHUNK;
+		int brc = d->broadcast(d->user, p->data != NULL ? p->data + at : scratch, n);
+		if (brc < 0)
+			return brc;
+	}
+	return rc;
 }
 
 /* The survey's logs of this rank, as a part packs them (survey_part). */
@@ -738,7 +753,9 @@ static int run_local(shared_job *j, int threads, weft__part_fn fn, weft__dist_me
 /*
  * The survey (every rank, its diagnostics forgotten: the writing reads
  * again) and, on rank 0, the plan, which every rank gets. 0 (planned),
- * 1 (not exact: rank 0 converts alone), -1 (said on rank 0).
+ * 1 (not exact: rank 0 converts alone), -1 (said on rank 0), -2 (this
+ * rank could not take the plan: it must still join the writing's
+ * combine, failing it).
  */
 static int plan_shared(shared_job *j, int threads)
 {
@@ -760,23 +777,25 @@ static int plan_shared(shared_job *j, int threads)
 		verdict = j->inexact ? 1 : make_plan(j);
 	if (j->dist == NULL)
 		return (int)verdict;
-	if (j->dist->broadcast(j->dist->user, &verdict, sizeof verdict) < 0 ||
-	    (verdict == 0 && broadcast_pack(j->dist, &j->plan) < 0))
-		verdict = -1;
+	if (j->dist->broadcast(j->dist->user, &verdict, sizeof verdict) < 0)
+		return -1;
+	if (verdict == 0 && broadcast_pack(j->dist, &j->plan) < 0)
+		return -2; /* this rank alone: the others write; it fails their combine */
 	return (int)verdict;
 }
 
 /*
  * The writing: the plan replayed by the caller's conversion (rank 0:
  * the definitions), the streams converted, the ranks' results combined
- * on rank 0. 0, or < 0 (said on rank 0).
+ * on rank 0 (`broken`: this rank has no plan, it fails the combine). 0,
+ * or < 0 (said on rank 0).
  */
-static int write_shared(shared_job *j, int threads)
+static int write_shared(shared_job *j, int threads, int broken)
 {
 	conv *root = j->root;
 	weft_trace *trace = root->trace;
 	size_t diags = trace->diag_count;
-	int rc = replay(root, &j->plan, NULL) != 0 ? WEFT_EIO : 0;
+	int rc = broken ? WEFT_ENOMEM : replay(root, &j->plan, NULL) != 0 ? WEFT_EIO : 0;
 	if (rc == 0 && (j->threads = calloc(root->group_count + 1, sizeof *j->threads)) == NULL)
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	if (rc == 0)
@@ -899,8 +918,8 @@ int weft__pconv_convert_shared(weft_output_writer *w)
 	if (dist != NULL && share_tmp_dir(&j) < 0)
 		j.ok = 0;
 	int rc = plan_shared(&j, threads);
-	if (rc == 0)
-		rc = write_shared(&j, threads);
+	if (rc == 0 || rc == -2)
+		rc = write_shared(&j, threads, rc == -2);
 	if (rc == 0 && !j.failed && !root->follower)
 		take_writing(&j);
 	else if (rc != 1)
