@@ -260,10 +260,10 @@ void weft_convert_options_init(weft_convert_options *o)
 
 /*
  * The conversion with writer `w` (freed here): the streams read as the
- * output asks, or converted on the output's own parts (`shared`), then
- * the writer's finish.
+ * output asks, or converted on the output's own parts (convert_shared),
+ * then the writer's finish.
  */
-static int convert_with(weft_output_writer *w, weft_convert_report *report, int shared)
+static int convert_with(weft_output_writer *w, weft_convert_report *report)
 {
 	weft_trace *trace = w->job.trace;
 	int rc;
@@ -273,7 +273,7 @@ static int convert_with(weft_output_writer *w, weft_convert_report *report, int 
 		rc = read_merged(w);
 	else if (weft_trace_file_order_default(trace))
 		rc = read_batches(w);
-	else if (!shared || w->ops->convert_shared == NULL || w->ops->convert_shared(w) == 0)
+	else if (w->ops->convert_shared == NULL || w->ops->convert_shared(w) == 0)
 		rc = read_streams(w);
 	else
 		rc = 0;
@@ -318,7 +318,7 @@ static int convert_on_ranks(weft_trace *trace, const weft_convert_options *optio
 	if (word < 0)
 		return d->rank == 0 ? rc : (int)word;
 	if (d->rank == 0) {
-		rc = convert_with(w, report, 1);
+		rc = convert_with(w, report);
 	} else if (word == 1) {
 		weft_convert_report own;
 		rc = weft__output_writer_follow(trace, options, &own, &w);
@@ -346,5 +346,5 @@ int weft_convert(weft_trace *trace, const weft_convert_options *options,
 	int rc = weft__output_writer_create(trace, options, report, &w);
 	if (rc < 0)
 		return rc;
-	return convert_with(w, report, 1);
+	return convert_with(w, report);
 }

@@ -536,12 +536,7 @@ int weft__pconv_prepare(conv *c, const uint32_t *selected, uint32_t count)
 	return 0;
 }
 
-/*
- * What is written before the events: the streams' places, the temporary
- * directory, the handlers of signals (remove_on_signal), the main file's
- * writer and the definitions. 0 or -1 after saying why.
- */
-static int conv_start(conv *c, const uint8_t *selected)
+int weft__pconv_prepare_marked(conv *c, const uint8_t *selected)
 {
 	size_t n = weft_trace_stream_count(c->trace);
 	uint32_t *chosen = malloc((n ? n : 1) * sizeof *chosen), count = 0;
@@ -552,7 +547,17 @@ static int conv_start(conv *c, const uint8_t *selected)
 			chosen[count++] = (uint32_t)i;
 	int rc = weft__pconv_prepare(c, chosen, count);
 	free(chosen);
-	if (rc < 0)
+	return rc;
+}
+
+/*
+ * What is written before the events: the streams' places, the temporary
+ * directory, the handlers of signals (remove_on_signal), the main file's
+ * writer and the definitions. 0 or -1 after saying why.
+ */
+static int conv_start(conv *c, const uint8_t *selected)
+{
+	if (weft__pconv_prepare_marked(c, selected) < 0)
 		return -1;
 	c->diag_from = weft_trace_diag_count(c->trace);
 	if ((c->tmp_dir = weft__outdir_make_sibling(c->report, c->out, "tmp")) == NULL)
@@ -562,7 +567,7 @@ static int conv_start(conv *c, const uint8_t *selected)
 		watch_signals(c->old_handlers, NULL);
 		c->watching = 1;
 	}
-	rc = c->target->start(c);
+	int rc = c->target->start(c);
 	if (rc < 0)
 		return weft__pconv_writer_error(c, "cannot start the trace", rc);
 	c->started = 1;

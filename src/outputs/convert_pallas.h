@@ -212,6 +212,9 @@ typedef struct attr_plan {
  */
 int weft__pconv_prepare(conv *c, const uint32_t *selected, uint32_t count);
 
+/* The same for the streams marked in `selected` (a byte per stream). */
+int weft__pconv_prepare_marked(conv *c, const uint8_t *selected);
+
 /* One event of a selected stream (in time order): 0, or < 0 with the message set. */
 int weft__pconv_event(conv *c, const weft_event *ev);
 

@@ -838,24 +838,14 @@ static int share_tmp_dir(shared_job *j)
 
 int weft__pconv_follow(conv *c, const uint8_t *selected)
 {
-	size_t n = weft_trace_stream_count(c->trace);
 	part_state *p = calloc(1, sizeof *p);
-	uint32_t *chosen = malloc((n ? n : 1) * sizeof *chosen), count = 0;
 	c->follower = 1;
-	if (p == NULL || chosen == NULL) {
-		free(p);
-		free(chosen);
+	if (p == NULL)
 		return weft__pconv_out_of_memory(c);
-	}
 	p->survey = 1;
 	c->target = &part_target;
 	c->target_data = p;
-	for (size_t i = 0; i < n; i++)
-		if (selected[i])
-			chosen[count++] = (uint32_t)i;
-	int rc = weft__pconv_prepare(c, chosen, count);
-	free(chosen);
-	if (rc < 0 || weft__pconv_define_structure(c) < 0)
+	if (weft__pconv_prepare_marked(c, selected) < 0 || weft__pconv_define_structure(c) < 0)
 		return -1;
 	c->started = 1;
 	return 0;
