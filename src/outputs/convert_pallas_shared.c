@@ -753,9 +753,13 @@ static int run_local(shared_job *j, int threads, weft__part_fn fn, weft__dist_me
 /*
  * The survey (every rank, its diagnostics forgotten: the writing reads
  * again) and, on rank 0, the plan, which every rank gets. 0 (planned),
- * 1 (not exact: rank 0 converts alone), -1 (said on rank 0), -2 (this
- * rank could not take the plan: it must still join the writing's
- * combine, failing it).
+ * 1 (rank 0 converts alone: the plan would not be exact, or the survey
+ * failed), -1 (said on rank 0), -2 (this rank could not take the plan:
+ * it must still join the writing's combine, failing it).
+ *
+ * A survey that fails (an event out of time order, no memory, a signal)
+ * is not reported: rank 0 converts alone, meets the failure again and
+ * says it as one thread says it, with the stream's diagnostics.
  */
 static int plan_shared(shared_job *j, int threads)
 {
@@ -770,8 +774,8 @@ static int plan_shared(shared_job *j, int threads)
 	if (j->dist != NULL)
 		rc = weft__dist_combine(trace, rc, trace->diag_count, pack_logs, survey_merge, j);
 	int root = j->dist == NULL || j->dist->rank == 0;
-	int64_t verdict = rc < 0 ? -1 : 0;
-	if (rc < 0 && root)
+	int64_t verdict = rc >= 0 ? 0 : j->ok ? 1 : -1;
+	if (verdict < 0 && root)
 		weft__convert_fail(j->root->report, "cannot survey the streams", rc);
 	if (verdict == 0 && root)
 		verdict = j->inexact ? 1 : make_plan(j);

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from test_mpi_commands import TRACES, all_traces, damaged_copy, looms_trace, run  # noqa: F401
-from weftlib import DATA_DIR, WEFT
+from weftlib import DATA_DIR, WEFT, ovni_event, write_ovni_stream
 
 OUTPUTS = ("perfetto", "chrome", "paraver", "pallas", "otf2")
 
@@ -213,6 +213,43 @@ def test_pallas_threads_convert_a_damaged_trace_as_one_thread_does(tmp_path, str
         assert tree(out) == want, f"{threads} threads"
         assert sorted(p.name for p in out.parent.iterdir()) == ["out"], "a leftover"
         remove(out)
+
+
+def backwards_trace(root, stream_index):
+    """Eight ovni streams on four looms; stream `stream_index` has an event
+    whose clock goes back by more than the reader sorts, which the Pallas
+    conversion refuses (a thread's events come in time order)."""
+    for i in range(8):
+        events = [ovni_event("OHx", 100)] + [ovni_event("OB.", 200 + 10 * k)
+                                             for k in range(i + 1)]
+        if i == stream_index:
+            events.append(ovni_event("OB.", 50))
+        events.append(ovni_event("OHe", 1000))
+        write_ovni_stream(root, events, loom=f"n{i // 2}", pid=10 + i // 2, tid=100 + i)
+    return root
+
+
+@pytest.mark.parametrize("stream_index", [0, 3, 7])
+def test_pallas_shared_refuses_an_event_as_one_thread_does(mpi_runner, tmp_path, stream_index):
+    """An event refused while the streams are surveyed is said as the
+    serial conversion says it, with the stream's warning, once; the exit
+    status is 2 and nothing is written (the survey's failure sends the
+    conversion to rank 0 alone, which meets the event again)."""
+    mpiexec, runner = mpi_runner
+    trace = backwards_trace(tmp_path / "trace", stream_index)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    expected = convert([WEFT], trace, "pallas", tmp_path / "a" / "out", ["--threads", "1"])
+    assert expected.returncode == 2, expected.stderr
+    assert expected.stderr.startswith("weft convert: an event was refused: an event at 50 ns"), \
+        expected.stderr
+    assert "warning: clock goes backwards" in expected.stderr
+    runs = [([WEFT], ["--threads", "2"]), ([WEFT], ["--threads", "4"]),
+            ([mpiexec, "-n", "2", runner], []), ([mpiexec, "-n", "4", runner], [])]
+    for prefix, extra in runs:
+        got = convert(prefix, trace, "pallas", tmp_path / "b" / "out", extra)
+        assert_same_run(expected, got, f"{prefix} {extra}")
+        assert list((tmp_path / "b").iterdir()) == [], "an output or a leftover"
 
 
 @pytest.mark.parametrize("budget", ["20", "60"])
