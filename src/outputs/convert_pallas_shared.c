@@ -394,8 +394,9 @@ static int replay(conv *c, const weft__pack *ops, weft__pack *plan)
  * conversion does (outputs/convert.c, read_streams): its events in time
  * order with the writer's filter, then its end; the events in the job's
  * window are counted into *selected. A reading that stops leaves its
- * reason in *read_error (malloc'd) and the stream is ended as it is; a
- * failure of the output (said in c->report) returns -1.
+ * reason in *read_error (malloc'd) and the stream is ended as it is. 0,
+ * or the failure's status (said in c->report): WEFT_EINVAL for an event
+ * the output refuses (out of time order), another for the output's own.
  */
 static int convert_stream(conv *c, uint32_t loc, uint64_t *selected, char **read_error)
 {
@@ -411,7 +412,7 @@ static int convert_stream(conv *c, uint32_t loc, uint64_t *selected, char **read
 		if (taken == WEFT_EINVAL)
 			weft__convert_fail(c->report, "an event was refused", taken);
 		if (taken < 0) {
-			failed = 1;
+			failed = taken;
 			break;
 		}
 		rc = 0;
@@ -421,9 +422,9 @@ static int convert_stream(conv *c, uint32_t loc, uint64_t *selected, char **read
 		*read_error = strdup(msg != NULL && msg[0] != '\0' ? msg : weft_strerror(rc));
 	}
 	weft_cursor_free(cursor);
-	if (weft__pconv_stream_end(c, &c->outs[loc], !failed) < 0)
-		failed = 1;
-	return failed ? -1 : 0;
+	if (weft__pconv_stream_end(c, &c->outs[loc], failed == 0) < 0 && failed == 0)
+		failed = WEFT_EIO;
+	return failed;
 }
 
 /* ---- Survey and plan ---------------------------------------------------------------- */
@@ -451,8 +452,10 @@ static int survey_part(weft_trace *handle, const uint8_t *share, weft__pack *res
 		uint64_t selected = 0;
 		char *read_error = NULL;
 		weft__pack_release(&p->log);
-		if (convert_stream(c, loc, &selected, &read_error) < 0)
-			rc = weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "%s",
+		int failed = convert_stream(c, loc, &selected, &read_error);
+		if (failed < 0) /* the status travels: a refused event is the trace's */
+			rc = weft__error(failed == WEFT_EINVAL ? WEFT_EINVAL : WEFT_EIO,
+					 NULL, WEFT_NO_OFFSET, "%s",
 					 report.message_count > 0
 					 ? report.messages[report.message_count - 1]
 					 : "the survey of the streams failed");
@@ -654,12 +657,29 @@ static void job_free(shared_job *j)
 #define BROADCAST_CHUNK (64u << 10)
 
 /*
+ * Test hook: WEFT_TEST_PALLAS_FAIL="STEP@RANK" fails STEP on rank RANK as
+ * if memory ran out ("follow": the rank's follower is not made; "plan":
+ * the rank cannot hold the plan). These are the paths where a rank must
+ * fail without leaving the others waiting, and no test could reach them
+ * otherwise (tests/mpi/test_mpi_convert.py).
+ */
+static int test_fault(const weft_trace *trace, const char *step)
+{
+	const char *spec = getenv("WEFT_TEST_PALLAS_FAIL");
+	size_t n = strlen(step);
+	if (spec == NULL || !weft__dist_active(trace) || strncmp(spec, step, n) != 0 ||
+	    spec[n] != '@')
+		return 0;
+	return strtol(spec + n + 1, NULL, 10) == trace->options.dist->rank;
+}
+
+/*
  * Collective: rank 0's pack copied on every rank; 0 or < 0. Sent in
  * chunks that every rank counts alike, so that a rank that cannot hold
- * the pack (out of memory) still takes part, into a scratch buffer, and
- * fails alone: no rank waits for it.
+ * the pack (out of memory, or `cannot_hold`: the test hook) still takes
+ * part, into a scratch buffer, and fails alone: no rank waits for it.
  */
-static int broadcast_pack(const weft_dist *d, weft__pack *p)
+static int broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold)
 {
 	static uint8_t scratch[BROADCAST_CHUNK];
 	uint64_t len = p->len;
@@ -668,7 +688,8 @@ static int broadcast_pack(const weft_dist *d, weft__pack *p)
 		return rc;
 	if (d->rank != 0) {
 		weft__pack_release(p);
-		if (len > 0 && (len > SIZE_MAX || (p->data = malloc((size_t)len)) == NULL))
+		if (len > 0 && (cannot_hold || len > SIZE_MAX ||
+				(p->data = malloc((size_t)len)) == NULL))
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 		else
 			p->len = p->cap = (size_t)len;
@@ -757,9 +778,11 @@ static int run_local(shared_job *j, int threads, weft__part_fn fn, weft__dist_me
  * failed), -1 (said on rank 0), -2 (this rank could not take the plan:
  * it must still join the writing's combine, failing it).
  *
- * A survey that fails (an event out of time order, no memory, a signal)
- * is not reported: rank 0 converts alone, meets the failure again and
- * says it as one thread says it, with the stream's diagnostics.
+ * A survey that meets an event the output refuses (out of time order in
+ * its stream) says nothing: rank 0 converts alone, meets it again and
+ * says it as one thread says it, with the stream's diagnostics. Other
+ * failures (memory, a rank that could not take part) are this run's, not
+ * the trace's: they fail it.
  */
 static int plan_shared(shared_job *j, int threads)
 {
@@ -774,7 +797,7 @@ static int plan_shared(shared_job *j, int threads)
 	if (j->dist != NULL)
 		rc = weft__dist_combine(trace, rc, trace->diag_count, pack_logs, survey_merge, j);
 	int root = j->dist == NULL || j->dist->rank == 0;
-	int64_t verdict = rc >= 0 ? 0 : j->ok ? 1 : -1;
+	int64_t verdict = rc >= 0 ? 0 : rc == WEFT_EINVAL && j->ok ? 1 : -1;
 	if (verdict < 0 && root)
 		weft__convert_fail(j->root->report, "cannot survey the streams", rc);
 	if (verdict == 0 && root)
@@ -783,7 +806,7 @@ static int plan_shared(shared_job *j, int threads)
 		return (int)verdict;
 	if (j->dist->broadcast(j->dist->user, &verdict, sizeof verdict) < 0)
 		return -1;
-	if (verdict == 0 && broadcast_pack(j->dist, &j->plan) < 0)
+	if (verdict == 0 && broadcast_pack(j->dist, &j->plan, test_fault(trace, "plan")) < 0)
 		return -2; /* this rank alone: the others write; it fails their combine */
 	return (int)verdict;
 }
@@ -828,7 +851,7 @@ static int share_tmp_dir(shared_job *j)
 	weft__pack dir = { 0 };
 	if (j->dist->rank == 0)
 		weft__pack_raw(&dir, j->root->tmp_dir, strlen(j->root->tmp_dir) + 1);
-	int rc = broadcast_pack(j->dist, &dir);
+	int rc = broadcast_pack(j->dist, &dir, 0);
 	if (rc == 0 && j->dist->rank != 0) {
 		free(j->root->tmp_dir);
 		j->root->tmp_dir = dir.len > 0 && dir.data[dir.len - 1] == '\0'
@@ -842,7 +865,7 @@ static int share_tmp_dir(shared_job *j)
 
 int weft__pconv_follow(conv *c, const uint8_t *selected)
 {
-	part_state *p = calloc(1, sizeof *p);
+	part_state *p = test_fault(c->trace, "follow") ? NULL : calloc(1, sizeof *p);
 	c->follower = 1;
 	if (p == NULL)
 		return weft__pconv_out_of_memory(c);
@@ -867,7 +890,7 @@ static int abstain(weft_trace *trace)
 	char why[256];
 	snprintf(why, sizeof why, "%s", msg != NULL && msg[0] != '\0' ? msg : "out of memory");
 	weft__pack received = { 0 };
-	broadcast_pack(d, &received); /* the temporary directory */
+	broadcast_pack(d, &received, 0); /* the temporary directory */
 	weft__pack_release(&received);
 	int rc = weft__dist_combine(trace, weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "%s",
 						       why),
@@ -875,7 +898,7 @@ static int abstain(weft_trace *trace)
 	int64_t verdict = -1;
 	if (d->broadcast(d->user, &verdict, sizeof verdict) == 0 && verdict == 0) {
 		/* not reached (the survey failed), but never out of step */
-		broadcast_pack(d, &received);
+		broadcast_pack(d, &received, 0);
 		weft__pack_release(&received);
 		weft__dist_combine(trace, WEFT_ENOMEM, trace->diag_count, NULL, NULL, NULL);
 	}

@@ -252,6 +252,26 @@ def test_pallas_shared_refuses_an_event_as_one_thread_does(mpi_runner, tmp_path,
         assert list((tmp_path / "b").iterdir()) == [], "an output or a leftover"
 
 
+@pytest.mark.parametrize("step,message", [("follow", "cannot survey the streams"),
+                                          ("plan", "cannot convert the streams")])
+@pytest.mark.parametrize("rank", [1, 3])
+def test_pallas_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_path, step,
+                                                                message, rank):
+    """A rank other than 0 that cannot make its part of the conversion
+    (WEFT_TEST_PALLAS_FAIL=follow@R) or hold the plan (plan@R) as if out
+    of memory still takes part in every collective, failing it: rank 0
+    says which rank failed, every rank ends (no hang: the run's timeout),
+    exit status 2, and nothing is left next to the output."""
+    mpiexec, runner = mpi_runner
+    (tmp_path / "out").mkdir()
+    env = dict(os.environ, WEFT_TEST_PALLAS_FAIL=f"{step}@{rank}")
+    got = run([mpiexec, "-n", "4", runner, "convert", TRACES["ovni-v3-mpi"], "-t", "pallas",
+               "-o", tmp_path / "out" / "trace"], env=env)
+    assert got.returncode == 2, got.stderr
+    assert got.stderr == f"weft convert: {message}: rank {rank}: out of memory\n"
+    assert list((tmp_path / "out").iterdir()) == [], "an output or a leftover"
+
+
 @pytest.mark.parametrize("budget", ["20", "60"])
 def test_pallas_over_the_string_budget_is_converted_as_one_thread_does(
         mpi_runner, tmp_path, budget):
