@@ -27,17 +27,21 @@ _weft_files()
 _weft()
 {
 	local weft=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} opt="" prefix="" values
+	local first=1 # the command's word: 2 after "weft --mpi"
 	COMPREPLY=()
-	if ((COMP_CWORD == 1)); then
+	[[ ${COMP_WORDS[1]} == --mpi ]] && ((COMP_CWORD > 1)) && first=2
+	if ((COMP_CWORD == first)); then
 		values=$("$weft" __complete commands 2>/dev/null | cut -f1)
-		_weft_words "$values"$'\n-h\n--help\n-V\n--version' "$cur" ""
+		((first == 1)) && values+=$'\n-h\n--help\n-V\n--version\n--mpi'
+		values+=$'\nsync' # run by weft-mpi: not in weft's list
+		_weft_words "$values" "$cur" ""
 		return 0
 	fi
-	local cmd=${COMP_WORDS[1]}
+	local cmd=${COMP_WORDS[first]}
 	# "--option=value": bash splits it at '=' (COMP_WORDBREAKS) or not.
 	if [[ $cur == = ]]; then
 		opt=${COMP_WORDS[COMP_CWORD - 1]} cur=""
-	elif ((COMP_CWORD >= 3)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == = ]]; then
+	elif ((COMP_CWORD >= first + 2)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == = ]]; then
 		opt=${COMP_WORDS[COMP_CWORD - 2]}
 	elif [[ $cur == --*=* ]]; then
 		opt=${cur%%=*} prefix=${cur%%=*}= cur=${cur#*=}

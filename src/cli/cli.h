@@ -96,6 +96,8 @@ typedef struct cli_parser {
 	const char *positional[8];
 	int positional_count;
 	int options_ended;          /* "--" seen */
+	int quiet;                  /* 1: usage errors are not printed (the
+	                               ranks other than 0 of weft-mpi sync) */
 } cli_parser;
 
 void cli_parser_init(cli_parser *p, const char *command, int argc, char **argv,
@@ -267,6 +269,16 @@ int cli_cmd_table(int argc, char **argv);
 int cli_cmd_summary(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
 int cli_cmd_plot(int argc, char **argv);
+
+/*
+ * The options of `weft sync` (`weft-mpi sync`, src/mpi/sync.c, which
+ * parses with this table; weft itself only lists it, for the completion).
+ */
+enum cli_sync_option_id {
+	CLI_SYNC_HELP = 1, CLI_SYNC_FORCE, CLI_SYNC_PRINT, CLI_SYNC_VERBOSE, CLI_SYNC_ROUNDS,
+	CLI_SYNC_OUTPUT
+};
+extern const cli_option cli_sync_options[];
 
 /* Their option tables, for the completion. */
 extern const cli_option cli_info_options[], cli_dump_options[], cli_top_options[],

@@ -11,6 +11,16 @@
 
 #include "cli/cli.h"
 
+const cli_option cli_sync_options[] = {
+	{ "help", 'h', 0, CLI_SYNC_HELP },
+	{ "force", 'f', 0, CLI_SYNC_FORCE },
+	{ "print", 0, 0, CLI_SYNC_PRINT },
+	{ "verbose", 'v', 0, CLI_SYNC_VERBOSE },
+	{ "rounds", 'n', 1, CLI_SYNC_ROUNDS },
+	{ "output", 'o', 1, CLI_SYNC_OUTPUT },
+	{ NULL, 0, 0, 0 }
+};
+
 static const cli_command commands[] = {
 	{ "info", cli_cmd_info, "format, hierarchy, streams and time span of a trace",
 	  cli_info_options },

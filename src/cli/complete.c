@@ -7,6 +7,7 @@
  * takes. Hidden: not in `weft --help`.
  *
  *   weft __complete commands          "NAME<TAB>SUMMARY" per command
+ *                                     (not sync: the scripts add it)
  *   weft __complete options CMD       every spelling: "--long", "-s"
  *   weft __complete values CMD OPT    the values of OPT ("--level", "-l"),
  *                                     one per line, or "@file" for a path;
@@ -44,13 +45,18 @@ static const struct option_values {
 	{ "profile", "by", "name|stream" },
 };
 
+/* `weft sync`, run by weft-mpi (weft hands it over): its options and
+ * their values are completed here; it is no command of weft's table (no
+ * page of its own: docs/sync.md), so the scripts offer its name. */
+static const cli_command sync_command = { "sync", NULL, NULL, cli_sync_options };
+
 /* The command named `name`, or NULL. */
 static const cli_command *find_command(const cli_command *commands, const char *name)
 {
 	for (const cli_command *c = commands; c->name != NULL; c++)
 		if (strcmp(c->name, name) == 0)
 			return c;
-	return NULL;
+	return strcmp(name, sync_command.name) == 0 ? &sync_command : NULL;
 }
 
 /* The entry of `spelled` ("--level", "-l") in a command's table, or NULL. */

@@ -14,17 +14,36 @@
 
 #include "cli/cli.h"
 
+/* cli_usage_error() with a va_list. */
+static void usage_verror(const char *command, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "weft %s: ", command);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n(see 'weft %s --help')\n", command);
+}
+
 /* Prints "weft CMD: <message>" and returns the usage exit code. */
 int cli_usage_error(const char *command, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "weft %s: ", command);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	usage_verror(command, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n(see 'weft %s --help')\n", command);
 	return CLI_EXIT_FAILURE;
+}
+
+/* A usage error met by the parser: said as cli_usage_error() says it,
+ * unless the parser is quiet. */
+static void parser_error(const cli_parser *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->quiet)
+		return;
+	va_start(ap, fmt);
+	usage_verror(p->command, fmt, ap);
+	va_end(ap);
 }
 
 /* Starts a parse of argv[1..] (argv[0] is the subcommand name). */
@@ -63,7 +82,7 @@ static const cli_option *find_short(const cli_option *options, char letter)
 static int add_positional(cli_parser *p, const char *arg)
 {
 	if (p->positional_count >= (int)(sizeof p->positional / sizeof p->positional[0])) {
-		cli_usage_error(p->command, "too many arguments");
+		parser_error(p, "too many arguments");
 		return -1;
 	}
 	p->positional[p->positional_count++] = arg;
@@ -82,7 +101,7 @@ static int option_value(cli_parser *p, const cli_option *o, const char *inline_v
 		return o->id;
 	}
 	if (p->index >= p->argc) {
-		cli_usage_error(p->command, "option %s needs a value", spelled);
+		parser_error(p, "option %s needs a value", spelled);
 		return -1;
 	}
 	*value = p->argv[p->index++];
@@ -98,12 +117,12 @@ static int parse_long(cli_parser *p, const char *arg, const char **value)
 	const cli_option *o = find_long(p->options, name, name_len);
 
 	if (o == NULL) {
-		cli_usage_error(p->command, "unknown option '%s'", arg);
+		parser_error(p, "unknown option '%s'", arg);
 		return -1;
 	}
 	if (!o->takes_value) {
 		if (eq != NULL) {
-			cli_usage_error(p->command, "option --%s takes no value", o->long_name);
+			parser_error(p, "option --%s takes no value", o->long_name);
 			return -1;
 		}
 		return o->id;
@@ -117,12 +136,12 @@ static int parse_short(cli_parser *p, const char *arg, const char **value)
 	const cli_option *o = find_short(p->options, arg[1]);
 
 	if (o == NULL) {
-		cli_usage_error(p->command, "unknown option '%s'", arg);
+		parser_error(p, "unknown option '%s'", arg);
 		return -1;
 	}
 	if (!o->takes_value) {
 		if (arg[2] != '\0') {
-			cli_usage_error(p->command, "unknown option '%s'", arg);
+			parser_error(p, "unknown option '%s'", arg);
 			return -1;
 		}
 		return o->id;

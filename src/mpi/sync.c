@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@
 
 #include <mpi.h>
 
-#include "mpi_runner.h"
+#include "cli/cli.h"
+#include "mpi/mpi_runner.h"
 
 #define PROG "weft-mpi sync"
 #define TABLE_NAME "clock-offsets.txt"
@@ -103,6 +105,20 @@ static void usage(FILE *out)
 		DEFAULT_ROUNDS, WARMUP_ROUNDS);
 }
 
+/* A usage error, said by rank 0 as weft's commands say theirs; -1. */
+static int usage_error(int rank, const char *fmt, ...)
+{
+	if (rank != 0)
+		return -1;
+	char text[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	cli_usage_error("sync", "%s", text);
+	return -1;
+}
+
 /* Reads a whole decimal number into *out; 0 on success, -1 otherwise. */
 static int parse_long(const char *text, long long min, long long max, long long *out)
 {
@@ -116,79 +132,45 @@ static int parse_long(const char *text, long long min, long long max, long long 
 }
 
 /*
- * Parses the arguments. Every rank parses the same argv, so every rank
- * reaches the same verdict; only rank 0 says what is wrong. No getopt:
- * the runner may have used its global state. Returns 0 or -1.
+ * Parses the arguments with weft's option parser and sync's table
+ * (cli/options.c, cli/commands.c: the spellings of every weft command). Every rank parses the same
+ * argv, so every rank reaches the same verdict; only rank 0 says what is
+ * wrong. Returns 0 or -1.
  */
 static int parse_options(int argc, char **argv, int rank, sync_options *o)
 {
 	memset(o, 0, sizeof *o);
 	o->rounds = DEFAULT_ROUNDS;
-	int positional = 0;
-	const char *bad = NULL;
-	for (int i = 1; i < argc && bad == NULL; i++) {
-		const char *a = argv[i];
-		const char *value = NULL;
-		if (positional || a[0] != '-' || strcmp(a, "-") == 0) {
-			if (o->trace_dir != NULL) {
-				bad = "more than one TRACE_DIR";
-				break;
-			}
-			o->trace_dir = a;
-		} else if (strcmp(a, "--") == 0) {
-			positional = 1;
-		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			o->help = 1;
-		} else if (strcmp(a, "-f") == 0 || strcmp(a, "--force") == 0) {
-			o->force = 1;
-		} else if (strcmp(a, "--print") == 0) {
-			o->print = 1;
-		} else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-			o->verbose = 1;
-		} else if (strcmp(a, "-n") == 0 || strcmp(a, "--rounds") == 0 ||
-			   strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-			if (i + 1 >= argc) {
-				if (rank == 0)
-					fprintf(stderr, "%s: %s needs a value\n", PROG, a);
-				bad = "";
-				break;
-			}
-			value = argv[++i];
-		} else if (strncmp(a, "--rounds=", 9) == 0 || strncmp(a, "--output=", 9) == 0) {
-			value = a + 9;
-		} else if ((a[1] == 'n' || a[1] == 'o') && a[2] != '\0') {
-			value = a + 2;
-		} else {
-			if (rank == 0)
-				fprintf(stderr, "%s: unknown option '%s'\n", PROG, a);
-			bad = "";
+	cli_parser p;
+	cli_parser_init(&p, "sync", argc, argv, cli_sync_options);
+	p.quiet = rank != 0;
+	const char *value;
+	long long n;
+	int id;
+	while ((id = cli_next_option(&p, &value)) > 0) {
+		switch (id) {
+		case CLI_SYNC_HELP: o->help = 1; break;
+		case CLI_SYNC_FORCE: o->force = 1; break;
+		case CLI_SYNC_PRINT: o->print = 1; break;
+		case CLI_SYNC_VERBOSE: o->verbose = 1; break;
+		case CLI_SYNC_OUTPUT:
+			if (value[0] == '\0')
+				return usage_error(rank, "-o needs a file name");
+			o->output = value;
+			break;
+		case CLI_SYNC_ROUNDS:
+			if (parse_long(value, 1, MAX_ROUNDS, &n) != 0)
+				return usage_error(rank, "-n wants a number of rounds from 1 to "
+						   "%ld, not '%s'", MAX_ROUNDS, value);
+			o->rounds = (long)n;
 			break;
 		}
-		if (value == NULL)
-			continue;
-		int is_rounds = a[1] == 'n' || strncmp(a, "--r", 3) == 0;
-		long long n;
-		if (!is_rounds) {
-			o->output = value;
-			if (value[0] == '\0')
-				bad = "-o needs a file name";
-		} else if (parse_long(value, 1, MAX_ROUNDS, &n) != 0) {
-			if (rank == 0)
-				fprintf(stderr, "%s: -n wants a number of rounds from 1 to %ld, "
-					"not '%s'\n", PROG, MAX_ROUNDS, value);
-			bad = "";
-		} else {
-			o->rounds = (long)n;
-		}
 	}
-	if (bad != NULL) {
-		if (rank == 0) {
-			if (bad[0] != '\0')
-				fprintf(stderr, "%s: %s\n", PROG, bad);
-			fprintf(stderr, "try '%s --help'\n", PROG);
-		}
+	if (id < 0)
 		return -1;
-	}
+	if (p.positional_count > 1)
+		return usage_error(rank, "more than one TRACE_DIR");
+	o->trace_dir = p.positional_count == 1 ? p.positional[0] : NULL;
 	return 0;
 }
 

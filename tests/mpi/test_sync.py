@@ -257,6 +257,12 @@ def test_usage_errors(tmp_path):
     assert "-n wants a number of rounds from 1" in proc.stderr
     proc = sync(1, "--bogus", tmp_path, expect=2)
     assert "unknown option '--bogus'" in proc.stderr
+    # weft's option parser: its messages, said by rank 0 alone
+    proc = sync(3, "--rounds", expect=2)
+    assert proc.stderr == "weft sync: option --rounds needs a value\n" \
+        "(see 'weft sync --help')\n"
+    proc = sync(2, tmp_path, tmp_path, expect=2)
+    assert proc.stderr.count("more than one TRACE_DIR") == 1
     proc = sync(2, tmp_path, offsets=[0], expect=2)  # one entry for two ranks
     assert "WEFT_SYNC_TEST_OFFSETS='0': expected one integer" in proc.stderr
     proc = sync(1, "-o", tmp_path / "no-dir" / "t.txt", expect=2)
@@ -269,6 +275,8 @@ def test_usage_errors(tmp_path):
     assert "exists; use --force to replace it" in proc.stderr
     assert table.read_text() == "keep me\n"
     sync(1, "-n", 5, "--force", tmp_path)
+    assert parse_table(table.read_text())[0]["rank"] == 0
+    sync(1, "-n5", "--output=" + str(table), "-f", "--", tmp_path)  # every spelling
     assert parse_table(table.read_text())[0]["rank"] == 0
     assert sorted(os.listdir(tmp_path)) == ["clock-offsets.txt"]
 

@@ -91,6 +91,20 @@ def test_bash_output_format_of_convert():
         assert bash_complete("convert", option, "") == OUTPUTS
 
 
+def test_bash_mpi_and_sync():
+    """`weft --mpi COMMAND` completes as `weft COMMAND`, shifted by one
+    word; `weft sync` (run by weft-mpi) completes its own options."""
+    assert bash_complete("--m") == ["--mpi"]
+    assert bash_complete("--mpi", "p") == ["plot", "profile"]
+    assert "--mpi" not in bash_complete("--mpi", "")
+    assert bash_complete("--mpi", "profile", "--b") == ["--by"]
+    assert bash_complete("--mpi", "profile", "--by", "") == ["name", "stream"]
+    assert bash_complete("--mpi", "dump", "--format", "=", "o") == ["ovni", "otf2"]
+    assert "sync" in bash_complete("s")
+    assert bash_complete("sync", "--r") == ["--rounds"]
+    assert bash_complete("sync", "-o", "tests/da") == ["tests/data"]
+
+
 def test_bash_files():
     assert bash_complete("dump", "tests/data/he") == ["tests/data/heph"]
     assert bash_complete("dump", "--clock-offsets", "tests/da") == ["tests/data"]
@@ -100,7 +114,7 @@ def test_bash_files():
 def test_zsh_commands_options_values():
     # The stubs print every word offered: compsys, not _weft, keeps those
     # that start with what was typed.
-    assert zsh_complete("d") == commands() + ["-h", "--help", "-V", "--version"]
+    assert zsh_complete("d") == commands() + ["sync", "-h", "--help", "-V", "--version", "--mpi"]
     assert "--from" in zsh_complete("dump", "--f")
     assert "--force" not in zsh_complete("dump", "--f")
     assert zsh_complete("convert", "--format", "") == FORMATS
@@ -110,6 +124,9 @@ def test_zsh_commands_options_values():
     assert zsh_complete("dump", "--clock-offsets", "") == ["<files>"]
     assert zsh_complete("dump", "--from", "") == []
     assert zsh_complete("dump", "") == ["<files>"]
+    assert zsh_complete("--mpi", "") == commands() + ["sync"]
+    assert zsh_complete("--mpi", "profile", "--by", "") == ["name", "stream"]
+    assert "--rounds" in zsh_complete("sync", "-")
 
 
 def commands():
