@@ -287,6 +287,82 @@ static int take_report(weft_trace *trace, int rank, weft__unpack *u, int status,
 	return m;
 }
 
+#define BROADCAST_CHUNK (64u << 10)
+
+/*
+ * Sent in chunks that every rank counts alike, so that a rank that cannot
+ * hold the pack (out of memory, or `cannot_hold`: a test hook) still takes
+ * part, into a scratch buffer, and fails alone: no rank waits for it.
+ */
+int weft__dist_broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold)
+{
+	uint8_t scratch[BROADCAST_CHUNK];
+	uint64_t len = p->failed ? 0 : p->len;
+	int rc = d->broadcast(d->user, &len, sizeof len);
+	if (rc < 0)
+		return rc;
+	if (d->rank != 0) {
+		weft__pack_release(p);
+		if (len > 0 && (cannot_hold || len > SIZE_MAX ||
+				(p->data = malloc((size_t)len)) == NULL))
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		else
+			p->len = p->cap = (size_t)len;
+	}
+	for (uint64_t at = 0; at < len; at += BROADCAST_CHUNK) {
+		size_t n = len - at < BROADCAST_CHUNK ? (size_t)(len - at) : BROADCAST_CHUNK;
+		int brc = d->broadcast(d->user, p->data != NULL ? p->data + at : scratch, n);
+		if (brc < 0)
+			return brc;
+	}
+	return rc;
+}
+
+/* This rank's streams against rank 0's (`u`: their count, then each file size). */
+static int compare_sizes(const weft_trace *trace, weft__unpack *u)
+{
+	uint64_t count = weft__unpack_u64(u);
+	if (!u->bad && count != trace->stream_count)
+		return weft__error(WEFT_EFORMAT, trace->path, WEFT_NO_OFFSET,
+				   "the trace changed since it was opened: %llu streams on "
+				   "rank 0, %zu here", (unsigned long long)count,
+				   trace->stream_count);
+	for (size_t i = 0; i < trace->stream_count && !u->bad; i++) {
+		const weft_stream_info *s = &trace->streams[i];
+		uint64_t size = weft__unpack_u64(u);
+		if (u->bad || size == s->file_size)
+			continue;
+		return weft__error(WEFT_ETRUNCATED, s->file != NULL ? s->file : s->path,
+				   size < s->file_size ? size : s->file_size,
+				   "the file changed since it was opened: it had %llu bytes on "
+				   "rank 0, it has %llu here", (unsigned long long)size,
+				   (unsigned long long)s->file_size);
+	}
+	return u->bad ? weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+				    "rank 0 sent file sizes that do not parse (a bug)") : 0;
+}
+
+int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d)
+{
+	weft__pack sizes = { 0 };
+	if (d->rank == 0 && trace != NULL) {
+		weft__pack_u64(&sizes, trace->stream_count);
+		for (size_t i = 0; i < trace->stream_count; i++)
+			weft__pack_u64(&sizes, trace->streams[i].file_size);
+	}
+	int rc = d->rank == 0 && sizes.failed
+		 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
+	int brc = weft__dist_broadcast_pack(d, &sizes, 0);
+	if (rc == 0)
+		rc = brc;
+	if (rc == 0 && d->rank != 0 && trace != NULL && sizes.len > 0) {
+		weft__unpack u = { .data = sizes.data, .len = sizes.len };
+		rc = compare_sizes(trace, &u);
+	}
+	weft__pack_release(&sizes);
+	return rc;
+}
+
 int weft__dist_combine(weft_trace *trace, int rc, size_t diag_from, weft__dist_pack_fn pack,
 		       weft__dist_merge_fn merge, void *ctx)
 {

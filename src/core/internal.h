@@ -481,6 +481,22 @@ typedef int (*weft__dist_merge_fn)(void *ctx, weft__unpack *result);
 int weft__dist_combine(weft_trace *trace, int rc, size_t diag_from, weft__dist_pack_fn pack,
 		       weft__dist_merge_fn merge, void *ctx);
 
+/*
+ * Collective: rank 0's pack `p` copied on every rank (the others' `p` is
+ * replaced); 0 or < 0. A rank that cannot hold it still takes part and
+ * fails alone (`cannot_hold`: as if out of memory, for tests).
+ */
+int weft__dist_broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold);
+/*
+ * Collective, in weft_trace_open: rank 0's stream count and file sizes go
+ * to every rank, and a rank whose own differ fails ("the file changed
+ * since it was opened"). Each rank deals the streams by its own sizes
+ * (weft_trace_share): a file that changed between the ranks' opens would
+ * be read by two ranks or by none. `trace`: this rank's, NULL when its
+ * open failed. 0 or < 0 (message set).
+ */
+int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d);
+
 /* ---- Streams shared among threads (core/parts.c) ------------------------------ */
 
 /*

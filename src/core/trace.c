@@ -306,7 +306,10 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	}
 	/* The agreement needs a trace to report on: a failed rank's stand-in. */
 	weft_trace failed = { .options = { .dist = d } };
-	if (rc == 0 && (rc = weft__dist_deal(*out)) < 0) {
+	int agreed = weft__dist_agree_sizes(rc == 0 ? *out : NULL, d);
+	if (rc == 0)
+		rc = agreed < 0 ? agreed : weft__dist_deal(*out);
+	if (rc < 0 && *out != NULL) {
 		weft_trace_free(*out);
 		*out = NULL;
 	}

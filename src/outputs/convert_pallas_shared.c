@@ -654,8 +654,6 @@ static void job_free(shared_job *j)
 
 /* ---- Ranks ---------------------------------------------------------------------------- */
 
-#define BROADCAST_CHUNK (64u << 10)
-
 /*
  * Test hook: WEFT_TEST_PALLAS_FAIL="STEP@RANK" fails STEP on rank RANK as
  * if memory ran out ("follow": the rank's follower is not made; "plan":
@@ -671,36 +669,6 @@ static int test_fault(const weft_trace *trace, const char *step)
 	    spec[n] != '@')
 		return 0;
 	return strtol(spec + n + 1, NULL, 10) == trace->options.dist->rank;
-}
-
-/*
- * Collective: rank 0's pack copied on every rank; 0 or < 0. Sent in
- * chunks that every rank counts alike, so that a rank that cannot hold
- * the pack (out of memory, or `cannot_hold`: the test hook) still takes
- * part, into a scratch buffer, and fails alone: no rank waits for it.
- */
-static int broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold)
-{
-	static uint8_t scratch[BROADCAST_CHUNK];
-	uint64_t len = p->len;
-	int rc = d->broadcast(d->user, &len, sizeof len);
-	if (rc < 0)
-		return rc;
-	if (d->rank != 0) {
-		weft__pack_release(p);
-		if (len > 0 && (cannot_hold || len > SIZE_MAX ||
-				(p->data = malloc((size_t)len)) == NULL))
-			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		else
-			p->len = p->cap = (size_t)len;
-	}
-	for (uint64_t at = 0; at < len; at += BROADCAST_CHUNK) {
-		size_t n = len - at < BROADCAST_CHUNK ? (size_t)(len - at) : BROADCAST_CHUNK;
-		int brc = d->broadcast(d->user, p->data != NULL ? p->data + at : scratch, n);
-		if (brc < 0)
-			return brc;
-	}
-	return rc;
 }
 
 /* The survey's logs of this rank, as a part packs them (survey_part). */
@@ -806,7 +774,7 @@ static int plan_shared(shared_job *j, int threads)
 		return (int)verdict;
 	if (j->dist->broadcast(j->dist->user, &verdict, sizeof verdict) < 0)
 		return -1;
-	if (verdict == 0 && broadcast_pack(j->dist, &j->plan, test_fault(trace, "plan")) < 0)
+	if (verdict == 0 && weft__dist_broadcast_pack(j->dist, &j->plan, test_fault(trace, "plan")) < 0)
 		return -2; /* this rank alone: the others write; it fails their combine */
 	return (int)verdict;
 }
@@ -851,7 +819,7 @@ static int share_tmp_dir(shared_job *j)
 	weft__pack dir = { 0 };
 	if (j->dist->rank == 0)
 		weft__pack_raw(&dir, j->root->tmp_dir, strlen(j->root->tmp_dir) + 1);
-	int rc = broadcast_pack(j->dist, &dir, 0);
+	int rc = weft__dist_broadcast_pack(j->dist, &dir, 0);
 	if (rc == 0 && j->dist->rank != 0) {
 		free(j->root->tmp_dir);
 		j->root->tmp_dir = dir.len > 0 && dir.data[dir.len - 1] == '\0'
@@ -890,7 +858,7 @@ static int abstain(weft_trace *trace)
 	char why[256];
 	snprintf(why, sizeof why, "%s", msg != NULL && msg[0] != '\0' ? msg : "out of memory");
 	weft__pack received = { 0 };
-	broadcast_pack(d, &received, 0); /* the temporary directory */
+	weft__dist_broadcast_pack(d, &received, 0); /* the temporary directory */
 	weft__pack_release(&received);
 	int rc = weft__dist_combine(trace, weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "%s",
 						       why),
@@ -898,7 +866,7 @@ static int abstain(weft_trace *trace)
 	int64_t verdict = -1;
 	if (d->broadcast(d->user, &verdict, sizeof verdict) == 0 && verdict == 0) {
 		/* not reached (the survey failed), but never out of step */
-		broadcast_pack(d, &received, 0);
+		weft__dist_broadcast_pack(d, &received, 0);
 		weft__pack_release(&received);
 		weft__dist_combine(trace, WEFT_ENOMEM, trace->diag_count, NULL, NULL, NULL);
 	}

@@ -164,6 +164,33 @@ def test_open_failure_is_one_message_and_exit_2(mpi_runner, tmp_path):
     assert_same(expected, got, "top of a missing trace")
 
 
+def test_ranks_that_see_other_file_sizes_refuse_the_trace(mpi_runner, tmp_path):
+    """Each rank deals the streams by bytes from the sizes it sees, so a
+    file that changed between the ranks' opens would be read by two ranks
+    or by none. Rank 0's sizes go to every rank at the open: a rank that
+    sees another size (here: rank 2 opens a copy with one stream 16 bytes
+    shorter, as MPMD lets one rank have its own arguments) fails, and rank
+    0 says which rank, which file and both sizes; exit status 2, nothing on
+    stdout. The same copy on every rank is read as the original."""
+    mpiexec, runner = mpi_runner
+    same, changed = tmp_path / "same", tmp_path / "changed"
+    shutil.copytree(TRACES["ovni-v3-mpi"], same)
+    shutil.copytree(same, changed)
+    stream = sorted(changed.rglob("stream.obs"))[2]
+    size = stream.stat().st_size
+    stream.write_bytes(stream.read_bytes()[:-16])
+    relative = stream.relative_to(changed)
+    top = ["top", "--streams"]
+    got = run([mpiexec, "-n", 2, runner] + top + [same, ":", "-n", 1, runner] + top + [changed])
+    assert got.returncode == 2 and got.stdout == "", got.stderr
+    assert got.stderr == (f"weft top: cannot open '{same}': rank 2: {relative}: byte {size - 16}: "
+                          f"the file changed since it was opened: it had {size} bytes on rank 0, "
+                          f"it has {size - 16} here\n"), got.stderr
+    expected = serial(top, same)
+    got = run([mpiexec, "-n", 2, runner] + top + [same, ":", "-n", 1, runner] + top + [same])
+    assert_same(expected, got, "the same trace on 3 ranks, MPMD")
+
+
 def test_unknown_command_and_usage(mpi_runner):
     mpiexec, runner = mpi_runner
     got = run([mpiexec, "-n", 2, runner, "frobnicate"])
