@@ -27,7 +27,7 @@
  * error in rank order, are reported on rank 0; every rank returns the
  * same status. Everything else (cursors, dump) reads the whole trace on
  * every rank: run it on one rank. weft_convert() is collective
- * too: into Pallas each rank converts its share of the streams (rank 0
+ * too: into Pallas and OTF2 each rank converts its share of the streams (rank 0
  * writes the definitions and renames); into the other outputs rank 0
  * converts while the others wait; every rank returns rank 0's status.
  */

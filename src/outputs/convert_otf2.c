@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <otf2/otf2.h>
@@ -78,6 +79,7 @@ typedef struct out_location {
 	uint32_t id, group, name;
 	uint64_t events;
 	uint32_t path;       /* string ref of the source stream's path */
+	int written;         /* its events were written here (a part: to move) */
 } out_location;
 
 /* A property of a group or of the trace (key and value copied). */
@@ -117,7 +119,9 @@ typedef struct otf2_out {
 	int evt_files_open;
 	uint8_t *located;          /* per selected stream: its location is defined */
 	char **comm_names;         /* MPI communicators used, by the source's number */
+	uint32_t *comm_named_at;   /* the selected stream whose event named it, NONE */
 	uint32_t comm_count;       /* 1 + the largest number used, 0: no MPI record */
+	int parameter_used;        /* a point event was written ("weft.event") */
 } otf2_out;
 
 #define COMMS_MAX 65536            /* larger communicator numbers: point events */
@@ -201,6 +205,9 @@ static int otf2_start(conv *c)
 	o->machine = strdup(slash != NULL && slash[1] != '\0' ? slash + 1 : path);
 	if (o->machine == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (c->dry) /* a survey: the definitions only, no archive */
+		return (o->attributes = OTF2_AttributeList_New()) != NULL ? 0
+			: weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	weft__otf2_quiet();
 	o->archive = OTF2_Archive_Open(c->tmp_dir, ARCHIVE_NAME, OTF2_FILEMODE_WRITE, EVENT_CHUNK,
 				       DEF_CHUNK, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -316,7 +323,7 @@ static int otf2_location(conv *c, uint32_t group, uint32_t id, uint32_t name, ui
 	if (c->loc_of[stream] != NONE)
 		o->located[c->loc_of[stream]] = 1;
 	out_location *l = &o->locations[o->location_count];
-	*l = (out_location){ id, group, name, 0, 0 };
+	*l = (out_location){ id, group, name, 0, 0, 0 };
 	if ((o->path_key == NONE && intern(c, "weft.path", &o->path_key) < 0) ||
 	    intern(c, weft_trace_stream(c->trace, stream)->path, &l->path) < 0)
 		return WEFT_EIO;
@@ -331,6 +338,10 @@ static int otf2_location(conv *c, uint32_t group, uint32_t id, uint32_t name, ui
 static int otf2_thread_begin(conv *c, stream_out *s)
 {
 	otf2_out *o = c->target_data;
+	if (c->dry) {
+		s->thread = o; /* a thread that is never written */
+		return 0;
+	}
 	OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(o->archive, s->location);
 	if (w == NULL)
 		return otf2_failed(c, "cannot start the events of a location", OTF2_ERROR_INVALID);
@@ -372,6 +383,7 @@ static int event_parameter(conv *c, uint32_t *ref)
 	if (o->parameter_name == NONE &&
 	    weft__pconv_intern(c, "weft.event", 10, &o->parameter_name, NULL) < 0)
 		return WEFT_EIO;
+	o->parameter_used = 1;
 	*ref = 0; /* the only parameter */
 	return 0;
 }
@@ -384,6 +396,8 @@ static int otf2_record(conv *c, stream_out *s, const weft_pallas_attrs *a, uint6
 	OTF2_AttributeList *list = attribute_list(o, a);
 	OTF2_ErrorCode e;
 	uint32_t parameter;
+	if (c->dry) /* a survey: only what defines something */
+		return kind == REC_ENTER || kind == REC_LEAVE ? 0 : event_parameter(c, &parameter);
 	if (kind == REC_ENTER)
 		e = OTF2_EvtWriter_Enter(w, list, time, o->region_of[ref]);
 	else if (kind == REC_LEAVE)
@@ -437,25 +451,41 @@ static void field_to_front(conv *c, int i, int to)
 	c->fields[to] = f;
 }
 
+/* Room for communicators 0 .. count - 1 (new ones unnamed); 0 or -1. */
+static int comms_grow(otf2_out *o, uint64_t count)
+{
+	char **n = realloc(o->comm_names, (size_t)count * sizeof *n);
+	if (n != NULL)
+		o->comm_names = n;
+	uint32_t *at = realloc(o->comm_named_at, (size_t)count * sizeof *at);
+	if (at != NULL)
+		o->comm_named_at = at;
+	if (n == NULL || at == NULL)
+		return -1;
+	for (uint64_t k = o->comm_count; k < count; k++) {
+		n[k] = NULL;
+		at[k] = NONE;
+	}
+	o->comm_count = (uint32_t)count;
+	return 0;
+}
+
 /*
  * Remembers communicator `comm` (the source's number) and its name (the
- * field comm_name, when the source names it); 0 or < 0.
+ * field comm_name, when the source names it, and the selected stream
+ * `loc` that named it first); 0 or < 0.
  */
-static int use_comm(conv *c, uint64_t comm, int name_field)
+static int use_comm(conv *c, uint64_t comm, int name_field, uint32_t loc)
 {
 	otf2_out *o = c->target_data;
-	if (comm >= o->comm_count) {
-		char **n = realloc(o->comm_names, (size_t)(comm + 1) * sizeof *n);
-		if (n == NULL)
-			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		memset(n + o->comm_count, 0, (size_t)(comm + 1 - o->comm_count) * sizeof *n);
-		o->comm_names = n;
-		o->comm_count = (uint32_t)comm + 1;
-	}
+	if (comm >= o->comm_count && comms_grow(o, comm + 1) < 0)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	if (name_field >= 0 && o->comm_names[comm] == NULL) {
 		const weft_field *f = &c->fields[name_field];
 		o->comm_names[comm] = f->type == WEFT_TYPE_STR
 			? strndup(f->v.s.ptr, f->v.s.len) : NULL;
+		if (o->comm_names[comm] != NULL)
+			o->comm_named_at[comm] = loc;
 	}
 	return 0;
 }
@@ -493,11 +523,13 @@ static int otf2_mpi(conv *c, stream_out *s, const weft_event *ev, int nfields)
 		       kind == MPI_IRECV || kind == MPI_COLLECTIVE_END;
 	if (has_comm && v[comm_at] >= COMMS_MAX)
 		return 0;
-	int rc = has_comm ? use_comm(c, v[comm_at], named >= 0 ? own - 1 : -1) : 0;
+	int rc = has_comm ? use_comm(c, v[comm_at], named >= 0 ? own - 1 : -1, s->index) : 0;
 	attr_plan p = { 0, NULL, own, nfields };
 	weft_pallas_attrs a;
 	if (rc < 0 || weft__pconv_build_attrs(c, ev, &p, &a) < 0)
 		return rc < 0 ? rc : WEFT_EIO;
+	if (c->dry) /* a survey: its definitions are made */
+		return 1;
 	OTF2_EvtWriter *w = s->thread;
 	OTF2_AttributeList *list = attribute_list(o, &a);
 	uint64_t t = ev->time;
@@ -531,10 +563,15 @@ static int otf2_thread_end(conv *c, stream_out *s, int ok)
 {
 	otf2_out *o = c->target_data;
 	uint64_t events = 0;
+	if (c->dry) {
+		s->thread = NULL;
+		return 0;
+	}
 	OTF2_ErrorCode e = OTF2_EvtWriter_GetNumberOfEvents(s->thread, &events);
 	for (uint32_t i = o->location_count; i-- > 0;)
 		if (o->locations[i].id == s->location) {
 			o->locations[i].events = events;
+			o->locations[i].written = 1;
 			break;
 		}
 	OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(o->archive, s->thread);
@@ -896,11 +933,131 @@ static void otf2_free(conv *c)
 	for (uint32_t k = 0; k < o->comm_count; k++)
 		free(o->comm_names[k]);
 	free(o->comm_names);
+	free(o->comm_named_at);
 	free(o->groups);
 	free(o->locations);
 	free(o->properties);
 	free(o);
 	c->target_data = NULL;
+}
+
+/* ---- A part of a shared conversion (convert_pallas_shared.c) ------------------------- */
+
+/*
+ * The part's archive (in a directory of its own, c->tmp_dir, under the
+ * trace's) closed, the event files of its locations moved into the
+ * trace's archive, its directory removed. libotf2 writes a location's
+ * event file from its events alone, so the file is the one the serial
+ * conversion writes. 0 or < 0.
+ */
+static int otf2_part_finish(conv *c, const char *trace_dir)
+{
+	otf2_out *o = c->target_data;
+	OTF2_ErrorCode e = OTF2_Archive_CloseEvtFiles(o->archive);
+	o->evt_files_open = 0;
+	OTF2_ErrorCode closed = OTF2_Archive_Close(o->archive);
+	o->archive = NULL;
+	if (e == OTF2_SUCCESS)
+		e = closed;
+	if (e != OTF2_SUCCESS)
+		return otf2_failed(c, "cannot write the events of a location", e);
+	size_t cap = strlen(trace_dir) + strlen(c->tmp_dir) + 64;
+	char *from = malloc(cap), *to = malloc(cap);
+	int rc = from == NULL || to == NULL
+		 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
+	if (rc == 0) {
+		snprintf(to, cap, "%s/" ARCHIVE_NAME, trace_dir);
+		if (mkdir(to, 0777) < 0 && errno != EEXIST)
+			rc = weft__error(WEFT_EIO, to, WEFT_NO_OFFSET, "cannot create the "
+					 "directory of the event files: %s", strerror(errno));
+	}
+	for (uint32_t i = 0; rc == 0 && i < o->location_count; i++) {
+		if (!o->locations[i].written)
+			continue;
+		snprintf(from, cap, "%s/" ARCHIVE_NAME "/%" PRIu32 ".evt", c->tmp_dir,
+			 o->locations[i].id);
+		snprintf(to, cap, "%s/" ARCHIVE_NAME "/%" PRIu32 ".evt", trace_dir,
+			 o->locations[i].id);
+		if (rename(from, to) < 0)
+			rc = weft__error(WEFT_EIO, from, WEFT_NO_OFFSET, "cannot move the event "
+					 "file into the archive: %s", strerror(errno));
+	}
+	free(from);
+	free(to);
+	if (weft__outdir_remove_tree(c->tmp_dir) < 0 && rc == 0)
+		rc = weft__error(WEFT_EIO, c->tmp_dir, WEFT_NO_OFFSET, "cannot remove a part's "
+				 "directory: %s", strerror(errno));
+	return rc;
+}
+
+/*
+ * What rank 0's global definitions need of a part's writing: the clock
+ * range, whether the point event parameter was used, the events of each
+ * location written (id, count; then NONE), the communicators (number,
+ * the stream that named it or NONE, its name; then NONE).
+ */
+static void otf2_part_pack(conv *c, weft__pack *out)
+{
+	otf2_out *o = c->target_data;
+	weft__pack_u64(out, o->first_time);
+	weft__pack_u64(out, o->last_time);
+	weft__pack_u64(out, o->parameter_used);
+	for (uint32_t i = 0; i < o->location_count; i++) {
+		if (!o->locations[i].written)
+			continue;
+		weft__pack_u64(out, o->locations[i].id);
+		weft__pack_u64(out, o->locations[i].events);
+	}
+	weft__pack_u64(out, NONE);
+	for (uint32_t k = 0; k < o->comm_count; k++) {
+		weft__pack_u64(out, k);
+		weft__pack_u64(out, o->comm_named_at[k]);
+		weft__pack_text(out, o->comm_names[k] != NULL ? o->comm_names[k] : "");
+	}
+	weft__pack_u64(out, NONE);
+}
+
+/*
+ * Rank 0 takes a part's writing (otf2_part_pack): the clock range
+ * widened, the parameter (its string is in the plan), each location's
+ * events, the communicators; a name from the earliest stream that gave
+ * one, as the serial conversion keeps the first it meets. 0 or < 0 (a
+ * pack that does not parse sets u->bad).
+ */
+static int otf2_part_take(conv *c, weft__unpack *u)
+{
+	otf2_out *o = c->target_data;
+	uint64_t first = weft__unpack_u64(u), last = weft__unpack_u64(u);
+	if (first < o->first_time)
+		o->first_time = first;
+	if (last > o->last_time)
+		o->last_time = last;
+	uint32_t parameter;
+	if (weft__unpack_u64(u) != 0 && !u->bad && event_parameter(c, &parameter) < 0)
+		return WEFT_EIO;
+	for (uint64_t id; (id = weft__unpack_u64(u)) != NONE && !u->bad;) {
+		uint64_t events = weft__unpack_u64(u);
+		for (uint32_t i = 0; i < o->location_count; i++)
+			if (o->locations[i].id == id)
+				o->locations[i].events = events;
+	}
+	for (uint64_t k; (k = weft__unpack_u64(u)) != NONE && !u->bad;) {
+		uint64_t at = weft__unpack_u64(u);
+		const char *name = weft__unpack_text(u);
+		if (u->bad || k >= COMMS_MAX)
+			return u->bad = 1, 0;
+		if (k >= o->comm_count && comms_grow(o, k + 1) < 0)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		if (at == NONE || at >= o->comm_named_at[k])
+			continue;
+		char *copy = strdup(name);
+		if (copy == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		free(o->comm_names[k]);
+		o->comm_names[k] = copy;
+		o->comm_named_at[k] = (uint32_t)at;
+	}
+	return 0;
 }
 
 /* 1 when a directory entry belongs to an OTF2 archive written here (or its leftovers). */
@@ -915,7 +1072,8 @@ static const weft__outdir_kind otf2_dir = { "an OTF2 archive", otf2_entry };
 const conv_target weft__pconv_otf2_target = {
 	"OTF2", &otf2_dir, UINT32_MAX, 0, otf2_start, otf2_string, otf2_region,
 	otf2_attribute, otf2_group, otf2_group_metadata, otf2_location, otf2_metadata,
-	otf2_thread_begin, otf2_record, NULL, otf2_mpi, otf2_thread_end, otf2_store, otf2_free
+	otf2_thread_begin, otf2_record, NULL, otf2_mpi, otf2_thread_end, otf2_store, otf2_free,
+	otf2_part_finish, otf2_part_pack, otf2_part_take
 };
 
 static int otf2_writer_create(weft_output_writer *w)
@@ -926,5 +1084,5 @@ static int otf2_writer_create(weft_output_writer *w)
 const weft__writer_ops weft__otf2_writer_ops = {
 	1, otf2_writer_create, weft__pconv_writer_event, weft__pconv_writer_end_stream,
 	weft__pconv_writer_read_failed, weft__pconv_writer_finish, weft__pconv_writer_free, 0,
-	NULL
+	weft__pconv_convert_shared
 };

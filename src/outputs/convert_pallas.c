@@ -825,7 +825,7 @@ const conv_target weft__pconv_pallas_target = {
 	"Pallas", &pallas_dir, SPAN_DEPTH_MAX, 1, pallas_start, pallas_string, pallas_region,
 	pallas_attribute, pallas_group, pallas_group_metadata, pallas_location,
 	pallas_metadata, pallas_thread_begin, pallas_record, pallas_raw, NULL, pallas_thread_end,
-	pallas_store, pallas_free
+	pallas_store, pallas_free, NULL, NULL, NULL
 };
 
 static int pallas_writer_create(weft_output_writer *w)

@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "core/internal.h"
 #include "outputs/convert.h"
 #include "outputs/outdir.h"
 #include "outputs/writer.h"
@@ -144,6 +145,17 @@ typedef struct conv_target {
 	int (*thread_end)(conv *c, stream_out *s, int ok); /* !ok: abandoned */
 	int (*store)(conv *c);        /* every thread has ended: the rest of the files */
 	void (*free)(conv *c);        /* what the target holds */
+	/*
+	 * Optional, for a target whose parts write their locations' files
+	 * in a directory of their own (OTF2; convert_pallas_shared.c): the
+	 * part's files closed and moved into `trace_dir` (the trace being
+	 * written); what rank 0 needs of the part's writing, packed; rank
+	 * 0's conversion taking one part's pack before its store. With
+	 * conv.dry set (the survey) the target defines, never writes.
+	 */
+	int (*part_finish)(conv *c, const char *trace_dir);
+	void (*part_pack)(conv *c, weft__pack *out);
+	int (*part_take)(conv *c, weft__unpack *u);
 } conv_target;
 
 extern const conv_target weft__pconv_pallas_target;
@@ -185,6 +197,10 @@ struct conv {
 	int over_budget;              /* a string value was left out for the budget */
 	uint64_t value_budget;        /* STRING_VALUE_BUDGET (tests: WEFT_TEST_PALLAS_VALUE_BUDGET) */
 	int follower;                 /* a rank's part of a shared conversion (not rank 0) */
+	void *shared;                 /* a part's state in a shared conversion (its proxy
+					 target's), beside the real target's target_data */
+	int dry;                      /* a shared conversion's survey: the target defines
+					 what the serial conversion would, writes nothing */
 	size_t diag_from;             /* the trace's diagnostics of this conversion */
 	/* The writer (weft/writer.h): the streams being written, by their
 	 * place among the selected ones, and where each stream is. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * outputs/convert_pallas_shared.c - `weft convert -t pallas` with its
- * streams shared among threads: the same files as one thread writes.
+ * outputs/convert_pallas_shared.c - `weft convert -t pallas` and `-t
+ * otf2` with their streams shared among threads and ranks: the same files
+ * as one thread writes.
  *
  * A Pallas trace is a thread file per location, written from that
  * location's events alone, plus definitions (strings, regions,
@@ -31,9 +32,19 @@
  *      says the parts' reading errors in stream order and finishes as the
  *      serial conversion does.
  *
+ * OTF2 is the same (an event file per location, definitions numbered as
+ * they are first met): a part's conversion goes through a proxy target
+ * that logs or checks the definitions and calls OTF2's target, dry in
+ * the survey (defining what the serial conversion would, so that the
+ * strings OTF2's target defines itself are in the plan), then writing
+ * into an archive of the part's own whose event files are moved into
+ * the caller's (conv_target.part_finish); the caller takes the parts'
+ * event counts, clock range and communicators (part_pack, part_take).
+ *
  * The survey reads every event a second time: worth it when writing (the
  * grammar, compression) costs more than reading (docs/SCALING.md).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,8 +62,10 @@ enum op_kind {
 	OP_LOCATION    /* source stream index */
 };
 
-/* A part's conversion: its target's state (conv.target_data). */
+/* A part's conversion: its proxy target's state (conv.shared). */
 typedef struct part_state {
+	const conv_target *real;   /* OTF2: the target the proxy calls (its state in
+				      conv.target_data); NULL: Pallas, written here */
 	int survey;                /* 1: log definitions, write nothing */
 	int planned;               /* write: the plan is replayed, nothing new may come */
 	uint32_t next_string;      /* string refs, given as the Pallas writer does */
@@ -81,18 +94,46 @@ typedef struct shared_job {
 	const weft_dist *dist;     /* the ranks, NULL: threads of one process */
 	uint8_t *among;            /* this process's streams (a byte per stream) */
 	int ok;                    /* ready (else the collectives go on, failing) */
+	weft__pack target_packs;   /* the parts' packs of a real target (part_pack), each
+				      length-prefixed, in part order */
 } shared_job;
 
 /* ---- The parts' target ------------------------------------------------------------ */
 
 static part_state *state_of(conv *c)
 {
-	return c->target_data;
+	return c->shared;
 }
 
+/* A directory of the part's own under the trace's, its files' (c->tmp_dir). */
+static int part_dir(conv *c)
+{
+	size_t n = strlen(c->tmp_dir) + 16;
+	char *dir = malloc(n);
+	if (dir == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	snprintf(dir, n, "%s/part.XXXXXX", c->tmp_dir);
+	if (mkdtemp(dir) == NULL) {
+		int rc = weft__error(WEFT_EIO, dir, WEFT_NO_OFFSET, "cannot create a part's "
+				     "directory: %s", strerror(errno));
+		free(dir);
+		return rc;
+	}
+	free(c->tmp_dir);
+	c->tmp_dir = dir;
+	return 0;
+}
+
+/* Pallas: the part's main file object (write). A real target: its dry
+ * state (survey) or its output in a directory of the part's own. */
 static int part_start(conv *c)
 {
 	part_state *p = state_of(c);
+	if (p->real != NULL) {
+		c->dry = p->survey;
+		int rc = p->survey ? 0 : part_dir(c);
+		return rc < 0 ? rc : p->real->start(c);
+	}
 	if (p->survey)
 		return 0;
 	weft_pallas_write_options o;
@@ -136,7 +177,12 @@ static int part_string(conv *c, const char *text, uint32_t *ref)
 	*ref = p->next_string++;
 	if (p->survey)
 		log_op(p, c->interning_value ? OP_VALUE : OP_STRING, text, 0);
-	return 0;
+	uint32_t real_ref;
+	int rc = p->real != NULL ? p->real->string(c, text, &real_ref) : 0;
+	if (rc == 0 && p->real != NULL && real_ref != *ref)
+		rc = weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET, "string %u numbered %u by "
+				 "the %s target (a bug)", *ref, real_ref, p->real->what);
+	return rc;
 }
 
 static int part_region(conv *c, uint32_t ref, uint32_t name)
@@ -147,7 +193,7 @@ static int part_region(conv *c, uint32_t ref, uint32_t name)
 		return unplanned(c, "the region", p->texts[name]);
 	if (p->survey)
 		log_op(p, OP_REGION, p->texts[name], 0);
-	return 0;
+	return p->real != NULL ? p->real->region(c, ref, name) : 0;
 }
 
 static int part_attribute(conv *c, uint32_t ref, uint32_t name, int type)
@@ -158,25 +204,26 @@ static int part_attribute(conv *c, uint32_t ref, uint32_t name, int type)
 		return unplanned(c, "the attribute", p->texts[name]);
 	if (p->survey)
 		log_op(p, OP_ATTRIBUTE, p->texts[name], (uint64_t)type);
-	return 0;
+	return p->real != NULL ? p->real->attribute(c, ref, name, type) : 0;
 }
 
 /* A location group: its archive is made when a thread of it is (write). */
 static int part_group(conv *c, uint32_t id, uint32_t name, uint32_t parent)
 {
 	size_t cap = c->group_cap;
-	(void)name, (void)parent;
 	if (weft__array_grow_zeroed((void **)&c->archives, &cap, (size_t)id + 1,
 				    sizeof *c->archives) < 0)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	c->group_cap = (uint32_t)cap;
-	return 0;
+	const conv_target *real = state_of(c)->real;
+	return real != NULL ? real->group(c, id, name, parent) : 0;
 }
 
+/* Pallas: kept by rank 0 alone; a real target may define strings there. */
 static int part_group_metadata(conv *c, uint32_t group, const char *key, const char *value)
 {
-	(void)c, (void)group, (void)key, (void)value;
-	return 0;
+	const conv_target *real = state_of(c)->real;
+	return real != NULL ? real->group_metadata(c, group, key, value) : 0;
 }
 
 /* Survey: logged; write (the plan replayed): the stream's place, for its thread. */
@@ -184,30 +231,31 @@ static int part_location(conv *c, uint32_t group, uint32_t id, uint32_t name,
 			 uint32_t stream)
 {
 	part_state *p = state_of(c);
-	(void)name;
 	if (p->planned)
 		return unplanned(c, "the stream", weft_trace_stream(c->trace, stream)->path);
 	if (p->survey) {
 		log_op(p, OP_LOCATION, NULL, stream);
-		return 0;
+	} else {
+		stream_out *s = &c->outs[c->loc_of[stream]];
+		s->group = group;
+		s->location = id;
+		s->placed = 1;
 	}
-	stream_out *s = &c->outs[c->loc_of[stream]];
-	s->group = group;
-	s->location = id;
-	s->placed = 1;
-	return 0;
+	return p->real != NULL ? p->real->location(c, group, id, name, stream) : 0;
 }
 
 static int part_metadata(conv *c, const char *key, const char *value)
 {
-	(void)c, (void)key, (void)value;
-	return 0;
+	const conv_target *real = state_of(c)->real;
+	return real != NULL ? real->metadata(c, key, value) : 0;
 }
 
 /* Survey: a thread that is never written (non-NULL); write: the Pallas thread. */
 static int part_thread_begin(conv *c, stream_out *s)
 {
 	part_state *p = state_of(c);
+	if (p->real != NULL)
+		return p->real->thread_begin(c, s);
 	if (p->survey) {
 		s->thread = p;
 		return 0;
@@ -223,7 +271,10 @@ static int part_thread_begin(conv *c, stream_out *s)
 static int part_record(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t time,
 		       int kind, uint32_t ref)
 {
-	if (state_of(c)->survey)
+	part_state *p = state_of(c);
+	if (p->real != NULL)
+		return p->real->record(c, s, a, time, kind, ref);
+	if (p->survey)
 		return 0;
 	return weft__pconv_pallas_target.record(c, s, a, time, kind, ref);
 }
@@ -236,15 +287,24 @@ static int part_raw(conv *c, stream_out *s, const weft_pallas_attrs *a, uint64_t
 	return weft__pconv_pallas_target.raw(c, s, a, time, record, role, payload, size);
 }
 
+/* A real target's record of its own (OTF2: MPI records). */
+static int part_mpi(conv *c, stream_out *s, const weft_event *ev, int nfields)
+{
+	return state_of(c)->real->mpi(c, s, ev, nfields);
+}
+
 /* Write: the thread's file, counted for its archive. */
 static int part_thread_end(conv *c, stream_out *s, int ok)
 {
 	part_state *p = state_of(c);
-	if (p->survey) {
+	if (p->survey && p->real == NULL) {
 		s->thread = NULL;
 		return 0;
 	}
-	int rc = weft__pconv_pallas_target.thread_end(c, s, ok);
+	int rc = p->real != NULL ? p->real->thread_end(c, s, ok)
+				 : weft__pconv_pallas_target.thread_end(c, s, ok);
+	if (p->survey)
+		return rc;
 	if (rc == 0 && ok) {
 		if (weft__array_grow_zeroed((void **)&p->written, &p->written_cap,
 					    (size_t)s->group + 1, sizeof *p->written) < 0)
@@ -268,21 +328,50 @@ static void part_free(conv *c)
 	part_state *p = state_of(c);
 	if (p == NULL)
 		return;
+	if (p->real != NULL)
+		p->real->free(c);
 	weft_pallas_global_free(p->global); /* its archives' files stay */
 	free(p->texts);
 	free(p->written);
 	weft__pack_release(&p->log);
 	free(p);
-	c->target_data = NULL;
+	c->shared = NULL;
 	free(c->archives);
 	c->archives = NULL;
 }
 
+/*
+ * The proxies: a part's conversion goes through one of them, which logs
+ * its definitions (survey) or refuses new ones (write) and writes (Pallas:
+ * here; OTF2: through the real target, in the part's directory). Their
+ * constants are their real target's.
+ */
 static const conv_target part_target = {
 	"Pallas", NULL, SPAN_DEPTH_MAX, 1, part_start, part_string, part_region,
 	part_attribute, part_group, part_group_metadata, part_location, part_metadata,
-	part_thread_begin, part_record, part_raw, NULL, part_thread_end, part_store, part_free
+	part_thread_begin, part_record, part_raw, NULL, part_thread_end, part_store, part_free,
+	NULL, NULL, NULL
 };
+
+static const conv_target otf2_part_target = {
+	"OTF2", NULL, UINT32_MAX /* weft__pconv_otf2_target's */, 0, part_start, part_string,
+	part_region, part_attribute, part_group, part_group_metadata, part_location,
+	part_metadata, part_thread_begin, part_record, NULL, part_mpi, part_thread_end,
+	part_store, part_free, NULL, NULL, NULL
+};
+
+/* The proxy of a conversion into `t` (a real target, or a proxy already). */
+static const conv_target *proxy_of(const conv_target *t)
+{
+	return t == &weft__pconv_otf2_target || t == &otf2_part_target ? &otf2_part_target
+									: &part_target;
+}
+
+/* What the proxy calls: OTF2, or NULL (Pallas, written by the proxy). */
+static const conv_target *real_of(const conv_target *proxy)
+{
+	return proxy == &otf2_part_target ? &weft__pconv_otf2_target : NULL;
+}
 
 /* ---- A part's conversion ----------------------------------------------------------- */
 
@@ -303,8 +392,9 @@ static conv *part_conv_create(const conv *root, weft_trace *trace, int survey,
 	}
 	p->survey = survey;
 	c->job = root->job;
-	c->target = &part_target;
-	c->target_data = p;
+	c->target = proxy_of(root->target);
+	p->real = real_of(c->target);
+	c->shared = p;
 	c->report = report;
 	c->trace = trace;
 	c->filter = root->filter;
@@ -556,6 +646,19 @@ static int write_part(weft_trace *handle, const uint8_t *share, weft__pack *resu
 			free(read_error);
 		}
 	}
+	const conv_target *real = c != NULL ? state_of(c)->real : NULL;
+	weft__pack target = { 0 };
+	if (!failed && real != NULL) {
+		int rc = real->part_finish(c, j->root->tmp_dir);
+		if (rc < 0)
+			weft__convert_fail(&report, "cannot write the events", rc);
+		failed = rc < 0;
+		weft__pack own = { 0 };
+		real->part_pack(c, &own);
+		weft__pack_bytes(&target, own.data, own.len);
+		target.failed |= own.failed;
+		weft__pack_release(&own);
+	}
 	weft__pack_u64(result, failed);
 	weft__pack_u64(result, report.message_count);
 	for (size_t i = 0; i < report.message_count; i++)
@@ -573,6 +676,9 @@ static int write_part(weft_trace *handle, const uint8_t *share, weft__pack *resu
 	weft__pack_u64(result, p != NULL ? p->groups : 0);
 	for (size_t g = 0; p != NULL && g < p->groups; g++)
 		weft__pack_u64(result, p->written[g]);
+	weft__pack_bytes(result, target.data, target.len);
+	result->failed |= target.failed;
+	weft__pack_release(&target);
 	weft__pack_release(&errors);
 	part_conv_free(c);
 	weft_convert_report_free(&report);
@@ -607,15 +713,21 @@ static int write_merge(void *ctx, weft__unpack *u)
 		return u->bad = 1, 0;
 	for (uint64_t g = 0; g < groups; g++)
 		j->threads[g] += (uint32_t)weft__unpack_u64(u);
-	return 0;
+	size_t len;
+	const void *packs = weft__unpack_bytes(u, &len);
+	if (!u->bad)
+		weft__pack_raw(&j->target_packs, packs, len);
+	return j->target_packs.failed
+	       ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
 }
 
 /*
  * What the parts did, on the caller's conversion: the reading errors in
  * stream order (as the serial conversion says them), the threads in the
- * archives, the counts.
+ * archives (Pallas), the counts, what a real target's parts packed
+ * (OTF2: event counts, clock range, communicators). 0 or < 0 (said).
  */
-static void take_writing(shared_job *j)
+static int take_writing(shared_job *j)
 {
 	conv *root = j->root;
 	for (uint32_t loc = 0; loc < root->selected_count; loc++) {
@@ -626,7 +738,7 @@ static void take_writing(shared_job *j)
 				  j->read_errors[loc]);
 		root->lost = 1;
 	}
-	for (uint32_t g = 0; g < root->group_count; g++)
+	for (uint32_t g = 0; root->archives != NULL && g < root->group_count; g++)
 		weft__pallas_archive_add_threads(root->archives[g], j->threads[g]);
 	root->stats.leave_fallbacks += j->stats.leave_fallbacks;
 	root->stats.interval_fallbacks += j->stats.interval_fallbacks;
@@ -635,6 +747,24 @@ static void take_writing(shared_job *j)
 	root->stats.payloads_cut += j->stats.payloads_cut;
 	root->stats.fields_left_out += j->stats.fields_left_out;
 	j->w->job.report->selected += j->selected;
+	weft__unpack u = { .data = j->target_packs.data, .len = j->target_packs.len };
+	while (u.pos < u.len && !u.bad) {
+		size_t len;
+		const void *one = weft__unpack_bytes(&u, &len);
+		weft__unpack part = { .data = one, .len = len };
+		if (u.bad)
+			break;
+		int rc = root->target->part_take(root, &part);
+		if (rc == 0 && part.bad)
+			rc = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+					 "a part's writing does not parse (a bug)");
+		if (rc < 0)
+			return weft__convert_fail(root->report, "cannot take the parts' writing", rc);
+	}
+	return u.bad ? weft__convert_fail(root->report, "cannot take the parts' writing",
+					  weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+						      "the parts' writing does not parse (a bug)"))
+		     : 0;
 }
 
 /* ---- The call ----------------------------------------------------------------------------- */
@@ -649,6 +779,7 @@ static void job_free(shared_job *j)
 	free(j->read_errors);
 	free(j->threads);
 	weft__pack_release(&j->plan);
+	weft__pack_release(&j->target_packs);
 	free(j->among);
 }
 
@@ -711,6 +842,7 @@ static void pack_writing(weft__pack *out, const void *ctx)
 	weft__pack_u64(out, j->root->group_count);
 	for (uint32_t g = 0; g < j->root->group_count; g++)
 		weft__pack_u64(out, j->threads[g]);
+	weft__pack_bytes(out, j->target_packs.data, j->target_packs.len);
 }
 
 /* ---- The phases ------------------------------------------------------------------------- */
@@ -838,9 +970,11 @@ int weft__pconv_follow(conv *c, const uint8_t *selected)
 	if (p == NULL)
 		return weft__pconv_out_of_memory(c);
 	p->survey = 1;
-	c->target = &part_target;
-	c->target_data = p;
-	if (weft__pconv_prepare_marked(c, selected) < 0 || weft__pconv_define_structure(c) < 0)
+	c->target = proxy_of(c->target);
+	p->real = real_of(c->target);
+	c->shared = p;
+	if (weft__pconv_prepare_marked(c, selected) < 0 || c->target->start(c) < 0 ||
+	    weft__pconv_define_structure(c) < 0)
 		return -1;
 	c->started = 1;
 	return 0;
@@ -884,7 +1018,8 @@ int weft__pconv_convert_shared(weft_output_writer *w)
 	weft_trace *trace = root->trace;
 	const weft_dist *dist = weft__dist_active(trace) ? trace->options.dist : NULL;
 	/* on ranks, rank 0 chose to share (outputs/convert.c) */
-	if (dist == NULL && (root->target != &weft__pconv_pallas_target ||
+	if (dist == NULL && ((root->target != &weft__pconv_pallas_target &&
+			      root->target != &weft__pconv_otf2_target) ||
 			     weft_trace_shared_files(trace) || weft_trace_file_order_default(trace)))
 		return 0;
 	shared_job j = { .w = w, .root = root, .dist = dist };
@@ -906,8 +1041,10 @@ int weft__pconv_convert_shared(weft_output_writer *w)
 	if (rc == 0 || rc == -2)
 		rc = write_shared(&j, threads, rc == -2);
 	if (rc == 0 && !j.failed && !root->follower)
-		take_writing(&j);
-	else if (rc != 1)
+		rc = take_writing(&j);
+	else if (rc == 0)
+		rc = -1;
+	if (rc < 0)
 		weft__output_writer_fail(w);
 	job_free(&j);
 	return rc == 1 ? 0 : 1;

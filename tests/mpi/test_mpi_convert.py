@@ -103,11 +103,14 @@ def test_table_threads_do_not_change_the_output(tmp_path):
             assert filecmp.cmp(reference, out, shallow=False), f"{level}, {threads} threads"
 
 
+SHARED = ("ovni-v3-mpi", "ovni-v3-nosv", "heph", "pallas", "pallas-generic", "otf2", "ross",
+          "ovni-64-looms")
 RANK_TRACES = {
-    # -t pallas shares the streams among the ranks (every format but
-    # ROSS, whose streams share their files); the others run on rank 0
-    "pallas": ("ovni-v3-mpi", "ovni-v3-nosv", "heph", "pallas", "pallas-generic", "otf2",
-               "ross", "ovni-64-looms"),
+    # -t pallas and -t otf2 share the streams among the ranks (every
+    # format but ROSS, whose streams share their files); the others run on
+    # rank 0
+    "pallas": SHARED,
+    "otf2": SHARED,
     "perfetto": ("ovni-v3-mpi", "heph", "ross"),
     "paraver": ("ovni-v3-mpi", "heph", "ross"),
 }
@@ -168,12 +171,12 @@ def test_dump_threads_do_not_change_the_output(looms_trace, dump):  # noqa: F811
             assert got.stderr == expected.stderr, f"{dump} of {name}, {threads} threads"
 
 
-@pytest.mark.parametrize("output", ("perfetto", "pallas"))
+@pytest.mark.parametrize("output", ("perfetto", "pallas", "otf2"))
 @pytest.mark.parametrize("stream_index", [0, 5, 15])
 def test_ranks_convert_a_damaged_trace_as_one_process_does(mpi_runner, tmp_path, output,
                                                            stream_index):
     """A stream that cannot be read (read by rank 0 or another: pallas
-    shares the streams): the same message (file, byte offset), the same
+    and otf2 share the streams): the same message (file, byte offset), the same
     exit status and the same output as `weft convert`."""
     mpiexec, runner = mpi_runner
     trace = damaged_copy(tmp_path, stream_index)
@@ -190,17 +193,19 @@ def test_ranks_convert_a_damaged_trace_as_one_process_does(mpi_runner, tmp_path,
         remove(tmp_path / "b" / "out")
 
 
+@pytest.mark.parametrize("output", ("pallas", "otf2"))
 @pytest.mark.parametrize("stream_index", [0, 5, 15])
-def test_pallas_threads_convert_a_damaged_trace_as_one_thread_does(tmp_path, stream_index):
-    """-t pallas shares the streams among the threads (a survey of the
-    definitions, then each thread writes its streams' thread files,
-    outputs/convert_pallas_shared.c): a stream that cannot be read, first,
+def test_shared_threads_convert_a_damaged_trace_as_one_thread_does(tmp_path, output,
+                                                                   stream_index):
+    """-t pallas and -t otf2 share the streams among the threads (a
+    survey of the definitions, then each thread writes its streams' thread
+    or event files, outputs/convert_pallas_shared.c): a stream that cannot be read, first,
     in the middle or last, gives the same message (once, though the survey
     reads it too), exit status and files (its thread holds the events
     before the damage)."""
     trace = damaged_copy(tmp_path, stream_index)
     (tmp_path / "a").mkdir()
-    expected = convert([WEFT], trace, "pallas", tmp_path / "a" / "out",
+    expected = convert([WEFT], trace, output, tmp_path / "a" / "out",
                        ["--raw", "--threads", "1"])
     assert expected.returncode == 1 and "stream.obs:108: error" in expected.stderr, \
         expected.stderr
@@ -208,8 +213,8 @@ def test_pallas_threads_convert_a_damaged_trace_as_one_thread_does(tmp_path, str
     for threads in (2, 4):
         out = tmp_path / "b" / "out"
         out.parent.mkdir(exist_ok=True)
-        got = convert([WEFT], trace, "pallas", out, ["--raw", "--threads", str(threads)])
-        assert_same_run(expected, got, f"pallas of a damaged stream, {threads} threads")
+        got = convert([WEFT], trace, output, out, ["--raw", "--threads", str(threads)])
+        assert_same_run(expected, got, f"{output} of a damaged stream, {threads} threads")
         assert tree(out) == want, f"{threads} threads"
         assert sorted(p.name for p in out.parent.iterdir()) == ["out"], "a leftover"
         remove(out)
@@ -229,8 +234,9 @@ def backwards_trace(root, stream_index):
     return root
 
 
+@pytest.mark.parametrize("output", ("pallas", "otf2"))
 @pytest.mark.parametrize("stream_index", [0, 3, 7])
-def test_pallas_shared_refuses_an_event_as_one_thread_does(mpi_runner, tmp_path, stream_index):
+def test_shared_refuses_an_event_as_one_thread_does(mpi_runner, tmp_path, output, stream_index):
     """An event refused while the streams are surveyed is said as the
     serial conversion says it, with the stream's warning, once; the exit
     status is 2 and nothing is written (the survey's failure sends the
@@ -239,7 +245,7 @@ def test_pallas_shared_refuses_an_event_as_one_thread_does(mpi_runner, tmp_path,
     trace = backwards_trace(tmp_path / "trace", stream_index)
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    expected = convert([WEFT], trace, "pallas", tmp_path / "a" / "out", ["--threads", "1"])
+    expected = convert([WEFT], trace, output, tmp_path / "a" / "out", ["--threads", "1"])
     assert expected.returncode == 2, expected.stderr
     assert expected.stderr.startswith("weft convert: an event was refused: an event at 50 ns"), \
         expected.stderr
@@ -247,7 +253,7 @@ def test_pallas_shared_refuses_an_event_as_one_thread_does(mpi_runner, tmp_path,
     runs = [([WEFT], ["--threads", "2"]), ([WEFT], ["--threads", "4"]),
             ([mpiexec, "-n", "2", runner], []), ([mpiexec, "-n", "4", runner], [])]
     for prefix, extra in runs:
-        got = convert(prefix, trace, "pallas", tmp_path / "b" / "out", extra)
+        got = convert(prefix, trace, output, tmp_path / "b" / "out", extra)
         assert_same_run(expected, got, f"{prefix} {extra}")
         assert list((tmp_path / "b").iterdir()) == [], "an output or a leftover"
 
@@ -255,8 +261,9 @@ def test_pallas_shared_refuses_an_event_as_one_thread_does(mpi_runner, tmp_path,
 @pytest.mark.parametrize("step,message", [("follow", "cannot survey the streams"),
                                           ("plan", "cannot convert the streams")])
 @pytest.mark.parametrize("rank", [1, 3])
-def test_pallas_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_path, step,
-                                                                message, rank):
+@pytest.mark.parametrize("output", ("pallas", "otf2"))
+def test_shared_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_path, step,
+                                                                message, rank, output):
     """A rank other than 0 that cannot make its part of the conversion
     (WEFT_TEST_PALLAS_FAIL=follow@R) or hold the plan (plan@R) as if out
     of memory still takes part in every collective, failing it: rank 0
@@ -265,16 +272,17 @@ def test_pallas_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_p
     mpiexec, runner = mpi_runner
     (tmp_path / "out").mkdir()
     env = dict(os.environ, WEFT_TEST_PALLAS_FAIL=f"{step}@{rank}")
-    got = run([mpiexec, "-n", "4", runner, "convert", TRACES["ovni-v3-mpi"], "-t", "pallas",
+    got = run([mpiexec, "-n", "4", runner, "convert", TRACES["ovni-v3-mpi"], "-t", output,
                "-o", tmp_path / "out" / "trace"], env=env)
     assert got.returncode == 2, got.stderr
     assert got.stderr == f"weft convert: {message}: rank {rank}: out of memory\n"
     assert list((tmp_path / "out").iterdir()) == [], "an output or a leftover"
 
 
+@pytest.mark.parametrize("output", ("pallas", "otf2"))
 @pytest.mark.parametrize("budget", ["20", "60"])
-def test_pallas_over_the_string_budget_is_converted_as_one_thread_does(
-        mpi_runner, tmp_path, budget):
+def test_shared_over_the_string_budget_is_converted_as_one_thread_does(
+        mpi_runner, tmp_path, budget, output):
     """Which string values the serial conversion keeps as attributes
     depends on the order it meets them, up to a budget of bytes (16 MiB;
     WEFT_TEST_PALLAS_VALUE_BUDGET lowers it for tests): over it the plan of
@@ -286,14 +294,14 @@ def test_pallas_over_the_string_budget_is_converted_as_one_thread_does(
         trace = TRACES[name]
         reference = tmp_path / name / "serial"
         reference.parent.mkdir(parents=True)
-        expected = run([WEFT, "convert", trace, "-t", "pallas", "-o", reference,
+        expected = run([WEFT, "convert", trace, "-t", output, "-o", reference,
                         "--threads", "1"], env=env)
         assert expected.returncode == 0 and "not kept" in expected.stderr, expected.stderr
         runs = [([WEFT], ["--threads", "2"]), ([WEFT], ["--threads", "4"]),
                 ([mpiexec, "-n", "2", runner], [])]
         for i, (prefix, extra) in enumerate(runs):
             out = tmp_path / name / f"run{i}"
-            got = run(prefix + ["convert", trace, "-t", "pallas", "-o", out] + extra, env=env)
+            got = run(prefix + ["convert", trace, "-t", output, "-o", out] + extra, env=env)
             assert got.returncode == 0, got.stderr
             assert got.stderr == expected.stderr, f"{name}: {prefix} {extra}"
             assert tree(out) == tree(reference), f"{name}, budget {budget}: {prefix} {extra}"

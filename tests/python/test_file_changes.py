@@ -49,7 +49,8 @@ def make_ovni(root):
 
 def make_ovni_two(root):
     """make_ovni's trace and a second stream (tid 2): two streams, so
-    that -t pallas --threads 2 shares them (a survey, then the writing)."""
+    that -t pallas and -t otf2 --threads 2 share them (a survey, then the
+    writing)."""
     trace, stream = make_ovni(root)
     other = root / OVNI_STREAM.replace("thread.1", "thread.2")
     other.parent.mkdir(parents=True)
@@ -95,6 +96,10 @@ CASES = {
     # (1 or 2: the other thread may open the trace again after the change)
     "ovni-convert-pallas-write": ("ovni2", 2, ["convert", "-t", "pallas", "--threads", "2",
                                                "-o", "{out}"], (1, 2)),
+    "ovni-convert-otf2-survey": ("ovni2", 1, ["convert", "-t", "otf2", "--threads", "2",
+                                              "-o", "{out}"], 2),
+    "ovni-convert-otf2-write": ("ovni2", 2, ["convert", "-t", "otf2", "--threads", "2",
+                                             "-o", "{out}"], (1, 2)),
     "heph-dump": ("heph", 2, ["dump"], 1),
     "heph-dump-stored": ("heph", 2, ["dump", "--stored-order"], 1),
     "heph-convert-perfetto": ("heph", 2, ["convert", "-t", "perfetto", "-o", "{out}"], 1),

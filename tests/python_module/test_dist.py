@@ -60,11 +60,13 @@ def rank_main(rank, size, conns, path, by, out):
         out.send(("error", repr(e)))
 
 
-def rank_convert_main(rank, size, conns, path, out_dir, out):
-    """One rank: opens collectively, converts to Pallas collectively."""
+def rank_convert_main(rank, size, conns, path, target, out):
+    """One rank: opens collectively, converts (target: (directory, output))
+    collectively."""
+    out_dir, to = target
     try:
         with weft.open(path, comm=PipeComm(rank, size, conns)) as trace:
-            report = trace.convert(out_dir, to="pallas")
+            report = trace.convert(out_dir, to=to)
             out.send(("ok", report["data_lost"]))
     except Exception as e:
         out.send(("error", repr(e)))
@@ -107,17 +109,18 @@ def tree(path):
             for d, _, files in os.walk(path) for f in files}
 
 
+@pytest.mark.parametrize("to", ["pallas", "otf2"])
 @pytest.mark.parametrize("name", TRACES)
-def test_ranks_convert_to_pallas_what_one_process_writes(name, tmp_path):
-    """convert(to="pallas") on a shared trace is collective: each rank
-    writes its streams' thread files, rank 0 the definitions; the files
-    are one process's."""
+def test_ranks_convert_what_one_process_writes(name, to, tmp_path):
+    """convert(to="pallas" or "otf2") on a shared trace is collective:
+    each rank writes its streams' thread or event files, rank 0 the
+    definitions; the files are one process's."""
     path = str(DATA / name)
     with weft.open(path) as trace:
-        trace.convert(str(tmp_path / "serial"), to="pallas")
+        trace.convert(str(tmp_path / "serial"), to=to)
     for size in (2, 3):
         out = str(tmp_path / f"ranks{size}")
-        got = run_ranks(size, path, out, main=rank_convert_main)
+        got = run_ranks(size, path, (out, to), main=rank_convert_main)
         assert all(status == "ok" for status, _ in got), got
         assert tree(out) == tree(tmp_path / "serial"), f"{name} on {size} ranks"
 
