@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/internal.h"
 #include "weft/dist.h"
@@ -318,6 +319,15 @@ int weft__dist_broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold
 	return rc;
 }
 
+/* The error of stream `s`, whose file had `had` bytes on rank 0 and `has` here. */
+static int size_changed(const weft_stream_info *s, uint64_t had, uint64_t has)
+{
+	return weft__error(WEFT_ETRUNCATED, s->file != NULL ? s->file : s->path,
+			   has < had ? has : had, "the file changed since it was opened: it had "
+			   "%llu bytes on rank 0, it has %llu here", (unsigned long long)had,
+			   (unsigned long long)has);
+}
+
 /* This rank's streams against rank 0's (`u`: their count, then each file size). */
 static int compare_sizes(const weft_trace *trace, weft__unpack *u)
 {
@@ -332,11 +342,7 @@ static int compare_sizes(const weft_trace *trace, weft__unpack *u)
 		uint64_t size = weft__unpack_u64(u);
 		if (u->bad || size == s->file_size)
 			continue;
-		return weft__error(WEFT_ETRUNCATED, s->file != NULL ? s->file : s->path,
-				   size < s->file_size ? size : s->file_size,
-				   "the file changed since it was opened: it had %llu bytes on "
-				   "rank 0, it has %llu here", (unsigned long long)size,
-				   (unsigned long long)s->file_size);
+		return size_changed(s, size, s->file_size);
 	}
 	return u->bad ? weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
 				    "rank 0 sent file sizes that do not parse (a bug)") : 0;
@@ -361,6 +367,25 @@ int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d)
 	}
 	weft__pack_release(&sizes);
 	return rc;
+}
+
+int weft__dist_check_share_sizes(const weft_trace *trace)
+{
+	const uint8_t *mine = weft__dist_selected(trace);
+	for (size_t i = 0; mine != NULL && i < trace->stream_count; i++) {
+		const weft_stream_info *s = &trace->streams[i];
+		const char *path = mine[i] ? trace->backend->stream_data_path(trace, (uint32_t)i)
+					   : NULL;
+		struct stat st;
+		if (path == NULL)
+			continue;
+		if (stat(path, &st) != 0)
+			return weft__error_errno(s->file != NULL ? s->file : s->path,
+						 "cannot read the stream's file");
+		if ((uint64_t)st.st_size != s->file_size)
+			return size_changed(s, s->file_size, (uint64_t)st.st_size);
+	}
+	return 0;
 }
 
 int weft__dist_combine(weft_trace *trace, int rc, size_t diag_from, weft__dist_pack_fn pack,

@@ -188,6 +188,13 @@ typedef struct weft_backend {
 	/* 1 when the readers count the bytes they read (weft__mapfile_count):
 	 * the progress then has a total and a percentage. */
 	int counts_bytes;
+	/*
+	 * Optional, for a collective open read by rank 0 alone: `open` asks
+	 * the file system only through trace->metafs (core/metafs.c), and
+	 * this gives the data file a stream's reader opens, so that each rank
+	 * can check the size of its own streams' files.
+	 */
+	const char *(*stream_data_path)(const weft_trace *trace, uint32_t stream);
 } weft_backend;
 
 /* Backend i of the table (src/core/trace.c), NULL past the end. */
@@ -308,6 +315,9 @@ struct weft_trace {
 	/* With a weft_dist of several ranks: this rank's streams (a byte per
 	 * stream), dealt when the trace is opened (weft__dist_selected). */
 	uint8_t *dist_selected;
+	/* While a backend opens the trace: where its metadata questions go
+	 * (core/metafs.c; NULL: the file system). */
+	struct weft__metafs *metafs;
 };
 
 /*
@@ -496,6 +506,55 @@ int weft__dist_broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold
  * open failed. 0 or < 0 (message set).
  */
 int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d);
+/*
+ * In weft_trace_open, when the trace was opened from rank 0's metadata
+ * (weft_backend.stream_data_path): the files of this rank's streams have
+ * the sizes in the table, else it fails as above. 0 or < 0.
+ */
+int weft__dist_check_share_sizes(const weft_trace *trace);
+
+/* ---- Metadata reads, recorded and replayed (core/metafs.c) -------------------- */
+
+/*
+ * What a backend asks the file system while it opens a trace, through a
+ * weft__metafs: NULL asks the file system; a recorder asks it and writes
+ * the questions and answers down (and sends them to the other ranks of
+ * its weft_dist as it goes); a replayer answers from rank 0's tape
+ * (weft_trace_open with a weft_dist: rank 0 alone reads the metadata).
+ * Each question returns 0, the errno the file system answered (> 0; the
+ * same on every rank), or < 0 (memory, a tape that does not match:
+ * message set).
+ */
+typedef struct weft__metafs weft__metafs;
+enum { WEFT__META_MISSING, WEFT__META_FILE, WEFT__META_DIR, WEFT__META_OTHER };
+/* Rank 0's recorder for the ranks of `d` (NULL: it keeps the tape). */
+int weft__metafs_recorder(const weft_dist *d, weft__metafs **out);
+/* The others: BEGIN from rank 0 (the format in *format), then a replayer
+ * of the tape that follows when weft__metafs_replayable() says so. */
+int weft__metafs_replayer(const weft_dist *d, weft__metafs **out, int *format);
+int weft__metafs_replayable(const weft__metafs *fs);
+/* Rank 0: `backend` is about to open the trace (sends BEGIN). 0 or < 0. */
+int weft__metafs_begin(weft__metafs *fs, const weft_backend *backend);
+/* After the open (status `rc`): rank 0 sends the rest and its status, the
+ * others take every message up to it. Returns the open's status. */
+int weft__metafs_end(weft__metafs *fs, int rc);
+void weft__metafs_free(weft__metafs *fs);
+/* What `path` is (WEFT__META_*) and its size. */
+int weft__metafs_stat(weft__metafs *fs, const char *path, int *kind, uint64_t *size);
+/* The names in directory `path` but "." and "..", in strcmp order; free
+ * them with weft__metafs_names_free. */
+int weft__metafs_list(weft__metafs *fs, const char *path, char ***names, size_t *count);
+void weft__metafs_names_free(char **names, size_t count);
+/*
+ * The bytes of `path` in a new NUL-terminated buffer (*len of them), and
+ * its size: the first `max` with `head`, else the whole file, or none
+ * (*bytes NULL) when it has more than `max`.
+ */
+int weft__metafs_read(weft__metafs *fs, const char *path, size_t max, int head, char **bytes,
+		      size_t *len, uint64_t *size);
+/* For tests: a recorder's tape without a dist, and a replayer of such bytes. */
+const void *weft__metafs_tape(const weft__metafs *fs, size_t *len);
+int weft__metafs_replay_bytes(const void *tape, size_t len, weft__metafs **out);
 
 /* ---- Streams shared among threads (core/parts.c) ------------------------------ */
 

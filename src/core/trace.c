@@ -282,33 +282,71 @@ int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
 	return rc;
 }
 
-static int open_here(const char *path, const weft_open_options *options, weft_trace **out);
+static int open_here(const char *path, const weft_open_options *options, weft__metafs *fs,
+		     weft_trace **out);
 
 /*
- * Opens the trace; with a weft_dist of several ranks, every rank opens it
- * and they agree: if one fails, all do (rank 0 says which and why).
+ * The open of a trace shared by the ranks of `d`: rank 0 opens it through
+ * a recorder that sends its metadata reads to the others as it goes; they
+ * open it from that tape, replaying while rank 0 reads, without reading
+ * the metadata themselves, or by themselves for formats whose open cannot
+ * be replayed (core/metafs.c). Every rank takes part in every message
+ * whatever happens. Sets *replayed (the same on every rank).
+ */
+static int open_shared(const char *path, const weft_open_options *options,
+		       const weft_dist *d, weft_trace **out, int *replayed)
+{
+	weft__metafs *fs = NULL;
+	int rc;
+	if (d->rank == 0) {
+		rc = weft__metafs_recorder(d, &fs);
+		if (rc == 0)
+			rc = open_here(path, options, fs, out);
+	} else {
+		int format = 0;
+		rc = weft__metafs_replayer(d, &fs, &format);
+		weft_open_options forced = *options;
+		forced.format = (weft_format)format;
+		if (rc == 0)
+			rc = open_here(path, weft__metafs_replayable(fs) ? &forced : options,
+				       weft__metafs_replayable(fs) ? fs : NULL, out);
+	}
+	*replayed = weft__metafs_replayable(fs);
+	rc = weft__metafs_end(fs, rc);
+	weft__metafs_free(fs);
+	if (rc < 0 && *out != NULL) {
+		weft_trace_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/*
+ * Opens the trace; with a weft_dist of several ranks, rank 0 reads its
+ * metadata for all (open_shared), every rank checks the files it will
+ * read, and they agree: if one fails, all do (rank 0 says which and why).
  */
 int weft_trace_open(const char *path, const weft_open_options *options,
 		    weft_trace **out)
 {
 	if (out != NULL)
 		*out = NULL;
-	int rc = open_here(path, options, out);
 	const weft_dist *d = options != NULL ? options->dist : NULL;
 	if (d == NULL || d->ranks <= 1 || out == NULL)
-		return rc;
-	if (d->rank < 0 || d->rank >= d->ranks || d->gather == NULL || d->broadcast == NULL) {
-		weft_trace_free(*out);
-		*out = NULL;
+		return open_here(path, options, NULL, out);
+	if (d->rank < 0 || d->rank >= d->ranks || d->gather == NULL || d->broadcast == NULL)
 		return weft__error(WEFT_EINVAL, path, WEFT_NO_OFFSET,
 				   "weft_dist: rank %d of %d, or no gather or broadcast",
 				   d->rank, d->ranks);
-	}
+	int replayed;
+	int rc = open_shared(path, options, d, out, &replayed);
 	/* The agreement needs a trace to report on: a failed rank's stand-in. */
 	weft_trace failed = { .options = { .dist = d } };
-	int agreed = weft__dist_agree_sizes(rc == 0 ? *out : NULL, d);
+	int agreed = replayed ? 0 : weft__dist_agree_sizes(rc == 0 ? *out : NULL, d);
 	if (rc == 0)
 		rc = agreed < 0 ? agreed : weft__dist_deal(*out);
+	if (rc == 0 && replayed && d->rank != 0)
+		rc = weft__dist_check_share_sizes(*out);
 	if (rc < 0 && *out != NULL) {
 		weft_trace_free(*out);
 		*out = NULL;
@@ -323,7 +361,9 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	return rc;
 }
 
-static int open_here(const char *path, const weft_open_options *options, weft_trace **out)
+/* This process's open; the backend's metadata questions go to `fs` (NULL: the files). */
+static int open_here(const char *path, const weft_open_options *options, weft__metafs *fs,
+		     weft_trace **out)
 {
 	weft_open_options defaults;
 	if (path == NULL || out == NULL)
@@ -365,7 +405,11 @@ static int open_here(const char *path, const weft_open_options *options, weft_tr
 	trace->backend = backend;
 	weft__progress_init(trace, options);
 	weft__progress_begin(trace, "opening");
-	rc = backend->open(trace, path, options);
+	trace->metafs = fs;
+	rc = weft__metafs_begin(fs, backend);
+	if (rc == 0)
+		rc = backend->open(trace, path, options);
+	trace->metafs = NULL;
 	if (rc < 0) {
 		with_first_problem(trace);
 		weft_trace_free(trace);

@@ -7,6 +7,7 @@ bytes) and combine their tables (weft/dist.h): a table merged by order of
 arrival or a stream counted twice or not at all shows here."""
 
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -165,30 +166,59 @@ def test_open_failure_is_one_message_and_exit_2(mpi_runner, tmp_path):
 
 
 def test_ranks_that_see_other_file_sizes_refuse_the_trace(mpi_runner, tmp_path):
-    """Each rank deals the streams by bytes from the sizes it sees, so a
-    file that changed between the ranks' opens would be read by two ranks
-    or by none. Rank 0's sizes go to every rank at the open: a rank that
-    sees another size (here: rank 2 opens a copy with one stream 16 bytes
-    shorter, as MPMD lets one rank have its own arguments) fails, and rank
-    0 says which rank, which file and both sizes; exit status 2, nothing on
-    stdout. The same copy on every rank is read as the original."""
+    """Rank 0 reads the trace's metadata for every rank, and each rank deals
+    the streams by the sizes rank 0 saw; each rank then checks the files of
+    its own streams, so that a file that changed in between is not read
+    short or long without a word. Here rank 2 opens a copy whose streams
+    are all 16 bytes shorter (MPMD lets one rank have its own arguments):
+    it fails, and rank 0 says which rank, which file and both sizes; exit
+    status 2, nothing on stdout. The same copy on every rank is read as
+    the original."""
     mpiexec, runner = mpi_runner
     same, changed = tmp_path / "same", tmp_path / "changed"
     shutil.copytree(TRACES["ovni-v3-mpi"], same)
     shutil.copytree(same, changed)
-    stream = sorted(changed.rglob("stream.obs"))[2]
-    size = stream.stat().st_size
-    stream.write_bytes(stream.read_bytes()[:-16])
-    relative = stream.relative_to(changed)
+    for stream in changed.rglob("stream.obs"):
+        stream.write_bytes(stream.read_bytes()[:-16])
     top = ["top", "--streams"]
     got = run([mpiexec, "-n", 2, runner] + top + [same, ":", "-n", 1, runner] + top + [changed])
     assert got.returncode == 2 and got.stdout == "", got.stderr
-    assert got.stderr == (f"weft top: cannot open '{same}': rank 2: {relative}: byte {size - 16}: "
-                          f"the file changed since it was opened: it had {size} bytes on rank 0, "
-                          f"it has {size - 16} here\n"), got.stderr
+    said = re.fullmatch(f"weft top: cannot open '{re.escape(str(same))}': rank 2: "
+                        r"(\S+/stream\.obs): byte (\d+): the file changed since it was "
+                        r"opened: it had (\d+) bytes on rank 0, it has (\d+) here\n",
+                        got.stderr)
+    assert said, got.stderr
+    size = (same / said[1]).stat().st_size
+    assert (int(said[2]), int(said[3]), int(said[4])) == (size - 16, size, size - 16)
     expected = serial(top, same)
     got = run([mpiexec, "-n", 2, runner] + top + [same, ":", "-n", 1, runner] + top + [same])
     assert_same(expected, got, "the same trace on 3 ranks, MPMD")
+
+
+def test_only_rank_0_reads_the_metadata(mpi_runner, tmp_path):
+    """The other ranks open the trace from what rank 0 read (its metadata
+    files, directory listings and stream headers: core/metafs.c), not from
+    the file system: ranks 1 and 2 here open a copy without any
+    stream.json, which alone gives streams without metadata (warnings, and
+    no mark names: `profile` of the marks trace would name the regions by
+    their codes), and the output is still the serial command's. A format
+    that reads its own files (Heph) is opened by every rank."""
+    mpiexec, runner = mpi_runner
+    marks = DATA_DIR / "ovni" / "v3" / "ovni-mark-4procs"
+    for cmd, trace in ((["profile"], marks), (["top", "--streams"], TRACES["ovni-v3-mpi"]),
+                       (["info"], TRACES["ovni-v3-mpi"])):
+        bare = tmp_path / trace.name
+        shutil.copytree(trace, bare)
+        for meta in bare.rglob("stream.json"):
+            meta.unlink()
+        expected = serial(cmd, trace)
+        alone = serial(cmd, bare)
+        assert (alone.stdout, alone.stderr) != (expected.stdout, expected.stderr)
+        got = run([mpiexec, "-n", 1, runner] + cmd + [trace, ":", "-n", 2, runner] + cmd + [bare])
+        assert_same(expected, got, f"{cmd[0]} with ranks 1 and 2 on a copy without metadata")
+        shutil.rmtree(bare)
+    heph = DATA_DIR / "heph" / "heph_sample.bin.log"
+    assert_same(serial(["top"], heph), parallel(mpi_runner, 3, ["top"], heph), "heph top")
 
 
 def test_unknown_command_and_usage(mpi_runner):

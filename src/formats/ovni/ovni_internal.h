@@ -63,6 +63,9 @@ typedef struct ovni_data {
 
 /* Reads the stream header of `mf`: sets *big_endian, or fails. */
 int weft__ovni_read_header(weft_mapfile *mf, int *big_endian);
+/* The byte order the `len` first bytes of a stream tell: 0, or -1 when they
+ * are no stream header (no message: weft__ovni_read_header says why). */
+int weft__ovni_header_order(const unsigned char *h, size_t len, int *big_endian);
 
 /*
  * Size of the event whose 12-byte header is at `p` (with `avail` bytes of

@@ -4,7 +4,6 @@
  * 1, 2 and 3), building the loom > process > thread hierarchy, merging the
  * metadata by the v3 rules and applying ovnisync clock offsets.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -17,6 +16,8 @@
 #define MAX_WALK_DEPTH 12
 /* Hosts read from a clock offset table (one per node of the run). */
 #define OVNI_MAX_CLOCK_HOSTS 4096
+/* A clock offset table larger than this is refused (4096 hosts take ~250 KB). */
+#define OVNI_MAX_CLOCK_TABLE_BYTES (16u << 20)
 
 /* A stream found on disk, before it becomes a weft stream. */
 typedef struct found_stream {
@@ -85,38 +86,35 @@ static void found_free(found_list *l)
 	free(l->items);
 }
 
-static int name_cmp(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
-}
-
 /* "a" + "/" + "b", or just "b" when a is empty. */
 static char *rel_join(const char *a, const char *b)
 {
 	return a[0] ? weft__path_join(a, b) : strdup(b);
 }
 
-static int walk(const char *root, const char *rel, int depth, found_list *out);
+static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
+		found_list *out);
 
 /*
  * Looks at one directory entry: a stream file (v1/v2), or a directory to
  * descend into (which may be a v3 stream directory).
  */
-static int walk_entry(const char *root, const char *rel, const char *name,
+static int walk_entry(weft__metafs *fs, const char *root, const char *rel, const char *name,
 		      int depth, found_list *out)
 {
 	char *child_rel = rel_join(rel, name);
 	char *abs = child_rel ? weft__path_join(root, child_rel) : NULL;
-	int rc = 0;
-	struct stat st;
+	int rc = 0, kind;
+	uint64_t size;
 	if (abs == NULL) {
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	} else if (stat(abs, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			rc = walk(root, child_rel, depth + 1, out);
-		else if (S_ISREG(st.st_mode) && strcmp(name, "stream.obs") != 0 &&
-			 (ends_with(name, ".obs") || is_bare_thread_stream(name)))
-			rc = found_add(out, child_rel, child_rel, 0);
+	} else if ((rc = weft__metafs_stat(fs, abs, &kind, &size)) != 0) {
+		rc = rc < 0 ? rc : 0; /* gone since listed: not a stream */
+	} else if (kind == WEFT__META_DIR) {
+		rc = walk(fs, root, child_rel, depth + 1, out);
+	} else if (kind == WEFT__META_FILE && strcmp(name, "stream.obs") != 0 &&
+		   (ends_with(name, ".obs") || is_bare_thread_stream(name))) {
+		rc = found_add(out, child_rel, child_rel, 0);
 	}
 	free(abs);
 	free(child_rel);
@@ -128,23 +126,30 @@ static int walk_entry(const char *root, const char *rel, const char *name,
  * hierarchy are the same on every run). A directory holding stream.obs is
  * a v3 stream and is not descended further.
  */
-static int walk(const char *root, const char *rel, int depth, found_list *out)
+static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
+		found_list *out)
 {
 	if (depth > MAX_WALK_DEPTH)
 		return 0;
 	char *dir = rel[0] ? weft__path_join(root, rel) : strdup(root);
 	if (dir == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	struct dirent **entries;
-	int n = scandir(dir, &entries, NULL, name_cmp);
-	if (n < 0) {
-		int rc = depth == 0 ? weft__error_errno(dir, "cannot list") : 0;
+	char **names;
+	size_t n;
+	int rc = weft__metafs_list(fs, dir, &names, &n);
+	if (rc != 0) {
+		if (rc > 0 && depth == 0) {
+			errno = rc;
+			rc = weft__error_errno(dir, "cannot list");
+		} else if (rc > 0) {
+			rc = 0;
+		}
 		free(dir);
 		return rc;
 	}
-	int rc = 0, is_v3 = 0;
-	for (int i = 0; i < n; i++)
-		if (strcmp(entries[i]->d_name, "stream.obs") == 0)
+	int is_v3 = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], "stream.obs") == 0)
 			is_v3 = 1;
 	if (is_v3) {
 		char *file = rel_join(rel, "stream.obs");
@@ -154,13 +159,10 @@ static int walk(const char *root, const char *rel, int depth, found_list *out)
 				      file, 1) : WEFT_ENOMEM;
 		free(file);
 	}
-	for (int i = 0; i < n; i++) {
-		const char *name = entries[i]->d_name;
-		if (rc == 0 && !is_v3 && name[0] != '.')
-			rc = walk_entry(root, rel, name, depth, out);
-		free(entries[i]);
-	}
-	free(entries);
+	for (size_t i = 0; rc == 0 && !is_v3 && i < n; i++)
+		if (names[i][0] != '.')
+			rc = walk_entry(fs, root, rel, names[i], depth, out);
+	weft__metafs_names_free(names, n);
 	free(dir);
 	return rc;
 }
@@ -176,7 +178,7 @@ static int ovni_probe(const char *path)
 	if (!S_ISDIR(st.st_mode))
 		return 0;
 	found_list l = {0};
-	int rc = walk(path, "", 0, &l);
+	int rc = walk(NULL, path, "", 0, &l);
 	int found = rc == 0 && l.count > 0;
 	found_free(&l);
 	weft__error_clear();
@@ -185,29 +187,43 @@ static int ovni_probe(const char *path)
 
 /* ---- Metadata -------------------------------------------------------------- */
 
-/* Loads a JSON file (bounded in size); NULL with a diagnostic on failure. */
-static json_t *load_json(open_ctx *ctx, const char *rel)
+/*
+ * Loads a JSON file (bounded in size); NULL with a diagnostic on failure,
+ * NULL alone when it does not exist. *rc: < 0 when the open must stop
+ * (memory, a replayed tape that does not match).
+ */
+static json_t *load_json(open_ctx *ctx, const char *rel, int *rc)
 {
 	char *abs = weft__path_join(ctx->root, rel);
-	if (abs == NULL)
-		return NULL;
-	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	uint64_t size = 0;
 	json_t *j = NULL;
-	if (stat(abs, &st) != 0) {
-		free(abs);
+	if (abs == NULL) {
+		*rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 		return NULL;
 	}
-	if ((uint64_t)st.st_size > OVNI_MAX_JSON_BYTES) {
+	int err = weft__metafs_read(ctx->trace->metafs, abs, OVNI_MAX_JSON_BYTES, 0, &text,
+				    &len, &size);
+	free(abs);
+	if (err < 0)
+		*rc = err;
+	if (err == ENOENT || err == ENOTDIR || err < 0)
+		return NULL;
+	if (err > 0) {
+		weft__trace_diag(ctx->trace, WEFT_SEV_ERROR, WEFT_EFORMAT, rel, WEFT_NO_OFFSET,
+				 "expected JSON: cannot read the file: %s", strerror(err));
+	} else if (text == NULL) {
 		weft__trace_diag(ctx->trace, WEFT_SEV_ERROR, WEFT_EFORMAT, rel, 0,
 				 "metadata file of %lld bytes is larger than %llu: ignored",
-				 (long long)st.st_size, (unsigned long long)OVNI_MAX_JSON_BYTES);
+				 (long long)size, (unsigned long long)OVNI_MAX_JSON_BYTES);
 	} else {
-		json_error_t err;
-		j = json_load_file(abs, JSON_REJECT_DUPLICATES, &err);
+		json_error_t jerr;
+		j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 		if (j == NULL)
 			weft__trace_diag(ctx->trace, WEFT_SEV_ERROR, WEFT_EFORMAT, rel,
-					 err.position >= 0 ? (uint64_t)err.position : WEFT_NO_OFFSET,
-					 "expected JSON: %s (line %d)", err.text, err.line);
+					 jerr.position >= 0 ? (uint64_t)jerr.position : WEFT_NO_OFFSET,
+					 "expected JSON: %s (line %d)", jerr.text, jerr.line);
 		else if (!json_is_object(j)) {
 			weft__trace_diag(ctx->trace, WEFT_SEV_ERROR, WEFT_EFORMAT, rel, 0,
 					 "expected a JSON object");
@@ -215,7 +231,7 @@ static json_t *load_json(open_ctx *ctx, const char *rel)
 			j = NULL;
 		}
 	}
-	free(abs);
+	free(text);
 	return j;
 }
 
@@ -377,10 +393,11 @@ static uint32_t ancestor(const weft_trace *t, uint32_t id, const char *kind)
 static const char *const process_keys[] = {"pid", "loom", "app_id", "rank", "nranks", "mark", NULL};
 static const char *const loom_keys[] = {"loom_cpus", NULL};
 
-/* Layout 3: stream.json next to stream.obs. */
-static void stream_meta_v3(open_ctx *ctx, const found_stream *f, weft_stream_info *s,
-			   uint32_t node)
+/* Layout 3: stream.json next to stream.obs. 0, or < 0 to stop the open. */
+static int stream_meta_v3(open_ctx *ctx, const found_stream *f, weft_stream_info *s,
+			  uint32_t node)
 {
+	int rc = 0;
 	/* Next to the stream file: the trace root itself when the path given
 	 * is the stream's directory (whose rel_path is then its name). */
 	size_t dir_len = strlen(f->rel_file) - strlen("stream.obs");
@@ -389,14 +406,15 @@ static void stream_meta_v3(open_ctx *ctx, const found_stream *f, weft_stream_inf
 		memcpy(rel, f->rel_file, dir_len);
 		memcpy(rel + dir_len, "stream.json", sizeof "stream.json");
 	}
-	json_t *j = rel ? load_json(ctx, rel) : NULL;
+	json_t *j = rel ? load_json(ctx, rel, &rc) : NULL;
 	s->finished = 0;
 	if (j == NULL) {
-		weft__trace_diag(ctx->trace, WEFT_SEV_WARNING, WEFT_ENOTFOUND, rel,
-				 WEFT_NO_OFFSET, "missing or unreadable stream.json: "
-				 "the stream has no metadata");
+		if (rc == 0)
+			weft__trace_diag(ctx->trace, WEFT_SEV_WARNING, WEFT_ENOTFOUND, rel,
+					 WEFT_NO_OFFSET, "missing or unreadable stream.json: "
+					 "the stream has no metadata");
 		free(rel);
-		return;
+		return rc;
 	}
 	json_t *version = json_object_get(j, "version");
 	if (!json_is_integer(version) || json_integer_value(version) != 3)
@@ -414,6 +432,7 @@ static void stream_meta_v3(open_ctx *ctx, const found_stream *f, weft_stream_inf
 	merge_keys(ctx, ancestor(ctx->trace, node, "loom"), ovni, loom_keys, "loom", rel);
 	json_decref(j);
 	free(rel);
+	return 0;
 }
 
 /*
@@ -435,7 +454,12 @@ static int stream_meta_v12(open_ctx *ctx, const found_stream *f, weft_stream_inf
 	if (ends_with(thread_json, ".obs"))
 		thread_json[n - 4] = '\0';
 	strcat(thread_json, ".json");
-	json_t *tj = load_json(ctx, thread_json);
+	int rc = 0;
+	json_t *tj = load_json(ctx, thread_json, &rc);
+	if (rc < 0) {
+		free(thread_json);
+		return rc;
+	}
 	if (tj != NULL) {
 		layout = 2;
 		json_t *fin = json_object_get(json_object_get(tj, "ovni"), "finished");
@@ -450,7 +474,7 @@ static int stream_meta_v12(open_ctx *ctx, const found_stream *f, weft_stream_inf
 	if (proc != WEFT_NO_PARENT && (proc >= ctx->meta_cap || ctx->meta[proc] == NULL ||
 				       json_object_get(ctx->meta[proc], "version") == NULL)) {
 		char *meta_rel = weft__path_join(t->nodes[proc].path, "metadata.json");
-		json_t *m = meta_rel ? load_json(ctx, meta_rel) : NULL;
+		json_t *m = meta_rel ? load_json(ctx, meta_rel, &rc) : NULL;
 		if (m != NULL) {
 			json_t *version = json_object_get(m, "version");
 			if (json_is_integer(version) && json_integer_value(version) == 2)
@@ -468,27 +492,32 @@ static int stream_meta_v12(open_ctx *ctx, const found_stream *f, weft_stream_inf
 		}
 		free(meta_rel);
 	}
-	return layout;
+	return rc < 0 ? rc : layout;
 }
 
 /*
  * Reads the stream header now, so that the stream list tells the byte
  * order. A bad header is reported once, by the cursor that reads the
- * stream (reporting it here too would say it twice).
+ * stream (reporting it here too would say it twice). 0, or < 0 to stop
+ * the open.
  */
-static void read_byte_order(open_ctx *ctx, const found_stream *f, weft_stream_info *s)
+static int read_byte_order(open_ctx *ctx, const found_stream *f, weft_stream_info *s)
 {
 	char *abs = weft__path_join(ctx->root, f->rel_file);
-	weft_mapfile mf;
+	char *head = NULL;
+	size_t len = 0;
+	uint64_t size;
 	if (abs == NULL)
-		return;
-	if (weft__mapfile_open(&mf, abs, f->rel_file, 4096) == 0) {
-		int big_endian = 0;
-		if (weft__ovni_read_header(&mf, &big_endian) == 0)
-			s->big_endian = big_endian;
-		weft__mapfile_close(&mf);
-	}
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int rc = weft__metafs_read(ctx->trace->metafs, abs, OVNI_STREAM_HEADER_SIZE, 1, &head,
+				   &len, &size);
+	int big_endian;
+	if (rc == 0 && weft__ovni_header_order((const unsigned char *)head, len,
+					       &big_endian) == 0)
+		s->big_endian = big_endian;
+	free(head);
 	free(abs);
+	return rc < 0 ? rc : 0;
 }
 
 /* Turns a found stream into nodes and a weft stream with its metadata. */
@@ -503,16 +532,24 @@ static int add_stream(open_ctx *ctx, const found_stream *f)
 		return weft__error(WEFT_EFORMAT, f->rel_path, WEFT_NO_OFFSET,
 				   "empty stream path");
 	char *abs = weft__path_join(ctx->root, f->rel_file);
-	struct stat st;
-	uint64_t size = abs && stat(abs, &st) == 0 ? (uint64_t)st.st_size : 0;
+	int kind;
+	uint64_t size = 0;
+	rc = abs ? weft__metafs_stat(t->metafs, abs, &kind, &size)
+		 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	free(abs);
-	rc = weft__trace_add_stream(t, node, f->rel_file, size, &index);
+	if (rc < 0)
+		return rc;
+	rc = weft__trace_add_stream(t, node, f->rel_file, rc == 0 ? size : 0, &index);
 	if (rc < 0)
 		return rc;
 	weft_stream_info *s = &t->streams[index];
-	read_byte_order(ctx, f, s);
+	rc = read_byte_order(ctx, f, s);
+	if (rc < 0)
+		return rc;
 	if (f->v3) {
-		stream_meta_v3(ctx, f, s, node);
+		rc = stream_meta_v3(ctx, f, s, node);
+		if (rc < 0)
+			return rc;
 		ctx->layouts_seen[3] = 1;
 	} else {
 		int layout = stream_meta_v12(ctx, f, s, node);
@@ -542,25 +579,59 @@ static void loom_host(open_ctx *ctx, uint32_t loom, char *host, size_t cap)
 	host[len] = '\0';
 }
 
+/* The next line of `text` (at most cap - 1 bytes of it) into `line`; 0 at the end. */
+static int next_line(const char **text, const char *end, char *line, size_t cap)
+{
+	if (*text >= end)
+		return 0;
+	const char *nl = memchr(*text, '\n', (size_t)(end - *text));
+	size_t n = (size_t)((nl ? nl : end) - *text);
+	size_t keep = n < cap - 1 ? n : cap - 1;
+	memcpy(line, *text, keep);
+	line[keep] = '\0';
+	*text += n + (nl != NULL);
+	return 1;
+}
+
 /*
  * Reads an ovnisync table ("rank hostname offset_median mean std" rows
  * after a header line) and adds each loom's offset to its streams.
  */
 static int apply_clock_offsets(open_ctx *ctx, const char *path, int required)
 {
-	FILE *fp = fopen(path, "r");
-	if (fp == NULL)
+	char *text = NULL;
+	size_t len = 0;
+	uint64_t size = 0;
+	int err = weft__metafs_read(ctx->trace->metafs, path, OVNI_MAX_CLOCK_TABLE_BYTES, 0,
+				    &text, &len, &size);
+	if (err < 0)
+		return err;
+	if (err > 0) {
+		errno = err;
 		return required ? weft__error_errno(path, "cannot open clock offsets") : 0;
+	}
+	if (text == NULL) {
+		if (required)
+			return weft__error(WEFT_EFORMAT, path, WEFT_NO_OFFSET, "a clock offset "
+					   "table of %llu bytes, more than %u: not ovnisync's",
+					   (unsigned long long)size, OVNI_MAX_CLOCK_TABLE_BYTES);
+		weft__trace_diag(ctx->trace, WEFT_SEV_WARNING, WEFT_EFORMAT, path, WEFT_NO_OFFSET,
+				 "a clock offset table of %llu bytes, more than %u: not "
+				 "ovnisync's, ignored", (unsigned long long)size,
+				 OVNI_MAX_CLOCK_TABLE_BYTES);
+		return 0;
+	}
 	typedef struct { char host[128]; long long offset; } host_offset;
 	host_offset *table = malloc(OVNI_MAX_CLOCK_HOSTS * sizeof *table);
 	char line[1024];
 	size_t n = 0;
 	if (table == NULL) {
-		fclose(fp);
+		free(text);
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	}
 	unsigned lineno = 0;
-	while (fgets(line, sizeof line, fp) != NULL) {
+	const char *at = text;
+	while (next_line(&at, text + len, line, sizeof line)) {
 		lineno++;
 		long long rank, median;
 		char host[128];
@@ -579,7 +650,7 @@ static int apply_clock_offsets(open_ctx *ctx, const char *path, int required)
 					 "offset_median ...\"", lineno);
 		}
 	}
-	fclose(fp);
+	free(text);
 	weft_trace *t = ctx->trace;
 	for (size_t i = 0; i < t->stream_count; i++) {
 		uint32_t loom = ancestor(t, t->streams[i].node, "loom");
@@ -725,10 +796,14 @@ static int set_bounds(ovni_data *d, const weft_open_options *o, size_t streams)
 /* Splits `path` into the root directory and, for a single .obs file, it. */
 static int find_streams(open_ctx *ctx, const char *path, ovni_data *d)
 {
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return weft__error_errno(path, "cannot open the trace");
-	if (S_ISREG(st.st_mode)) {
+	int kind;
+	uint64_t size;
+	int err = weft__metafs_stat(ctx->trace->metafs, path, &kind, &size);
+	if (err > 0)
+		errno = err;
+	if (err != 0)
+		return err < 0 ? err : weft__error_errno(path, "cannot open the trace");
+	if (kind == WEFT__META_FILE) {
 		const char *slash = strrchr(path, '/');
 		d->root = slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 		const char *name = slash ? slash + 1 : path;
@@ -741,7 +816,7 @@ static int find_streams(open_ctx *ctx, const char *path, ovni_data *d)
 	if (d->root == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	ctx->root = d->root;
-	int rc = walk(d->root, "", 0, &ctx->found);
+	int rc = walk(ctx->trace->metafs, d->root, "", 0, &ctx->found);
 	if (rc == 0 && ctx->found.count == 0)
 		rc = weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
 				 "no ovni stream found (expected stream.obs or *.obs "
@@ -791,6 +866,13 @@ static int ovni_open(weft_trace *t, const char *path, const weft_open_options *o
 	return rc;
 }
 
+/* The data file of stream `stream` (weft_backend.stream_data_path). */
+static const char *ovni_stream_data_path(const weft_trace *t, uint32_t stream)
+{
+	const ovni_data *d = t->backend_data;
+	return d->streams[stream].abs_file;
+}
+
 static void ovni_close(weft_trace *t)
 {
 	ovni_data *d = t->backend_data;
@@ -838,4 +920,5 @@ const weft_backend weft__ovni_backend = {
 	.option_count = sizeof ovni_options / sizeof ovni_options[0],
 	.check = &weft__ovni_check_hooks,
 	.sort = weft_ovni_sort,
+	.stream_data_path = ovni_stream_data_path,
 };

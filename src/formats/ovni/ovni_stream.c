@@ -24,6 +24,16 @@
 
 #include "formats/ovni/ovni_reader.h"
 
+int weft__ovni_header_order(const unsigned char *h, size_t len, int *big_endian)
+{
+	if (h == NULL || len < OVNI_STREAM_HEADER_SIZE || memcmp(h, OVNI_STREAM_MAGIC, 4) != 0)
+		return -1;
+	uint32_t version = ovni_load32(h + 4, 0);
+	*big_endian = version != OVNI_STREAM_VERSION;
+	return version == OVNI_STREAM_VERSION ||
+	       weft__bswap32(version) == OVNI_STREAM_VERSION ? 0 : -1;
+}
+
 int weft__ovni_read_header(weft_mapfile *mf, int *big_endian)
 {
 	const unsigned char *h = weft__mapfile_get(mf, 0, OVNI_STREAM_HEADER_SIZE);

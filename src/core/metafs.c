@@ -1,0 +1,548 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core/metafs.c - what a backend asks the file system while it opens a
+ * trace (is this a directory, which names does it hold, what does this
+ * small file say), asked once and replayed elsewhere.
+ *
+ * Why: with a weft_dist of many ranks, every rank used to open the whole
+ * trace, so an ovni trace of 64,000 streams cost 64,000 metadata files
+ * read by each of 1,000 ranks from the parallel file system. Now rank 0
+ * opens it through a recorder, which writes down each question and its
+ * answer on a tape; the tape goes to every rank, whose open runs the same
+ * code against it and touches no file. The backend's code is the same in
+ * the three modes, so the ranks build the same trace. The tape is sent
+ * in compressed chunks as it is written, so that the other ranks replay
+ * while rank 0 still reads (the open takes about as long as rank 0's
+ * alone) and no rank holds more than a chunk of it.
+ *
+ * The messages (broadcasts of packs, core/dist.c): BEGIN (the format, and
+ * whether its open can be replayed) before the backend opens, DATA
+ * (compressed entries, whole ones), then END (rank 0's status). Rank 0
+ * sends FAILED instead of BEGIN when it fails before a backend opens.
+ *
+ * The tape is a sequence of entries (core/dist.c's packing): the kind of
+ * question, the errno of the answer (0: it worked), then the answer: a
+ * kind and size (stat), names in strcmp order (list), bytes (read).
+ * Replaying follows the sequence: the backend asks the same questions in
+ * the same order because it got the same answers. A question that does
+ * not match the next entry is a bug, and fails the open.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "core/internal.h"
+
+/* The tape is sent compressed: its JSON compresses about tenfold. */
+#define TAPE_LEVEL 1
+
+enum meta_op { OP_STAT = 1, OP_LIST, OP_READ };
+enum meta_message { MSG_BEGIN = 1, MSG_DATA, MSG_END, MSG_FAILED };
+
+/* Entries are sent once this many bytes of them are written. */
+#define CHUNK_BYTES (256u << 10)
+
+struct weft__metafs {
+	const weft_dist *dist;  /* the ranks the tape goes to (or comes from) */
+	int replaying;
+	int replayable;         /* BEGIN said the open can be replayed */
+	int begun, ended;       /* BEGIN (or FAILED) and END sent or received */
+	int rank0_status;       /* replaying: the status END brought */
+	int error;              /* recording: a chunk could not be sent */
+	weft__pack tape;        /* recording: the entries not sent yet;
+	                           replaying: the chunk being replayed */
+	weft__unpack next;      /* replaying: the next entry */
+};
+
+static int send_message(weft__metafs *fs, enum meta_message type, uint64_t a, uint64_t b);
+
+int weft__metafs_recorder(const weft_dist *d, weft__metafs **out)
+{
+	*out = calloc(1, sizeof **out);
+	if (*out == NULL) {
+		weft__metafs stand_in = { .dist = d };
+		if (d != NULL) /* the others wait for a message: FAILED */
+			send_message(&stand_in, MSG_FAILED, 0, 0);
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	(*out)->dist = d;
+	return 0;
+}
+
+void weft__metafs_free(weft__metafs *fs)
+{
+	if (fs == NULL)
+		return;
+	weft__pack_release(&fs->tape);
+	free(fs);
+}
+
+const void *weft__metafs_tape(const weft__metafs *fs, size_t *len)
+{
+	*len = fs->tape.len;
+	return fs->tape.data;
+}
+
+int weft__metafs_replay_bytes(const void *tape, size_t len, weft__metafs **out)
+{
+	*out = calloc(1, sizeof **out);
+	if (*out == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	weft__metafs *fs = *out;
+	fs->replaying = fs->replayable = fs->begun = fs->ended = 1;
+	weft__pack_raw(&fs->tape, tape, len);
+	fs->next = (weft__unpack){ .data = fs->tape.data, .len = fs->tape.len };
+	return fs->tape.failed ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory")
+			       : 0;
+}
+
+/* ---- Messages ------------------------------------------------------------------- */
+
+/* Rank 0: a message of `type` and two numbers, or with the compressed tape. */
+static int send_message(weft__metafs *fs, enum meta_message type, uint64_t a, uint64_t b)
+{
+	weft__pack msg = { 0 };
+	void *packed = NULL;
+	size_t n = 0;
+	int rc = 0;
+	weft__pack_u64(&msg, type);
+	if (type == MSG_DATA) {
+		size_t bound = ZSTD_compressBound(fs->tape.len);
+		packed = malloc(bound);
+		n = packed ? ZSTD_compress(packed, bound, fs->tape.data, fs->tape.len, 1) : 0;
+		if (packed == NULL || ZSTD_isError(n))
+			msg.failed = 1;
+		else {
+			weft__pack_u64(&msg, fs->tape.len);
+			weft__pack_bytes(&msg, packed, n);
+		}
+		free(packed);
+		fs->tape.len = 0;
+	} else {
+		weft__pack_u64(&msg, a);
+		weft__pack_u64(&msg, b);
+	}
+	if (msg.failed) { /* still take part: an END that fails the others */
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory for "
+				 "the trace's metadata");
+		weft__pack_release(&msg);
+		weft__pack_u64(&msg, MSG_END);
+		weft__pack_u64(&msg, (uint64_t)(int64_t)WEFT_ENOMEM);
+		weft__pack_u64(&msg, 0);
+		fs->ended = 1;
+	}
+	int brc = weft__dist_broadcast_pack(fs->dist, &msg, 0);
+	weft__pack_release(&msg);
+	return rc < 0 ? rc : brc;
+}
+
+/* The others: the next message into `msg` (its type; < 0 when none came). */
+static int receive_message(weft__metafs *fs, weft__pack *msg, weft__unpack *u)
+{
+	weft__pack_release(msg);
+	int rc = weft__dist_broadcast_pack(fs->dist, msg, 0);
+	*u = (weft__unpack){ .data = msg->data, .len = msg->len };
+	uint64_t type = weft__unpack_u64(u);
+	if (rc < 0)
+		return rc;
+	if (u->bad || type < MSG_BEGIN || type > MSG_FAILED)
+		return weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+				   "rank 0 sent the trace's metadata in a message that does "
+				   "not parse (a bug)");
+	return (int)type;
+}
+
+/*
+ * Replaying: the next chunk of the tape, or the END that says there is
+ * none; 0 when a chunk came, else < 0 (message set).
+ */
+static int receive_chunk(weft__metafs *fs, const char *path)
+{
+	weft__pack msg = { 0 };
+	weft__unpack u;
+	int type = fs->ended ? MSG_END : receive_message(fs, &msg, &u);
+	int rc = type < 0 ? type : 0;
+	if (type == MSG_DATA) {
+		uint64_t len = weft__unpack_u64(&u);
+		size_t n = 0;
+		const void *z = weft__unpack_bytes(&u, &n);
+		fs->tape.len = 0;
+		if (u.bad || len >= SIZE_MAX ||
+		    weft__array_grow((void **)&fs->tape.data, &fs->tape.cap, (size_t)len, 1) < 0)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory for "
+					 "the trace's metadata");
+		else if (ZSTD_decompress(fs->tape.data, (size_t)len, z, n) != len)
+			rc = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET, "the trace's "
+					 "metadata from rank 0 does not decompress (a bug)");
+		fs->tape.len = rc == 0 ? (size_t)len : 0;
+		fs->next = (weft__unpack){ .data = fs->tape.data, .len = fs->tape.len };
+	} else if (type == MSG_END) {
+		if (!fs->ended)
+			fs->rank0_status = (int)(int64_t)weft__unpack_u64(&u);
+		fs->ended = 1;
+		rc = fs->rank0_status < 0
+		     ? weft__error(WEFT_EIO, path, WEFT_NO_OFFSET, "rank 0 could not open the trace")
+		     : weft__error(WEFT_EFORMAT, path, WEFT_NO_OFFSET, "opening the trace asked "
+				   "more questions here than on rank 0 (a bug)");
+	} else if (type > 0) {
+		rc = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET, "rank 0 sent the trace's "
+				 "metadata out of order (a bug)");
+	}
+	weft__pack_release(&msg);
+	return rc;
+}
+
+int weft__metafs_begin(weft__metafs *fs, const weft_backend *backend)
+{
+	if (fs == NULL || fs->replaying || fs->dist == NULL)
+		return 0;
+	fs->begun = 1;
+	fs->replayable = backend->stream_data_path != NULL;
+	return send_message(fs, MSG_BEGIN, (uint64_t)backend->format, (uint64_t)fs->replayable);
+}
+
+/* Replaying: the messages left up to rank 0's END, whatever happened here. */
+static void drain(weft__metafs *fs)
+{
+	while (!fs->ended) {
+		weft__pack msg = { 0 };
+		weft__unpack u;
+		int type = receive_message(fs, &msg, &u);
+		if (type == MSG_END)
+			fs->rank0_status = (int)(int64_t)weft__unpack_u64(&u);
+		fs->ended = type < 0 || type == MSG_END || type == MSG_FAILED;
+		weft__pack_release(&msg);
+	}
+}
+
+int weft__metafs_replayer(const weft_dist *d, weft__metafs **out, int *format)
+{
+	weft__metafs stand_in = { .dist = d }, *fs = calloc(1, sizeof *fs);
+	weft__pack msg = { 0 };
+	weft__unpack u;
+	int rc = 0;
+	if (fs == NULL) { /* still take part, then fail */
+		fs = &stand_in;
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	fs->dist = d;
+	fs->replaying = fs->begun = 1;
+	int type = receive_message(fs, &msg, &u);
+	if (type == MSG_BEGIN) {
+		*format = (int)weft__unpack_u64(&u);
+		fs->replayable = weft__unpack_u64(&u) == 1;
+		fs->ended = !fs->replayable; /* nothing more comes */
+	} else {
+		fs->ended = 1;
+		if (rc == 0)
+			rc = type < 0 ? type : weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,
+							   "rank 0 could not open the trace");
+	}
+	weft__pack_release(&msg);
+	if (fs == &stand_in) {
+		drain(fs);
+		fs = NULL;
+	}
+	*out = fs;
+	return rc;
+}
+
+int weft__metafs_replayable(const weft__metafs *fs)
+{
+	return fs != NULL && fs->replayable;
+}
+
+int weft__metafs_end(weft__metafs *fs, int rc)
+{
+	if (fs == NULL || fs->dist == NULL)
+		return rc;
+	if (fs->replaying) {
+		drain(fs);
+		return rc;
+	}
+	if (rc == 0 && fs->error < 0)
+		rc = fs->error;
+	int src = 0;
+	if (!fs->begun)
+		src = send_message(fs, MSG_FAILED, 0, 0);
+	else if (fs->replayable && !fs->ended && fs->tape.len > 0)
+		src = send_message(fs, MSG_DATA, 0, 0);
+	if (fs->begun && fs->replayable && !fs->ended) {
+		int erc = send_message(fs, MSG_END, (uint64_t)(int64_t)(rc < 0 ? rc : src), 0);
+		src = src < 0 ? src : erc;
+	}
+	fs->ended = 1;
+	return rc < 0 ? rc : src;
+}
+
+/* ---- Recording and replaying ------------------------------------------------ */
+
+/* Replaying met what it did not expect: a bug, said with the place. */
+static int tape_broken(const weft__metafs *fs, const char *path)
+{
+	return weft__error(WEFT_EFORMAT, path, WEFT_NO_OFFSET,
+			   "opening the trace asked another question here than on rank 0 "
+			   "(a bug): byte %zu of its metadata tape", fs->next.pos);
+}
+
+/* Replaying: the next entry, which must be `op`; its errno. */
+static int replay_entry(weft__metafs *fs, enum meta_op op, const char *path)
+{
+	if (fs->next.pos == fs->next.len && !fs->next.bad && fs->dist != NULL) {
+		int rc = receive_chunk(fs, path);
+		if (rc < 0)
+			return rc;
+	}
+	uint64_t got = weft__unpack_u64(&fs->next);
+	uint64_t err = weft__unpack_u64(&fs->next);
+	if (fs->next.bad || got != op || err > 4095)
+		return tape_broken(fs, path);
+	return (int)err;
+}
+
+/* Recording: what a question is, and its answer, follow. */
+static int recording(weft__metafs *fs)
+{
+	return fs != NULL && !fs->replaying && (fs->dist == NULL || fs->replayable);
+}
+
+static void record_entry(weft__metafs *fs, enum meta_op op, int err)
+{
+	weft__pack_u64(&fs->tape, op);
+	weft__pack_u64(&fs->tape, (uint64_t)err);
+}
+
+/* An entry is whole: sent with the others once there are enough of them. */
+static void record_done(weft__metafs *fs)
+{
+	if (fs->tape.failed && fs->error == 0)
+		fs->error = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (fs->dist != NULL && fs->tape.len >= CHUNK_BYTES && !fs->ended) {
+		int rc = send_message(fs, MSG_DATA, 0, 0);
+		if (rc < 0 && fs->error == 0)
+			fs->error = rc;
+	}
+}
+
+/* ---- The three questions ------------------------------------------------------ */
+
+/* stat(2) of `path`, reduced to what backends look at. */
+static int stat_here(const char *path, int *kind, uint64_t *size)
+{
+	struct stat st;
+	*kind = WEFT__META_MISSING;
+	*size = 0;
+	if (stat(path, &st) != 0)
+		return errno ? errno : EIO;
+	*kind = S_ISDIR(st.st_mode) ? WEFT__META_DIR
+		: S_ISREG(st.st_mode) ? WEFT__META_FILE : WEFT__META_OTHER;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+int weft__metafs_stat(weft__metafs *fs, const char *path, int *kind, uint64_t *size)
+{
+	if (fs != NULL && fs->replaying) {
+		int err = replay_entry(fs, OP_STAT, path);
+		*kind = (int)weft__unpack_u64(&fs->next);
+		*size = weft__unpack_u64(&fs->next);
+		return err < 0 ? err : fs->next.bad ? tape_broken(fs, path) : err;
+	}
+	int err = stat_here(path, kind, size);
+	if (recording(fs)) {
+		record_entry(fs, OP_STAT, err);
+		weft__pack_u64(&fs->tape, (uint64_t)*kind);
+		weft__pack_u64(&fs->tape, *size);
+		record_done(fs);
+	}
+	return err;
+}
+
+static int name_order(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void weft__metafs_names_free(char **names, size_t count)
+{
+	for (size_t i = 0; names != NULL && i < count; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Adds a copy of `name` to the list; 0 or WEFT_ENOMEM. */
+static int names_add(char ***names, size_t *count, size_t *cap, const char *name)
+{
+	char *copy = strdup(name);
+	if (copy == NULL || weft__array_grow((void **)names, cap, *count + 1, sizeof **names) < 0) {
+		free(copy);
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	(*names)[(*count)++] = copy;
+	return 0;
+}
+
+/* The names in directory `path` but "." and "..", unsorted; errno or < 0. */
+static int list_here(const char *path, char ***names, size_t *count)
+{
+	DIR *dir = opendir(path);
+	size_t cap = 0;
+	int rc = 0;
+	if (dir == NULL)
+		return errno ? errno : EIO;
+	for (struct dirent *e; rc == 0 && (e = readdir(dir)) != NULL;)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			rc = names_add(names, count, &cap, e->d_name);
+	closedir(dir);
+	return rc;
+}
+
+int weft__metafs_list(weft__metafs *fs, const char *path, char ***names, size_t *count)
+{
+	*names = NULL;
+	*count = 0;
+	if (fs != NULL && fs->replaying) {
+		int err = replay_entry(fs, OP_LIST, path);
+		uint64_t n = err < 0 ? 0 : weft__unpack_u64(&fs->next);
+		size_t cap = 0;
+		for (uint64_t i = 0; err >= 0 && i < n && !fs->next.bad; i++)
+			err = names_add(names, count, &cap, weft__unpack_text(&fs->next));
+		if (err >= 0 && fs->next.bad)
+			err = tape_broken(fs, path);
+		if (err < 0) {
+			weft__metafs_names_free(*names, *count);
+			*names = NULL;
+			*count = 0;
+		}
+		return err;
+	}
+	int err = list_here(path, names, count);
+	if (err < 0) {
+		weft__metafs_names_free(*names, *count);
+		*names = NULL;
+		*count = 0;
+		return err;
+	}
+	if (*count > 1) /* qsort() wants a base even for none */
+		qsort(*names, *count, sizeof **names, name_order);
+	if (recording(fs)) {
+		record_entry(fs, OP_LIST, err);
+		weft__pack_u64(&fs->tape, *count);
+		for (size_t i = 0; i < *count; i++)
+			weft__pack_text(&fs->tape, (*names)[i]);
+		record_done(fs);
+	}
+	return err;
+}
+
+/*
+ * Up to `max` bytes of `path` into a new NUL-terminated buffer; with
+ * `head` unset a file of more than `max` bytes is not read (*bytes NULL,
+ * *size its size). errno or < 0.
+ */
+static int read_here(const char *path, size_t max, int head, char **bytes, size_t *len,
+		     uint64_t *size)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno ? errno : EIO;
+	if (fstat(fd, &st) != 0) {
+		int err = errno ? errno : EIO;
+		close(fd);
+		return err;
+	}
+	*size = (uint64_t)st.st_size;
+	if (!head && *size > max) {
+		close(fd);
+		return 0;
+	}
+	/* One more byte than wanted tells a file that grew past `max`; the
+	 * buffer starts at the size (so a small file costs a small one) and
+	 * grows if the file does while it is read. */
+	size_t want = head ? max : max + 1;
+	size_t cap = (*size < want ? (size_t)*size : want) + 1, got = 0;
+	char *buf = malloc(cap + 1);
+	int err = 0;
+	while (buf != NULL && got < want) {
+		if (got == cap) {
+			size_t more = cap > want - cap ? want : 2 * cap;
+			char *grown = realloc(buf, more + 1);
+			if (grown == NULL) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = grown;
+			cap = more;
+		}
+		ssize_t n = read(fd, buf + got, cap - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? (errno ? errno : EIO) : 0;
+			break;
+		}
+		got += (size_t)n;
+	}
+	if (buf == NULL) {
+		close(fd);
+		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	}
+	close(fd);
+	if (err == 0 && !head && got > max) {
+		*size = got; /* it grew while read: too large after all */
+		free(buf);
+		return 0;
+	}
+	if (err != 0) {
+		free(buf);
+		return err;
+	}
+	buf[got] = '\0';
+	*bytes = buf;
+	*len = got;
+	return 0;
+}
+
+int weft__metafs_read(weft__metafs *fs, const char *path, size_t max, int head, char **bytes,
+		      size_t *len, uint64_t *size)
+{
+	*bytes = NULL;
+	*len = 0;
+	*size = 0;
+	if (fs != NULL && fs->replaying) {
+		int err = replay_entry(fs, OP_READ, path);
+		*size = err < 0 ? 0 : weft__unpack_u64(&fs->next);
+		uint64_t there = err < 0 ? 0 : weft__unpack_u64(&fs->next);
+		size_t n = 0;
+		const void *b = there ? weft__unpack_bytes(&fs->next, &n) : NULL;
+		if (err >= 0 && fs->next.bad)
+			return tape_broken(fs, path);
+		if (err != 0 || !there)
+			return err;
+		if ((*bytes = malloc(n + 1)) == NULL)
+			return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+		memcpy(*bytes, b, n);
+		(*bytes)[n] = '\0';
+		*len = n;
+		return 0;
+	}
+	int err = read_here(path, max, head, bytes, len, size);
+	if (err < 0)
+		return err;
+	if (recording(fs)) {
+		record_entry(fs, OP_READ, err);
+		weft__pack_u64(&fs->tape, *size);
+		weft__pack_u64(&fs->tape, *bytes != NULL);
+		if (*bytes != NULL)
+			weft__pack_bytes(&fs->tape, *bytes, *len);
+		record_done(fs);
+	}
+	return err;
+}

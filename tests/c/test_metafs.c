@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_metafs.c - a trace opened by rank 0 for every rank (core/metafs.c):
+ *   - rank 1, opening from rank 0's metadata tape, builds the trace the
+ *     serial open builds (streams, sizes, byte order, clock offsets,
+ *     nodes and their merged metadata, diagnostics), on ovni layouts 1, 2
+ *     and 3, a stream file alone, marks, and a clock offset table;
+ *   - rank 1 opening a path whose metadata files are gone still builds it:
+ *     it reads none of them;
+ *   - a format that reads its own files (Heph) is opened by each rank;
+ *   - a tape that does not match the questions, ends early, or holds
+ *     garbage (huge counts and lengths) fails the replay with a message,
+ *     never a crash or an allocation of what the bytes claim.
+ * Rank 0's broadcasts are recorded and played back to a "rank 1" in the
+ * same process (tests/mpi/ runs real ranks).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/internal.h"
+#include "testutil.h"
+#include "weft/weft.h"
+
+/* What rank 0 broadcast, in order, for "rank 1" to receive. */
+typedef struct bcast_log {
+	weft__pack bytes;  /* every broadcast, one after the other */
+	size_t played;     /* rank 1: bytes handed out so far */
+} bcast_log;
+
+/* Rank 0: the other rank's report is a copy of its own. */
+static int gather_as_root(void *user, const void *bytes, size_t len, void **all,
+			  size_t *lens)
+{
+	(void)user;
+	*all = malloc(2 * len + 1);
+	REQUIRE(*all != NULL);
+	memcpy(*all, bytes, len);
+	memcpy((char *)*all + len, bytes, len);
+	lens[0] = lens[1] = len;
+	return 0;
+}
+
+static int record_broadcast(void *user, void *bytes, size_t len)
+{
+	weft__pack_raw(&((bcast_log *)user)->bytes, bytes, len);
+	return 0;
+}
+
+/* Rank 1: gives its report to no one. */
+static int gather_as_other(void *user, const void *bytes, size_t len, void **all,
+			   size_t *lens)
+{
+	(void)user, (void)bytes, (void)len, (void)lens;
+	*all = NULL;
+	return 0;
+}
+
+static int play_broadcast(void *user, void *bytes, size_t len)
+{
+	bcast_log *log = user;
+	REQUIRE(log->played + len <= log->bytes.len);
+	memcpy(bytes, log->bytes.data + log->played, len);
+	log->played += len;
+	return 0;
+}
+
+static weft_trace *open_with(const char *path, const weft_dist *dist, const char *offsets)
+{
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.dist = dist;
+	if (offsets != NULL)
+		REQUIRE(weft_open_options_set(&o, "ovni.clock_offsets", offsets) == 0);
+	weft_trace *t = NULL;
+	int rc = weft_trace_open(path, &o, &t);
+	if (rc < 0)
+		fprintf(stderr, "open %s: %s\n", path, weft_last_error());
+	REQUIRE(rc == 0 && t != NULL);
+	return t;
+}
+
+/* Everything the open built, alike in both. */
+static void check_same_trace(const weft_trace *a, const weft_trace *b)
+{
+	CHECK_EQ_U64(weft_trace_format(a), weft_trace_format(b));
+	CHECK_EQ_U64(weft_trace_layout_version(a), weft_trace_layout_version(b));
+	REQUIRE(weft_trace_stream_count(a) == weft_trace_stream_count(b));
+	for (size_t i = 0; i < weft_trace_stream_count(a); i++) {
+		const weft_stream_info *x = weft_trace_stream(a, i), *y = weft_trace_stream(b, i);
+		CHECK_EQ_STR(x->path, y->path);
+		CHECK_EQ_STR(x->file, y->file);
+		CHECK_EQ_U64(x->file_size, y->file_size);
+		CHECK_EQ_U64(x->node, y->node);
+		CHECK_EQ_I64(x->finished, y->finished);
+		CHECK_EQ_I64(x->big_endian, y->big_endian);
+		CHECK_EQ_I64(x->clock_offset, y->clock_offset);
+	}
+	REQUIRE(weft_trace_node_count(a) == weft_trace_node_count(b));
+	for (size_t i = 0; i < weft_trace_node_count(a); i++) {
+		const weft_node *x = weft_trace_node(a, i), *y = weft_trace_node(b, i);
+		CHECK_EQ_STR(x->path, y->path);
+		CHECK_EQ_STR(x->kind, y->kind);
+		CHECK_EQ_I64(x->number, y->number);
+		CHECK_EQ_STR(x->metadata_json, y->metadata_json);
+	}
+	REQUIRE(weft_trace_diag_count(a) == weft_trace_diag_count(b));
+	for (size_t i = 0; i < weft_trace_diag_count(a); i++)
+		CHECK_EQ_STR(weft_trace_diag(a, i)->message, weft_trace_diag(b, i)->message);
+}
+
+/*
+ * Opens `path` serially, as rank 0 of 2 (recording its broadcasts) and as
+ * rank 1 at `other_path` (playing them back); the three must agree. 1
+ * when rank 0 sent a tape (the verdict said: replay).
+ */
+static int check_replay(const char *path, const char *other_path, const char *offsets)
+{
+	bcast_log log = { 0 };
+	weft_dist root = { .rank = 0, .ranks = 2, .gather = gather_as_root,
+			   .broadcast = record_broadcast, .user = &log };
+	weft_dist other = { .rank = 1, .ranks = 2, .gather = gather_as_other,
+			    .broadcast = play_broadcast, .user = &log };
+	weft_trace *serial = open_with(path, NULL, offsets);
+	weft_trace *zero = open_with(path, &root, offsets);
+	weft_trace *one = open_with(other_path, &other, offsets);
+	CHECK_EQ_U64(log.played, log.bytes.len); /* every broadcast received */
+	check_same_trace(serial, zero);
+	check_same_trace(serial, one);
+	/* The two ranks read every stream between them, each once. */
+	for (size_t i = 0; i < weft_trace_stream_count(serial); i++)
+		CHECK(weft__dist_selected(zero)[i] + weft__dist_selected(one)[i] == 1);
+	/* The first message: its length, then BEGIN, the format, replayable. */
+	uint64_t first[4] = { 0 };
+	REQUIRE(log.bytes.len >= sizeof first);
+	memcpy(first, log.bytes.data, sizeof first);
+	CHECK_EQ_U64(first[1], 1);
+	weft_trace_free(serial);
+	weft_trace_free(zero);
+	weft_trace_free(one);
+	weft__pack_release(&log.bytes);
+	return first[3] == 1;
+}
+
+static void test_replays(void)
+{
+	static const char *const traces[] = {
+		"ovni/v3/mpi-func-4procs/ovni",
+		"ovni/v3/ovni-mark-4procs/ovni",
+		"ovni/v3/nosv-parallel-tasks/ovni",
+		"ovni/v2/1.10.0/ovni",
+		"ovni/v1/1.4.1/ovni",
+	};
+	for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+		char *path = strdup(tu_data_path(traces[i]));
+		REQUIRE(path != NULL);
+		CHECK(check_replay(path, path, NULL));
+		free(path);
+	}
+	/* One stream file alone. */
+	char *dir = tu_mkdtemp("metafs");
+	REQUIRE(dir != NULL);
+	char cmd[16384], obs[4200];
+	snprintf(cmd, sizeof cmd, "set -- %s/loom.*/proc.*/thread.*/stream.obs && "
+		 "cp \"$1\" %s/one.obs", tu_data_path("ovni/v3/mpi-func-4procs/ovni"), dir);
+	REQUIRE(system(cmd) == 0);
+	snprintf(obs, sizeof obs, "%s/one.obs", dir);
+	CHECK(check_replay(obs, obs, NULL));
+	/* A clock offset table (ovnisync's): the offsets reach rank 1. */
+	char table[4200];
+	snprintf(table, sizeof table, "%s/clock-offsets.txt", dir);
+	FILE *f = fopen(table, "w");
+	REQUIRE(f != NULL);
+	fputs("rank hostname offset_median offset_mean offset_std\n"
+	      "0 hop 0 0 0\n1 hop 1234 1234 0\nnot a row\n", f);
+	fclose(f);
+	CHECK(check_replay(tu_data_path("ovni/v3/mpi-func-4procs/ovni"),
+			   tu_data_path("ovni/v3/mpi-func-4procs/ovni"), table));
+	/* Heph reads its own file: every rank opens it. */
+	CHECK(!check_replay(tu_data_path("heph/heph_sample.bin.log"),
+			    tu_data_path("heph/heph_sample.bin.log"), NULL));
+	tu_finish_dir(dir);
+}
+
+/*
+ * Rank 1 opens a copy with the data files alone (no stream.json): it
+ * reads no metadata, so it builds rank 0's trace all the same.
+ */
+static void test_other_rank_reads_no_metadata(void)
+{
+	char *dir = tu_mkdtemp("metafs-bare");
+	REQUIRE(dir != NULL);
+	char cmd[16384], copy[4200];
+	snprintf(copy, sizeof copy, "%s/ovni", dir);
+	snprintf(cmd, sizeof cmd, "cp -r %s %s && find %s -name stream.json -delete",
+		 tu_data_path("ovni/v3/mpi-func-4procs/ovni"), copy, copy);
+	REQUIRE(system(cmd) == 0);
+	char *path = strdup(tu_data_path("ovni/v3/mpi-func-4procs/ovni"));
+	REQUIRE(path != NULL);
+	CHECK(check_replay(path, copy, NULL));
+	free(path);
+	tu_finish_dir(dir);
+}
+
+/* A replayer of the raw tape `tape`. */
+static weft__metafs *replayer_of(const void *tape, size_t len)
+{
+	weft__metafs *fs = NULL;
+	REQUIRE(weft__metafs_replay_bytes(tape, len, &fs) == 0);
+	return fs;
+}
+
+/* Questions of the three kinds in turn, from `first`; the worst answer. */
+static int ask_all(weft__metafs *fs, int first)
+{
+	int kind, rc = 0;
+	uint64_t size;
+	char **names, *bytes;
+	size_t count, len;
+	for (int i = first; i < first + 8 && rc >= 0; i++) {
+		int r = i % 3 == 0 ? weft__metafs_stat(fs, "x", &kind, &size)
+			: i % 3 == 1 ? weft__metafs_list(fs, "x", &names, &count)
+			: weft__metafs_read(fs, "x", 100, 0, &bytes, &len, &size);
+		if (r == 0 && i % 3 == 1)
+			weft__metafs_names_free(names, count);
+		if (r == 0 && i % 3 == 2)
+			free(bytes);
+		rc = r < rc ? r : rc;
+	}
+	return rc;
+}
+
+static void test_bad_tapes(void)
+{
+	/* A recorded tape replayed with other questions, then past its end. */
+	weft__metafs *rec = NULL;
+	REQUIRE(weft__metafs_recorder(NULL, &rec) == 0);
+	int kind;
+	uint64_t size;
+	CHECK(weft__metafs_stat(rec, tu_data_path("ovni"), &kind, &size) == 0 &&
+	      kind == WEFT__META_DIR);
+	size_t len;
+	const void *tape = weft__metafs_tape(rec, &len);
+	weft__metafs *fs = replayer_of(tape, len);
+	char **names;
+	size_t count;
+	CHECK_EQ_I64(weft__metafs_list(fs, "x", &names, &count), WEFT_EFORMAT);
+	CHECK(strstr(weft_last_error(), "another question here than on rank 0") != NULL);
+	weft__metafs_free(fs);
+	fs = replayer_of(tape, len);
+	CHECK(weft__metafs_stat(fs, "x", &kind, &size) == 0 && kind == WEFT__META_DIR);
+	CHECK_EQ_I64(weft__metafs_stat(fs, "x", &kind, &size), WEFT_EFORMAT);
+	weft__metafs_free(fs);
+	/* A tape cut anywhere is refused. */
+	for (size_t cut = 0; cut < len; cut++) {
+		fs = replayer_of(tape, cut);
+		CHECK_EQ_I64(weft__metafs_stat(fs, "x", &kind, &size), WEFT_EFORMAT);
+		weft__metafs_free(fs);
+	}
+	weft__metafs_free(rec);
+
+	/* Entries that claim huge counts and lengths, and garbage. */
+	weft__pack t = { 0 };
+	uint64_t huge[] = { 2, 0, UINT64_MAX };            /* list of 2^64 names */
+	uint64_t long_read[] = { 3, 0, 10, 1, UINT64_MAX }; /* read of 2^64 bytes */
+	uint64_t bad_errno[] = { 1, UINT64_MAX, 0, 0 };     /* stat, errno 2^64 - 1 */
+	const uint64_t *cases[] = { huge, long_read, bad_errno };
+	size_t sizes[] = { sizeof huge, sizeof long_read, sizeof bad_errno };
+	for (size_t c = 0; c < 3; c++) {
+		t.len = 0;
+		for (size_t i = 0; i < sizes[c] / 8; i++)
+			weft__pack_u64(&t, cases[c][i]);
+		for (int first = 0; first < 3; first++) {
+			fs = replayer_of(t.data, t.len);
+			CHECK(ask_all(fs, first) < 0);
+			weft__metafs_free(fs);
+		}
+	}
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	for (int n = 0; n < 64; n++) {
+		t.len = 0;
+		for (int i = 0; i <= n; i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+			weft__pack_u64(&t, i % 2 ? x >> (x & 63) : x % 4);
+		fs = replayer_of(t.data, t.len);
+		ask_all(fs, n % 3); /* whatever it answers: no crash, no huge allocation */
+		weft__metafs_free(fs);
+	}
+	weft__pack_release(&t);
+}
+
+int main(void)
+{
+	test_replays();
+	test_other_rank_reads_no_metadata();
+	test_bad_tapes();
+	return tu_result();
+}
