@@ -369,13 +369,12 @@ int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d)
 	return rc;
 }
 
-int weft__dist_check_share_sizes(const weft_trace *trace)
+int weft__trace_check_sizes(const weft_trace *trace, const uint8_t *selected, int on_rank)
 {
-	const uint8_t *mine = weft__dist_selected(trace);
-	for (size_t i = 0; mine != NULL && i < trace->stream_count; i++) {
+	for (size_t i = 0; selected != NULL && i < trace->stream_count; i++) {
 		const weft_stream_info *s = &trace->streams[i];
-		const char *path = mine[i] ? trace->backend->stream_data_path(trace, (uint32_t)i)
-					   : NULL;
+		const char *path = selected[i] ? trace->backend->stream_data_path(trace, (uint32_t)i)
+					       : NULL;
 		struct stat st;
 		if (path == NULL)
 			continue;
@@ -383,7 +382,9 @@ int weft__dist_check_share_sizes(const weft_trace *trace)
 			return weft__error_errno(s->file != NULL ? s->file : s->path,
 						 "cannot read the stream's file");
 		if ((uint64_t)st.st_size != s->file_size)
-			return size_changed(s, s->file_size, (uint64_t)st.st_size);
+			return on_rank ? size_changed(s, s->file_size, (uint64_t)st.st_size)
+				       : weft__trace_size_changed(s, s->file_size,
+								  (uint64_t)st.st_size);
 	}
 	return 0;
 }

@@ -318,6 +318,11 @@ struct weft_trace {
 	/* While a backend opens the trace: where its metadata questions go
 	 * (core/metafs.c; NULL: the file system). */
 	struct weft__metafs *metafs;
+	/* What the open asked and was answered (core/metafs.c), kept so that
+	 * the trace's threads open it again without the file system
+	 * (weft__trace_reopen); NULL for formats whose open reads its own. */
+	void *open_tape;
+	size_t open_tape_len;
 };
 
 /*
@@ -340,6 +345,15 @@ static inline void weft__progress_count(weft_trace *trace, uint64_t n)
  * belong to one thread at a time. Diagnostics of opening are found again.
  */
 int weft__trace_reopen(const weft_trace *trace, weft_trace **out);
+/*
+ * The same for a thread that reads the streams of `selected` (a byte per
+ * stream): opened from the trace's open tape when it has one, and then
+ * the files of those streams checked against the sizes of the table.
+ */
+int weft__trace_reopen_part(const weft_trace *trace, const uint8_t *selected,
+			    weft_trace **out);
+/* "the file changed since it was opened" of stream `s`: `was` bytes then, `now` now. */
+int weft__trace_size_changed(const weft_stream_info *s, uint64_t was, uint64_t now);
 
 /* A copy of `s` owned by the trace (freed with it); NULL on ENOMEM. */
 const char *weft__trace_strdup(weft_trace *trace, const char *s);
@@ -507,11 +521,13 @@ int weft__dist_broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold
  */
 int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d);
 /*
- * In weft_trace_open, when the trace was opened from rank 0's metadata
- * (weft_backend.stream_data_path): the files of this rank's streams have
- * the sizes in the table, else it fails as above. 0 or < 0.
+ * When the trace was opened from a metadata tape (weft_backend.
+ * stream_data_path): the files of the streams of `selected` have the
+ * sizes in the table, else WEFT_ETRUNCATED, "the file changed since it
+ * was opened", in a rank's words (`on_rank`: "it had N bytes on rank 0,
+ * it has M here") or a thread's. 0 or < 0.
  */
-int weft__dist_check_share_sizes(const weft_trace *trace);
+int weft__trace_check_sizes(const weft_trace *trace, const uint8_t *selected, int on_rank);
 
 /* ---- Metadata reads, recorded and replayed (core/metafs.c) -------------------- */
 
@@ -527,11 +543,25 @@ int weft__dist_check_share_sizes(const weft_trace *trace);
  */
 typedef struct weft__metafs weft__metafs;
 enum { WEFT__META_MISSING, WEFT__META_FILE, WEFT__META_DIR, WEFT__META_OTHER };
-/* Rank 0's recorder for the ranks of `d` (NULL: it keeps the tape). */
-int weft__metafs_recorder(const weft_dist *d, weft__metafs **out);
+/*
+ * A recorder that sends its tape to the ranks of `d` (rank 0's), keeps it
+ * (`keep`: for the trace's threads, weft__metafs_take_kept; without `d`
+ * it is compressed at the end, in one chunk), or both. One with neither
+ * keeps its tape unsent (tests: weft__metafs_tape).
+ */
+int weft__metafs_recorder(const weft_dist *d, int keep, weft__metafs **out);
 /* The others: BEGIN from rank 0 (the format in *format), then a replayer
  * of the tape that follows when weft__metafs_replayable() says so. */
-int weft__metafs_replayer(const weft_dist *d, weft__metafs **out, int *format);
+int weft__metafs_replayer(const weft_dist *d, int keep, weft__metafs **out, int *format);
+/* The same from a kept tape (weft__metafs_take_kept), for a thread. */
+int weft__metafs_replayer_kept(const void *tape, size_t len, weft__metafs **out,
+			       int *format);
+/* A recorder that keeps without sending (a serial open) keeps nothing
+ * after all: what it wrote is dropped, nothing is compressed. */
+void weft__metafs_unkeep(weft__metafs *fs);
+/* After weft__metafs_end: the kept tape (malloc'd, the caller's) when it
+ * is whole and replayable; 1 then, else 0. */
+int weft__metafs_take_kept(weft__metafs *fs, void **tape, size_t *len);
 int weft__metafs_replayable(const weft__metafs *fs);
 /* Rank 0: `backend` is about to open the trace (sends BEGIN). 0 or < 0. */
 int weft__metafs_begin(weft__metafs *fs, const weft_backend *backend);

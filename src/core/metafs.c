@@ -49,6 +49,11 @@ enum meta_message { MSG_BEGIN = 1, MSG_DATA, MSG_END, MSG_FAILED };
 
 struct weft__metafs {
 	const weft_dist *dist;  /* the ranks the tape goes to (or comes from) */
+	int keep;               /* every message also kept, for the trace's
+	                           threads (weft__trace_reopen) */
+	weft__pack kept;        /* those messages, each length-prefixed */
+	int from_kept;          /* replaying from kept messages, not a dist */
+	weft__unpack source;    /* from_kept: the next message */
 	int replaying;
 	int replayable;         /* BEGIN said the open can be replayed */
 	int begun, ended;       /* BEGIN (or FAILED) and END sent or received */
@@ -61,7 +66,7 @@ struct weft__metafs {
 
 static int send_message(weft__metafs *fs, enum meta_message type, uint64_t a, uint64_t b);
 
-int weft__metafs_recorder(const weft_dist *d, weft__metafs **out)
+int weft__metafs_recorder(const weft_dist *d, int keep, weft__metafs **out)
 {
 	*out = calloc(1, sizeof **out);
 	if (*out == NULL) {
@@ -71,6 +76,7 @@ int weft__metafs_recorder(const weft_dist *d, weft__metafs **out)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
 	(*out)->dist = d;
+	(*out)->keep = keep;
 	return 0;
 }
 
@@ -79,7 +85,30 @@ void weft__metafs_free(weft__metafs *fs)
 	if (fs == NULL)
 		return;
 	weft__pack_release(&fs->tape);
+	weft__pack_release(&fs->kept);
 	free(fs);
+}
+
+void weft__metafs_unkeep(weft__metafs *fs)
+{
+	if (fs != NULL && fs->dist == NULL && !fs->replaying) {
+		fs->keep = 0;
+		fs->replayable = 0; /* nothing more to send or keep */
+		weft__pack_release(&fs->kept);
+		weft__pack_release(&fs->tape);
+	}
+}
+
+int weft__metafs_take_kept(weft__metafs *fs, void **tape, size_t *len)
+{
+	*tape = NULL;
+	*len = 0;
+	if (fs == NULL || !fs->keep || !fs->replayable || fs->kept.failed || fs->error < 0)
+		return 0;
+	*tape = fs->kept.data;
+	*len = fs->kept.len;
+	fs->kept = (weft__pack){ 0 };
+	return 1;
 }
 
 const void *weft__metafs_tape(const weft__metafs *fs, size_t *len)
@@ -136,7 +165,9 @@ static int send_message(weft__metafs *fs, enum meta_message type, uint64_t a, ui
 		weft__pack_u64(&msg, 0);
 		fs->ended = 1;
 	}
-	int brc = weft__dist_broadcast_pack(fs->dist, &msg, 0);
+	if (fs->keep)
+		weft__pack_bytes(&fs->kept, msg.data, msg.len);
+	int brc = fs->dist != NULL ? weft__dist_broadcast_pack(fs->dist, &msg, 0) : 0;
 	weft__pack_release(&msg);
 	return rc < 0 ? rc : brc;
 }
@@ -145,7 +176,18 @@ static int send_message(weft__metafs *fs, enum meta_message type, uint64_t a, ui
 static int receive_message(weft__metafs *fs, weft__pack *msg, weft__unpack *u)
 {
 	weft__pack_release(msg);
-	int rc = weft__dist_broadcast_pack(fs->dist, msg, 0);
+	int rc = 0;
+	if (fs->from_kept) {
+		size_t len = 0;
+		const void *bytes = weft__unpack_bytes(&fs->source, &len);
+		weft__pack_raw(msg, bytes, len);
+		if (msg->failed)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	} else {
+		rc = weft__dist_broadcast_pack(fs->dist, msg, 0);
+		if (rc == 0 && fs->keep)
+			weft__pack_bytes(&fs->kept, msg->data, msg->len);
+	}
 	*u = (weft__unpack){ .data = msg->data, .len = msg->len };
 	uint64_t type = weft__unpack_u64(u);
 	if (rc < 0)
@@ -199,7 +241,7 @@ static int receive_chunk(weft__metafs *fs, const char *path)
 
 int weft__metafs_begin(weft__metafs *fs, const weft_backend *backend)
 {
-	if (fs == NULL || fs->replaying || fs->dist == NULL)
+	if (fs == NULL || fs->replaying || (fs->dist == NULL && !fs->keep))
 		return 0;
 	fs->begun = 1;
 	fs->replayable = backend->stream_data_path != NULL;
@@ -220,17 +262,19 @@ static void drain(weft__metafs *fs)
 	}
 }
 
-int weft__metafs_replayer(const weft_dist *d, weft__metafs **out, int *format)
+/* Takes BEGIN (or what says rank 0 failed) into a new replayer *out. */
+static int start_replay(weft__metafs *proto, weft__metafs **out, int *format)
 {
-	weft__metafs stand_in = { .dist = d }, *fs = calloc(1, sizeof *fs);
+	weft__metafs *fs = malloc(sizeof *fs);
 	weft__pack msg = { 0 };
 	weft__unpack u;
 	int rc = 0;
 	if (fs == NULL) { /* still take part, then fail */
-		fs = &stand_in;
+		fs = proto;
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	} else {
+		*fs = *proto;
 	}
-	fs->dist = d;
 	fs->replaying = fs->begun = 1;
 	int type = receive_message(fs, &msg, &u);
 	if (type == MSG_BEGIN) {
@@ -244,12 +288,25 @@ int weft__metafs_replayer(const weft_dist *d, weft__metafs **out, int *format)
 							   "rank 0 could not open the trace");
 	}
 	weft__pack_release(&msg);
-	if (fs == &stand_in) {
+	if (fs == proto) {
 		drain(fs);
+		weft__pack_release(&fs->kept);
 		fs = NULL;
 	}
 	*out = fs;
 	return rc;
+}
+
+int weft__metafs_replayer(const weft_dist *d, int keep, weft__metafs **out, int *format)
+{
+	weft__metafs proto = { .dist = d, .keep = keep };
+	return start_replay(&proto, out, format);
+}
+
+int weft__metafs_replayer_kept(const void *tape, size_t len, weft__metafs **out, int *format)
+{
+	weft__metafs proto = { .from_kept = 1, .source = { .data = tape, .len = len } };
+	return start_replay(&proto, out, format);
 }
 
 int weft__metafs_replayable(const weft__metafs *fs)
@@ -259,7 +316,7 @@ int weft__metafs_replayable(const weft__metafs *fs)
 
 int weft__metafs_end(weft__metafs *fs, int rc)
 {
-	if (fs == NULL || fs->dist == NULL)
+	if (fs == NULL || (fs->dist == NULL && !fs->keep && !fs->from_kept))
 		return rc;
 	if (fs->replaying) {
 		drain(fs);
@@ -293,7 +350,7 @@ static int tape_broken(const weft__metafs *fs, const char *path)
 /* Replaying: the next entry, which must be `op`; its errno. */
 static int replay_entry(weft__metafs *fs, enum meta_op op, const char *path)
 {
-	if (fs->next.pos == fs->next.len && !fs->next.bad && fs->dist != NULL) {
+	if (fs->next.pos == fs->next.len && !fs->next.bad && (fs->dist != NULL || fs->from_kept)) {
 		int rc = receive_chunk(fs, path);
 		if (rc < 0)
 			return rc;
@@ -308,7 +365,8 @@ static int replay_entry(weft__metafs *fs, enum meta_op op, const char *path)
 /* Recording: what a question is, and its answer, follow. */
 static int recording(weft__metafs *fs)
 {
-	return fs != NULL && !fs->replaying && (fs->dist == NULL || fs->replayable);
+	return fs != NULL && !fs->replaying &&
+	       (fs->replayable || (fs->dist == NULL && !fs->keep));
 }
 
 static void record_entry(weft__metafs *fs, enum meta_op op, int err)

@@ -3,7 +3,8 @@
  * core/parts.c - an analysis over many streams on several threads.
  *
  * A trace and its cursors belong to one thread, so each thread opens the
- * trace again (weft__trace_reopen) and reads its part of the streams,
+ * trace again (weft__trace_reopen_part: ovni from what the trace's own
+ * open read, core/metafs.c) and reads its part of the streams,
  * dealt by bytes as ranks deal them (weft__share_deal). A part's result
  * travels as a pack, the form ranks send (core/dist.c), and the caller
  * merges the packs in part order: one merge for threads and ranks, and a
@@ -47,7 +48,7 @@ static void publish_progress(const weft_progress *progress, void *data)
 static void *part_main(void *arg)
 {
 	part_worker *w = arg;
-	w->rc = weft__trace_reopen(w->origin, &w->handle);
+	w->rc = weft__trace_reopen_part(w->origin, w->selected, &w->handle);
 	if (w->rc == 0) {
 		weft_trace_set_progress(w->handle, publish_progress, w, 10 * 1000 * 1000);
 		w->open_diags = weft_trace_diag_count(w->handle);
@@ -105,9 +106,9 @@ static int streams_read_alone(const weft_trace *trace)
 /*
  * Bytes a thread must have to read for the automatic choice to start it:
  * each thread opens the trace again (its metadata: about 70 us per ovni
- * stream here), which a trace of many small streams does not pay back
- * (4096 streams of 7 KiB: top took 0.32 s on one thread, 0.56 s on two;
- * docs/SCALING.md).
+ * stream here, 25-30 us replayed from the open's tape), which a trace of
+ * many small streams does not pay back (4096 streams of 7 KiB: top took
+ * 0.27 s on one thread, 0.36-0.40 s on two; docs/SCALING.md).
  */
 #define BYTES_PER_THREAD (32ull << 20)
 

@@ -247,29 +247,54 @@ static int keep_options(weft_trace *trace, const weft_open_options *options)
 	return 0;
 }
 
+int weft__trace_size_changed(const weft_stream_info *s, uint64_t was, uint64_t now)
+{
+	return weft__error(WEFT_ETRUNCATED, s->file != NULL ? s->file : s->path,
+			   now < was ? now : was, "the file changed since it was opened: it "
+			   "had %llu bytes, it now has %llu", (unsigned long long)was,
+			   (unsigned long long)now);
+}
+
+static int open_here(const char *path, const weft_open_options *options, weft__metafs *fs,
+		     weft_trace **out);
+
+/* The copy of `trace` from what its open read (its tape), as `o` says. */
+static int reopen_replayed(const weft_trace *trace, const weft_open_options *o,
+			   weft_trace **out)
+{
+	weft__metafs *fs = NULL;
+	int format = 0;
+	int rc = weft__metafs_replayer_kept(trace->open_tape, trace->open_tape_len, &fs, &format);
+	if (rc == 0 && !weft__metafs_replayable(fs))
+		rc = weft__error(WEFT_EFORMAT, trace->path, WEFT_NO_OFFSET,
+				 "the trace's open tape cannot be replayed (a bug)");
+	if (rc == 0)
+		rc = open_here(trace->path, o, fs, out);
+	rc = weft__metafs_end(fs, rc);
+	weft__metafs_free(fs);
+	return rc;
+}
+
 int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
 {
 	weft_open_options o = trace->options;
 	o.format = trace->backend->format;
 	o.progress = NULL; /* the copy is read on another thread: no callback there */
 	o.dist = NULL;     /* ... by this rank alone: opening it is not collective */
-	int rc = weft_trace_open(trace->path, &o, out);
+	int rc = trace->open_tape != NULL ? reopen_replayed(trace, &o, out)
+					  : weft_trace_open(trace->path, &o, out);
 	if (rc < 0)
 		return rc;
 	/* The copy must read what the caller's handle saw: a file that
-	 * changed in between would be read short (or long) without a word. */
+	 * changed in between would be read short (or long) without a word.
+	 * (A replayed copy has the same table: weft__trace_reopen_part.) */
 	const weft_trace *t = *out;
 	for (size_t i = 0; i < t->stream_count && i < trace->stream_count; i++) {
 		const weft_stream_info *was = &trace->streams[i], *now = &t->streams[i];
-		if (now->file_size == was->file_size)
-			continue;
-		rc = weft__error(WEFT_ETRUNCATED, now->file != NULL ? now->file : now->path,
-				 now->file_size < was->file_size ? now->file_size
-								  : was->file_size,
-				 "the file changed since it was opened: it had %llu bytes, it "
-				 "now has %llu", (unsigned long long)was->file_size,
-				 (unsigned long long)now->file_size);
-		break;
+		if (now->file_size != was->file_size) {
+			rc = weft__trace_size_changed(now, was->file_size, now->file_size);
+			break;
+		}
 	}
 	if (rc == 0 && t->stream_count != trace->stream_count)
 		rc = weft__error(WEFT_EFORMAT, trace->path, WEFT_NO_OFFSET,
@@ -282,8 +307,41 @@ int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
 	return rc;
 }
 
-static int open_here(const char *path, const weft_open_options *options, weft__metafs *fs,
-		     weft_trace **out);
+int weft__trace_reopen_part(const weft_trace *trace, const uint8_t *selected,
+			    weft_trace **out)
+{
+	int rc = weft__trace_reopen(trace, out);
+	if (rc == 0 && trace->open_tape != NULL)
+		rc = weft__trace_check_sizes(*out, selected, 0);
+	if (rc < 0) {
+		weft_trace_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/*
+ * The end of an open through `fs` (sends or takes what is left of the
+ * tape); the tape stays with the trace for its threads.
+ */
+static int open_end(weft__metafs *fs, int rc, weft_trace **out)
+{
+	/* Alone, the tape is kept only for a trace its analyses would read on
+	 * threads (weft__parts_threads: the threads option, WEFT_THREADS, or
+	 * enough bytes); an analysis that asks for threads itself then opens
+	 * its copies from the files. */
+	if (rc == 0 && !weft__dist_active(*out) && weft__parts_threads(*out, NULL, 0) <= 1)
+		weft__metafs_unkeep(fs);
+	rc = weft__metafs_end(fs, rc);
+	if (rc == 0 && *out != NULL)
+		weft__metafs_take_kept(fs, &(*out)->open_tape, &(*out)->open_tape_len);
+	weft__metafs_free(fs);
+	if (rc < 0 && *out != NULL) {
+		weft_trace_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
 
 /*
  * The open of a trace shared by the ranks of `d`: rank 0 opens it through
@@ -299,12 +357,12 @@ static int open_shared(const char *path, const weft_open_options *options,
 	weft__metafs *fs = NULL;
 	int rc;
 	if (d->rank == 0) {
-		rc = weft__metafs_recorder(d, &fs);
+		rc = weft__metafs_recorder(d, 1, &fs);
 		if (rc == 0)
 			rc = open_here(path, options, fs, out);
 	} else {
 		int format = 0;
-		rc = weft__metafs_replayer(d, &fs, &format);
+		rc = weft__metafs_replayer(d, 1, &fs, &format);
 		weft_open_options forced = *options;
 		forced.format = (weft_format)format;
 		if (rc == 0)
@@ -312,13 +370,7 @@ static int open_shared(const char *path, const weft_open_options *options,
 				       weft__metafs_replayable(fs) ? fs : NULL, out);
 	}
 	*replayed = weft__metafs_replayable(fs);
-	rc = weft__metafs_end(fs, rc);
-	weft__metafs_free(fs);
-	if (rc < 0 && *out != NULL) {
-		weft_trace_free(*out);
-		*out = NULL;
-	}
-	return rc;
+	return open_end(fs, rc, out);
 }
 
 /*
@@ -332,8 +384,12 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	if (out != NULL)
 		*out = NULL;
 	const weft_dist *d = options != NULL ? options->dist : NULL;
-	if (d == NULL || d->ranks <= 1 || out == NULL)
-		return open_here(path, options, NULL, out);
+	if (d == NULL || d->ranks <= 1 || out == NULL) {
+		weft__metafs *fs = NULL;
+		if (out != NULL && weft__metafs_recorder(NULL, 1, &fs) < 0)
+			weft__error_clear(); /* then without a tape */
+		return open_end(fs, open_here(path, options, fs, out), out);
+	}
 	if (d->rank < 0 || d->rank >= d->ranks || d->gather == NULL || d->broadcast == NULL)
 		return weft__error(WEFT_EINVAL, path, WEFT_NO_OFFSET,
 				   "weft_dist: rank %d of %d, or no gather or broadcast",
@@ -346,7 +402,7 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 	if (rc == 0)
 		rc = agreed < 0 ? agreed : weft__dist_deal(*out);
 	if (rc == 0 && replayed && d->rank != 0)
-		rc = weft__dist_check_share_sizes(*out);
+		rc = weft__trace_check_sizes(*out, weft__dist_selected(*out), 1);
 	if (rc < 0 && *out != NULL) {
 		weft_trace_free(*out);
 		*out = NULL;
@@ -436,6 +492,7 @@ void weft_trace_free(weft_trace *trace)
 	free(trace->diag_origins);
 	free(trace->metadata_json);
 	free(trace->dist_selected);
+	free(trace->open_tape);
 	free(trace->path);
 	free(trace);
 }

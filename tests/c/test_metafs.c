@@ -8,6 +8,8 @@
  *   - rank 1 opening a path whose metadata files are gone still builds it:
  *     it reads none of them;
  *   - a format that reads its own files (Heph) is opened by each rank;
+ *   - a thread's copy of a trace (weft__trace_reopen) replays the open's
+ *     kept tape, and checks the files of its own streams;
  *   - a tape that does not match the questions, ends early, or holds
  *     garbage (huge counts and lengths) fails the replay with a message,
  *     never a crash or an allocation of what the bytes claim.
@@ -203,6 +205,59 @@ static void test_other_rank_reads_no_metadata(void)
 	tu_finish_dir(dir);
 }
 
+/*
+ * A thread's copy of the trace comes from the open's tape: the same trace
+ * again, without the metadata files (gone by then here); a stream of the
+ * thread's whose file changed since the open fails its copy, in the
+ * thread's words, and one of another thread's does not.
+ */
+static void test_threads_replay(void)
+{
+	char *dir = tu_mkdtemp("metafs-threads");
+	REQUIRE(dir != NULL);
+	char cmd[16384], copy[4200];
+	snprintf(copy, sizeof copy, "%s/ovni", dir);
+	snprintf(cmd, sizeof cmd, "cp -r %s %s", tu_data_path("ovni/v3/mpi-func-4procs/ovni"),
+		 copy);
+	REQUIRE(system(cmd) == 0);
+	/* Kept for a trace that is read on threads (here: asked), not else. */
+	weft_open_options o;
+	weft_open_options_init(&o);
+	o.threads = 1;
+	weft_trace *t = NULL, *again = NULL;
+	REQUIRE(weft_trace_open(copy, &o, &t) == 0);
+	CHECK(t->open_tape == NULL);
+	weft_trace_free(t);
+	o.threads = 2;
+	REQUIRE(weft_trace_open(copy, &o, &t) == 0);
+	CHECK(t->open_tape != NULL);
+	snprintf(cmd, sizeof cmd, "find %s -name stream.json -delete", copy);
+	REQUIRE(system(cmd) == 0);
+	REQUIRE(weft__trace_reopen(t, &again) == 0);
+	check_same_trace(t, again);
+	weft_trace_free(again);
+	/* Stream 1's file loses its last 16 bytes. */
+	const weft_stream_info *s = weft_trace_stream(t, 1);
+	snprintf(cmd, sizeof cmd, "truncate -s %llu %s/%s",
+		 (unsigned long long)s->file_size - 16, copy, s->file);
+	REQUIRE(system(cmd) == 0);
+	uint8_t mine[64] = { 0 }, others[64] = { 0 };
+	REQUIRE(weft_trace_stream_count(t) <= sizeof mine);
+	mine[1] = 1;
+	others[0] = 1;
+	CHECK_EQ_I64(weft__trace_reopen_part(t, mine, &again), WEFT_ETRUNCATED);
+	CHECK(again == NULL);
+	char want[256];
+	snprintf(want, sizeof want, "the file changed since it was opened: it had %llu bytes, "
+		 "it now has %llu", (unsigned long long)s->file_size,
+		 (unsigned long long)s->file_size - 16);
+	CHECK(strstr(weft_last_error(), want) != NULL);
+	REQUIRE(weft__trace_reopen_part(t, others, &again) == 0);
+	weft_trace_free(again);
+	weft_trace_free(t);
+	tu_finish_dir(dir);
+}
+
 /* A replayer of the raw tape `tape`. */
 static weft__metafs *replayer_of(const void *tape, size_t len)
 {
@@ -235,7 +290,7 @@ static void test_bad_tapes(void)
 {
 	/* A recorded tape replayed with other questions, then past its end. */
 	weft__metafs *rec = NULL;
-	REQUIRE(weft__metafs_recorder(NULL, &rec) == 0);
+	REQUIRE(weft__metafs_recorder(NULL, 0, &rec) == 0);
 	int kind;
 	uint64_t size;
 	CHECK(weft__metafs_stat(rec, tu_data_path("ovni"), &kind, &size) == 0 &&
@@ -293,6 +348,7 @@ int main(void)
 {
 	test_replays();
 	test_other_rank_reads_no_metadata();
+	test_threads_replay();
 	test_bad_tapes();
 	return tu_result();
 }
