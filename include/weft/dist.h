@@ -15,7 +15,7 @@
  *     weft_counts_compute(trace, NULL, &c);   // collective: rank 0 has
  *                                             // the counts of the trace
  *
- * With `dist` set, opening is collective (every rank opens; ovni: from
+ * With `dist` set, opening is collective (every rank opens; ovni, Pallas: from
  * what rank 0 read of the trace's metadata, sent to the others as it
  * reads, each rank checking the sizes of its own streams' files; if one
  * fails, all fail, with that rank's message on rank 0), and the analyses that

@@ -4,7 +4,8 @@
  *   - rank 1, opening from rank 0's metadata tape, builds the trace the
  *     serial open builds (streams, sizes, byte order, clock offsets,
  *     nodes and their merged metadata, diagnostics), on ovni layouts 1, 2
- *     and 3, a stream file alone, marks, and a clock offset table;
+ *     and 3, a stream file alone, marks, a clock offset table, and Pallas
+ *     traces (a directory, its main file);
  *   - rank 1 opening a path whose metadata files are gone still builds it:
  *     it reads none of them;
  *   - a format that reads its own files (Heph) is opened by each rank;
@@ -153,6 +154,9 @@ static void test_replays(void)
 		"ovni/v3/nosv-parallel-tasks/ovni",
 		"ovni/v2/1.10.0/ovni",
 		"ovni/v1/1.4.1/ovni",
+		"pallas/weft_order/trace",
+		"pallas/wb_generic_f2_n20_t4_logical/trace",
+		"pallas/weft_order/trace/main.pallas",
 	};
 	for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
 		char *path = strdup(tu_data_path(traces[i]));
@@ -201,6 +205,17 @@ static void test_other_rank_reads_no_metadata(void)
 	char *path = strdup(tu_data_path("ovni/v3/mpi-func-4procs/ovni"));
 	REQUIRE(path != NULL);
 	CHECK(check_replay(path, copy, NULL));
+	free(path);
+	/* Pallas: a copy with the thread directories alone (no main or
+	 * archive file, whose definitions the open reads). */
+	char pcopy[4200];
+	snprintf(pcopy, sizeof pcopy, "%s/pallas", dir);
+	snprintf(cmd, sizeof cmd, "cp -r %s %s && rm %s/main.pallas %s/archive_*/archive.pallas",
+		 tu_data_path("pallas/weft_order/trace"), pcopy, pcopy, pcopy);
+	REQUIRE(system(cmd) == 0);
+	path = strdup(tu_data_path("pallas/weft_order/trace"));
+	REQUIRE(path != NULL);
+	CHECK(check_replay(path, pcopy, NULL));
 	free(path);
 	tu_finish_dir(dir);
 }

@@ -201,15 +201,21 @@ def test_only_rank_0_reads_the_metadata(mpi_runner, tmp_path):
     the file system: ranks 1 and 2 here open a copy without any
     stream.json, which alone gives streams without metadata (warnings, and
     no mark names: `profile` of the marks trace would name the regions by
-    their codes), and the output is still the serial command's. A format
-    that reads its own files (Heph) is opened by every rank."""
+    their codes), or a Pallas trace without its main and archive files
+    (no trace at all), and the output is still the serial command's. A
+    format that reads its own files (Heph) is opened by every rank."""
     mpiexec, runner = mpi_runner
     marks = DATA_DIR / "ovni" / "v3" / "ovni-mark-4procs"
     for cmd, trace in ((["profile"], marks), (["top", "--streams"], TRACES["ovni-v3-mpi"]),
-                       (["info"], TRACES["ovni-v3-mpi"])):
+                       (["info"], TRACES["ovni-v3-mpi"]),
+                       (["profile"], TRACES["pallas-generic"]),
+                       (["info"], TRACES["pallas-generic"])):
         bare = tmp_path / trace.name
         shutil.copytree(trace, bare)
-        for meta in bare.rglob("stream.json"):
+        # ovni: the streams' metadata; Pallas: the main and archive files
+        # (the definitions), the thread directories left.
+        for meta in [*bare.rglob("stream.json"), *bare.glob("*.pallas"),
+                     *bare.glob("archive_*/archive.pallas")]:
             meta.unlink()
         expected = serial(cmd, trace)
         alone = serial(cmd, bare)

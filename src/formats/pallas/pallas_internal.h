@@ -260,6 +260,7 @@ typedef struct pallas_stream_ref {
 	uint32_t archive;       /* index in archives */
 	uint32_t location;      /* thread (location) id */
 	char *dir;              /* thread directory */
+	char *grammar;          /* its grammar file (the stream's data file) */
 } pallas_stream_ref;
 
 typedef struct pallas_trace {

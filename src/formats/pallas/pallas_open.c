@@ -10,12 +10,11 @@
  * A missing or damaged archive or thread file is a diagnostic, not a
  * failure: the rest of the trace stays readable.
  */
-#include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "formats/pallas/pallas_internal.h"
 
@@ -43,47 +42,78 @@ static int first_byte(const char *path)
 
 /*
  * The main file of a trace directory: "main.pallas" when present, else
- * the first `*.pallas` file by name (malloc'ed path), or NULL.
+ * the first `*.pallas` file by name (malloc'ed path), or NULL. Its
+ * questions go to `fs` (core/metafs.c; NULL: the file system).
  */
-static char *find_main_file(const char *dir)
+static char *find_main_file(weft__metafs *fs, const char *dir)
 {
 	char *main_path = weft__path_join(dir, "main.pallas");
-	struct stat st;
-	if (main_path && stat(main_path, &st) == 0 && S_ISREG(st.st_mode))
+	int kind;
+	uint64_t size;
+	if (main_path && weft__metafs_stat(fs, main_path, &kind, &size) == 0 &&
+	    kind == WEFT__META_FILE)
 		return main_path;
 	free(main_path);
-	DIR *d = opendir(dir);
-	if (d == NULL)
+	char **names, *path = NULL;
+	size_t n;
+	if (weft__metafs_list(fs, dir, &names, &n) != 0)
 		return NULL;
-	char *best = NULL;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (!ends_with(e->d_name, ".pallas") || e->d_name[0] == '.')
-			continue;
-		if (best == NULL || strcmp(e->d_name, best) < 0) {
-			free(best);
-			best = strdup(e->d_name);
-		}
-	}
-	closedir(d);
-	if (best == NULL)
-		return NULL;
-	char *path = weft__path_join(dir, best);
-	free(best);
+	for (size_t i = 0; i < n && path == NULL; i++) /* in name order */
+		if (ends_with(names[i], ".pallas") && names[i][0] != '.')
+			path = weft__path_join(dir, names[i]);
+	weft__metafs_names_free(names, n);
 	return path;
 }
 
 /* The main file of `path` (the file itself or found in the directory). */
-static char *main_file_of(const char *path)
+static char *main_file_of(weft__metafs *fs, const char *path)
 {
-	struct stat st;
-	if (stat(path, &st) != 0)
+	int kind;
+	uint64_t size;
+	if (weft__metafs_stat(fs, path, &kind, &size) != 0)
 		return NULL;
-	if (S_ISDIR(st.st_mode))
-		return find_main_file(path);
-	if (S_ISREG(st.st_mode) && ends_with(path, ".pallas"))
+	if (kind == WEFT__META_DIR)
+		return find_main_file(fs, path);
+	if (kind == WEFT__META_FILE && ends_with(path, ".pallas"))
 		return strdup(path);
 	return NULL;
+}
+
+/*
+ * weft__pallas_read_file() of a main or archive file through the open's
+ * `fs`, in the same words: whole, bounded by `max_size`.
+ */
+static int read_defs_file(weft__metafs *fs, const char *path, const char *name,
+			  uint64_t max_size, uint8_t **data, size_t *size)
+{
+	int kind;
+	uint64_t had;
+	char *bytes = NULL;
+	size_t len = 0;
+	int err = weft__metafs_stat(fs, path, &kind, &had);
+	if (err == 0 && kind != WEFT__META_FILE)
+		return weft__error(WEFT_EFORMAT, name, WEFT_NO_OFFSET, "expected a regular file");
+	if (err == 0 && had <= max_size)
+		err = weft__metafs_read(fs, path, (size_t)max_size, 0, &bytes, &len, &had);
+	if (err > 0) {
+		errno = err;
+		return weft__error_errno(name, "cannot open");
+	}
+	if (err < 0)
+		return err;
+	if (bytes == NULL)
+		return weft__error(WEFT_EUNSUPPORTED, name, WEFT_NO_OFFSET,
+				   "file of %llu bytes is larger than the %llu bytes "
+				   "accepted for this part of a Pallas trace",
+				   (unsigned long long)had, (unsigned long long)max_size);
+	if (len < had) {
+		free(bytes);
+		return weft__error(WEFT_ETRUNCATED, name, (uint64_t)len,
+				   "file shrank while being read");
+	}
+	*data = (uint8_t *)bytes;
+	*size = len;
+	return 0;
 }
 
 /*
@@ -93,7 +123,7 @@ static char *main_file_of(const char *path)
  */
 static int pallas_probe(const char *path)
 {
-	char *main_path = main_file_of(path);
+	char *main_path = main_file_of(NULL, path);
 	if (main_path == NULL)
 		return 0;
 	int score = 0;
@@ -175,8 +205,8 @@ static json_t *name_json(const pallas_trace *pt, const pallas_archive *a,
 
 static int parse_main(weft_trace *trace, pallas_trace *pt)
 {
-	int rc = weft__pallas_read_file(pt->main_path, pt->main_path, DEFS_FILE_MAX,
-					&pt->buf, &pt->size);
+	int rc = read_defs_file(trace->metafs, pt->main_path, pt->main_path, DEFS_FILE_MAX,
+				&pt->buf, &pt->size);
 	if (rc < 0)
 		return rc;
 	pallas_in in;
@@ -209,7 +239,7 @@ static int parse_main(weft_trace *trace, pallas_trace *pt)
 /* ---- Archives ------------------------------------------------------------------------ */
 
 /* Reads archive_<id>/archive.pallas: u32 id | u32 threads | definitions. */
-static int load_archive(pallas_trace *pt, pallas_archive *a, char *file)
+static int load_archive(weft_trace *trace, pallas_trace *pt, pallas_archive *a, char *file)
 {
 	char rel[64];
 	snprintf(rel, sizeof rel, WEFT_PALLAS_ARCHIVE_FMT "/%s", a->id,
@@ -218,7 +248,7 @@ static int load_archive(pallas_trace *pt, pallas_archive *a, char *file)
 	if (path == NULL)
 		return weft__error(WEFT_ENOMEM, rel, WEFT_NO_OFFSET, "out of memory");
 	snprintf(file, 512, "%s", path);
-	int rc = weft__pallas_read_file(path, file, DEFS_FILE_MAX, &a->buf, &a->size);
+	int rc = read_defs_file(trace->metafs, path, file, DEFS_FILE_MAX, &a->buf, &a->size);
 	free(path);
 	if (rc < 0)
 		return rc;
@@ -275,10 +305,15 @@ static int add_thread(weft_trace *trace, pallas_trace *pt, uint32_t archive,
 	snprintf(rel, sizeof rel, WEFT_PALLAS_ARCHIVE_FMT "/%s/%s", a->id, name,
 		 WEFT_PALLAS_THREAD_FILE);
 	char *file = weft__path_join(pt->dir, rel);
-	struct stat st;
+	int kind, err;
+	uint64_t size;
 	if (file == NULL)
 		return weft__error(WEFT_ENOMEM, rel, WEFT_NO_OFFSET, "out of memory");
-	if (stat(file, &st) != 0) {
+	if ((err = weft__metafs_stat(trace->metafs, file, &kind, &size)) < 0) {
+		free(file);
+		return err;
+	}
+	if (err != 0) {
 		weft__trace_diag(trace, WEFT_SEV_WARNING, WEFT_ENOTFOUND, file,
 				 WEFT_NO_OFFSET, "thread %u of archive %u has no "
 				 "grammar file: the thread is left out", loc->id, a->id);
@@ -296,7 +331,7 @@ static int add_thread(weft_trace *trace, pallas_trace *pt, uint32_t archive,
 		rc = weft__trace_set_node_metadata_object(
 			trace, node, json_pack("{s:o}", "name", name_json(pt, a, loc->name)));
 	if (rc == 0)
-		rc = weft__trace_add_stream(trace, node, rel, (uint64_t)st.st_size, &index);
+		rc = weft__trace_add_stream(trace, node, rel, size, &index);
 	if (rc < 0) {
 		free(file);
 		return rc;
@@ -305,8 +340,11 @@ static int add_thread(weft_trace *trace, pallas_trace *pt, uint32_t archive,
 	pallas_stream_ref *s = &pt->streams[pt->stream_count++];
 	s->archive = archive;
 	s->location = loc->id;
-	s->dir = file;
-	*strrchr(file, '/') = '\0';
+	s->grammar = file;
+	s->dir = strdup(file);
+	if (s->dir == NULL)
+		return weft__error(WEFT_ENOMEM, rel, WEFT_NO_OFFSET, "out of memory");
+	*strrchr(s->dir, '/') = '\0';
 	return 0;
 }
 
@@ -483,7 +521,7 @@ static int load_archives(weft_trace *trace, pallas_trace *pt)
 	for (size_t i = 0; rc == 0 && i < pt->archive_count; i++) {
 		pallas_archive *a = &pt->archives[i];
 		char file[512];
-		if (load_archive(pt, a, file) < 0) {
+		if ((rc = load_archive(trace, pt, a, file)) < 0) {
 			/* A damaged archive (a count or size past its end) loses
 			 * the data of all its threads: an error, not a warning. */
 			int missing = weft__error_offset() == WEFT_NO_OFFSET;
@@ -493,6 +531,7 @@ static int load_archives(weft_trace *trace, pallas_trace *pt)
 						    " (the archive's threads are left out)");
 			weft__pallas_defs_free(&a->defs);
 			a->loaded = 0;
+			rc = 0;
 		}
 	}
 	if (rc == 0)
@@ -527,8 +566,10 @@ static void pallas_close(weft_trace *trace)
 		weft__pallas_defs_free(&pt->archives[i].defs);
 		free(pt->archives[i].buf);
 	}
-	for (size_t i = 0; i < pt->stream_count; i++)
+	for (size_t i = 0; i < pt->stream_count; i++) {
 		free(pt->streams[i].dir);
+		free(pt->streams[i].grammar);
+	}
 	weft__pallas_cache_free(pt->cache);
 	weft__pallas_defs_free(&pt->defs);
 	free(pt->archives);
@@ -547,7 +588,7 @@ static int pallas_open(weft_trace *trace, const char *path,
 	if (pt == NULL)
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	trace->backend_data = pt;
-	pt->main_path = main_file_of(path);
+	pt->main_path = main_file_of(trace->metafs, path);
 	if (pt->main_path == NULL)
 		return weft__error(WEFT_ENOTFOUND, path, WEFT_NO_OFFSET,
 				   "expected a Pallas main file (*.pallas) or a "
@@ -575,6 +616,13 @@ static int pallas_open(weft_trace *trace, const char *path,
 	}
 	trace->layout_version = WEFT_PALLAS_VERSION;
 	return rc;
+}
+
+/* The grammar file of stream `stream` (weft_backend.stream_data_path). */
+static const char *pallas_stream_data_path(const weft_trace *trace, uint32_t stream)
+{
+	const pallas_trace *pt = trace->backend_data;
+	return stream < pt->stream_count ? pt->streams[stream].grammar : NULL;
 }
 
 int weft__pallas_stream_thread(weft_trace *trace, uint32_t stream,
@@ -605,4 +653,5 @@ const weft_backend weft__pallas_backend = {
 	.check = &weft__pallas_check_hooks,
 	.stream_stats = weft__pallas_stream_stats,
 	.event_schemas = weft__pallas_event_schemas,
+	.stream_data_path = pallas_stream_data_path,
 };
