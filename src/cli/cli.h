@@ -98,6 +98,8 @@ typedef struct cli_parser {
 	int options_ended;          /* "--" seen */
 	int quiet;                  /* 1: usage errors are not printed (the
 	                               ranks other than 0 of weft-mpi sync) */
+	const char *program;        /* who says the usage errors: NULL for
+	                               "weft", "weft-mpi" for weft-mpi sync */
 } cli_parser;
 
 void cli_parser_init(cli_parser *p, const char *command, int argc, char **argv,
@@ -164,6 +166,12 @@ int cli_window_apply(const cli_window *w, weft_trace *trace, const char *command
 int cli_usage_error(const char *command, const char *fmt, ...)
 #if defined(__GNUC__)
 	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+/* The same said by `program` ("weft-mpi sync: ...", see 'weft-mpi sync --help'). */
+int cli_usage_error_as(const char *program, const char *command, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
 #endif
 	;
 

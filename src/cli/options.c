@@ -14,12 +14,15 @@
 
 #include "cli/cli.h"
 
-/* cli_usage_error() with a va_list. */
-static void usage_verror(const char *command, const char *fmt, va_list ap)
+/* cli_usage_error_as() with a va_list (`program` NULL: "weft"). */
+static void usage_verror(const char *program, const char *command, const char *fmt,
+			 va_list ap)
 {
-	fprintf(stderr, "weft %s: ", command);
+	if (program == NULL)
+		program = "weft";
+	fprintf(stderr, "%s %s: ", program, command);
 	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n(see 'weft %s --help')\n", command);
+	fprintf(stderr, "\n(see '%s %s --help')\n", program, command);
 }
 
 /* Prints "weft CMD: <message>" and returns the usage exit code. */
@@ -28,7 +31,18 @@ int cli_usage_error(const char *command, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	usage_verror(command, fmt, ap);
+	usage_verror(NULL, command, fmt, ap);
+	va_end(ap);
+	return CLI_EXIT_FAILURE;
+}
+
+/* The same for another program ("weft-mpi"). */
+int cli_usage_error_as(const char *program, const char *command, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	usage_verror(program, command, fmt, ap);
 	va_end(ap);
 	return CLI_EXIT_FAILURE;
 }
@@ -42,7 +56,7 @@ static void parser_error(const cli_parser *p, const char *fmt, ...)
 	if (p->quiet)
 		return;
 	va_start(ap, fmt);
-	usage_verror(p->command, fmt, ap);
+	usage_verror(p->program, p->command, fmt, ap);
 	va_end(ap);
 }
 

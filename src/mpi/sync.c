@@ -115,7 +115,7 @@ static int usage_error(int rank, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
-	cli_usage_error("sync", "%s", text);
+	cli_usage_error_as("weft-mpi", "sync", "%s", text);
 	return -1;
 }
 
@@ -144,6 +144,7 @@ static int parse_options(int argc, char **argv, int rank, sync_options *o)
 	cli_parser p;
 	cli_parser_init(&p, "sync", argc, argv, cli_sync_options);
 	p.quiet = rank != 0;
+	p.program = "weft-mpi"; /* as every other message of PROG's */
 	const char *value;
 	long long n;
 	int id;

@@ -259,8 +259,8 @@ def test_usage_errors(tmp_path):
     assert "unknown option '--bogus'" in proc.stderr
     # weft's option parser: its messages, said by rank 0 alone
     proc = sync(3, "--rounds", expect=2)
-    assert proc.stderr == "weft sync: option --rounds needs a value\n" \
-        "(see 'weft sync --help')\n"
+    assert proc.stderr == "weft-mpi sync: option --rounds needs a value\n" \
+        "(see 'weft-mpi sync --help')\n"
     proc = sync(2, tmp_path, tmp_path, expect=2)
     assert proc.stderr.count("more than one TRACE_DIR") == 1
     proc = sync(2, tmp_path, offsets=[0], expect=2)  # one entry for two ranks
