@@ -87,3 +87,30 @@ def test_shared_sort_leaves_what_one_process_leaves(mpi_runner, tmp_path, damage
         assert got.stderr.replace(str(traces[name]), "T") == \
             expected.stderr.replace(str(traces["serial"]), "T"), what
         assert tree(traces[name]) == want, what
+
+
+def test_each_rank_sorts_its_own_share(mpi_runner, tmp_path):
+    """The ranks share the sorting, not only its result: in an MPMD run
+    where rank 1 is given another copy of the trace (its metadata comes
+    from rank 0, its streams' files from its own copy), each copy has
+    exactly the streams of one rank's share sorted, and the two shares
+    together are the serial sort. A sort done by rank 0 alone would leave
+    rank 1's copy untouched."""
+    mpiexec, runner = mpi_runner
+    original, traces = copies(tmp_path, None, ["serial", "zero", "one"])
+    assert run([WEFT, "sort", "--threads", "1", traces["serial"]]).returncode == 0
+    got = run([mpiexec, "-n", 1, runner, "sort", traces["zero"], ":",
+               "-n", 1, runner, "sort", traces["one"]])
+    assert got.returncode == 0, got.stderr
+    before, want = tree(original), tree(traces["serial"])
+    zero, one = tree(traces["zero"]), tree(traces["one"])
+    changed = {f for f in want if want[f] != before[f]}
+    assert len(changed) == 8  # the unsorted streams
+    by_zero = {f for f in changed if zero[f] == want[f]}
+    by_one = {f for f in changed if one[f] == want[f]}
+    assert by_zero and by_one and by_zero.isdisjoint(by_one), (by_zero, by_one)
+    assert by_zero | by_one == changed
+    for f in changed - by_zero:
+        assert zero[f] == before[f], f
+    for f in changed - by_one:
+        assert one[f] == before[f], f
