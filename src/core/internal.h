@@ -550,12 +550,14 @@ enum { WEFT__META_MISSING, WEFT__META_FILE, WEFT__META_DIR, WEFT__META_OTHER };
  * keeps its tape unsent (tests: weft__metafs_tape).
  */
 int weft__metafs_recorder(const weft_dist *d, int keep, weft__metafs **out);
-/* The others: BEGIN from rank 0 (the format in *format), then a replayer
- * of the tape that follows when weft__metafs_replayable() says so. */
-int weft__metafs_replayer(const weft_dist *d, int keep, weft__metafs **out, int *format);
+/* The others: BEGIN from rank 0 (the format in *format; *replayable: the
+ * open can be replayed, said even when this rank fails), then a replayer
+ * of the tape that follows. */
+int weft__metafs_replayer(const weft_dist *d, int keep, weft__metafs **out, int *format,
+			  int *replayable);
 /* The same from a kept tape (weft__metafs_take_kept), for a thread. */
 int weft__metafs_replayer_kept(const void *tape, size_t len, weft__metafs **out,
-			       int *format);
+			       int *format, int *replayable);
 /* A recorder that keeps without sending (a serial open) keeps nothing
  * after all: what it wrote is dropped, nothing is compressed. */
 void weft__metafs_unkeep(weft__metafs *fs);

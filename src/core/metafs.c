@@ -262,8 +262,12 @@ static void drain(weft__metafs *fs)
 	}
 }
 
-/* Takes BEGIN (or what says rank 0 failed) into a new replayer *out. */
-static int start_replay(weft__metafs *proto, weft__metafs **out, int *format)
+/*
+ * Takes BEGIN (or what says rank 0 failed) into a new replayer *out; sets
+ * *replayable from BEGIN, also when this rank could not make the replayer
+ * (every rank must take the same path after the open).
+ */
+static int start_replay(weft__metafs *proto, weft__metafs **out, int *format, int *replayable)
 {
 	weft__metafs *fs = malloc(sizeof *fs);
 	weft__pack msg = { 0 };
@@ -288,6 +292,7 @@ static int start_replay(weft__metafs *proto, weft__metafs **out, int *format)
 							   "rank 0 could not open the trace");
 	}
 	weft__pack_release(&msg);
+	*replayable = fs->replayable;
 	if (fs == proto) {
 		drain(fs);
 		weft__pack_release(&fs->kept);
@@ -297,16 +302,18 @@ static int start_replay(weft__metafs *proto, weft__metafs **out, int *format)
 	return rc;
 }
 
-int weft__metafs_replayer(const weft_dist *d, int keep, weft__metafs **out, int *format)
+int weft__metafs_replayer(const weft_dist *d, int keep, weft__metafs **out, int *format,
+			  int *replayable)
 {
 	weft__metafs proto = { .dist = d, .keep = keep };
-	return start_replay(&proto, out, format);
+	return start_replay(&proto, out, format, replayable);
 }
 
-int weft__metafs_replayer_kept(const void *tape, size_t len, weft__metafs **out, int *format)
+int weft__metafs_replayer_kept(const void *tape, size_t len, weft__metafs **out, int *format,
+			       int *replayable)
 {
 	weft__metafs proto = { .from_kept = 1, .source = { .data = tape, .len = len } };
-	return start_replay(&proto, out, format);
+	return start_replay(&proto, out, format, replayable);
 }
 
 int weft__metafs_replayable(const weft__metafs *fs)

@@ -264,8 +264,10 @@ static int reopen_replayed(const weft_trace *trace, const weft_open_options *o,
 {
 	weft__metafs *fs = NULL;
 	int format = 0;
-	int rc = weft__metafs_replayer_kept(trace->open_tape, trace->open_tape_len, &fs, &format);
-	if (rc == 0 && !weft__metafs_replayable(fs))
+	int replayable = 0;
+	int rc = weft__metafs_replayer_kept(trace->open_tape, trace->open_tape_len, &fs, &format,
+					    &replayable);
+	if (rc == 0 && !replayable)
 		rc = weft__error(WEFT_EFORMAT, trace->path, WEFT_NO_OFFSET,
 				 "the trace's open tape cannot be replayed (a bug)");
 	if (rc == 0)
@@ -326,6 +328,10 @@ int weft__trace_reopen_part(const weft_trace *trace, const uint8_t *selected,
  */
 static int open_end(weft__metafs *fs, int rc, weft_trace **out)
 {
+	if (out == NULL) { /* open_here refused it */
+		weft__metafs_free(fs);
+		return rc;
+	}
 	/* Alone, the tape is kept only for a trace its analyses would read on
 	 * threads (weft__parts_threads: the threads option, WEFT_THREADS, or
 	 * enough bytes); an analysis that asks for threads itself then opens
@@ -362,12 +368,13 @@ static int open_shared(const char *path, const weft_open_options *options,
 			rc = open_here(path, options, fs, out);
 	} else {
 		int format = 0;
-		rc = weft__metafs_replayer(d, 1, &fs, &format);
+		rc = weft__metafs_replayer(d, 1, &fs, &format, replayed);
 		weft_open_options forced = *options;
 		forced.format = (weft_format)format;
 		if (rc == 0)
-			rc = open_here(path, weft__metafs_replayable(fs) ? &forced : options,
-				       weft__metafs_replayable(fs) ? fs : NULL, out);
+			rc = open_here(path, *replayed ? &forced : options, *replayed ? fs : NULL,
+				       out);
+		return open_end(fs, rc, out);
 	}
 	*replayed = weft__metafs_replayable(fs);
 	return open_end(fs, rc, out);

@@ -359,8 +359,19 @@ static void test_bad_tapes(void)
 	weft__pack_release(&t);
 }
 
+/* The open's recorder is no excuse for a crash on a NULL handle. */
+static void test_no_handle(void)
+{
+	CHECK_EQ_I64(weft_trace_open(tu_data_path("ovni/v3/mpi-func-4procs/ovni"), NULL, NULL),
+		     WEFT_EINVAL);
+	weft_trace *t = (weft_trace *)&t;
+	CHECK_EQ_I64(weft_trace_open(NULL, NULL, &t), WEFT_EINVAL);
+	CHECK(t == NULL);
+}
+
 int main(void)
 {
+	test_no_handle();
 	test_replays();
 	test_other_rank_reads_no_metadata();
 	test_threads_replay();
