@@ -217,8 +217,13 @@ static int receive_chunk(weft__metafs *fs, const char *path)
 		size_t n = 0;
 		const void *z = weft__unpack_bytes(&u, &n);
 		fs->tape.len = 0;
-		if (u.bad || len >= SIZE_MAX ||
-		    weft__array_grow((void **)&fs->tape.data, &fs->tape.cap, (size_t)len, 1) < 0)
+		/* The length is checked against the frame's own before it is
+		 * allocated (zstd writes the content size in the frame). */
+		if (u.bad || ZSTD_getFrameContentSize(z, n) != len)
+			rc = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET, "the trace's "
+					 "metadata from rank 0 does not parse (a bug)");
+		else if (weft__array_grow((void **)&fs->tape.data, &fs->tape.cap, (size_t)len,
+					  1) < 0)
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory for "
 					 "the trace's metadata");
 		else if (ZSTD_decompress(fs->tape.data, (size_t)len, z, n) != len)

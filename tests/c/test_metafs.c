@@ -17,6 +17,7 @@
  * Rank 0's broadcasts are recorded and played back to a "rank 1" in the
  * same process (tests/mpi/ runs real ranks).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +147,27 @@ static int check_replay(const char *path, const char *other_path, const char *of
 	return first[3] == 1;
 }
 
+/* Runs a shell command made like printf's; the test stops if it fails. */
+static void shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void shell(const char *fmt, ...)
+{
+	char cmd[16384];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	REQUIRE(n > 0 && (size_t)n < sizeof cmd);
+	REQUIRE(system(cmd) == 0);
+}
+
+/* A copy of test trace `rel` as `dir`/`name`, its path in `out`. */
+static void copy_trace(const char *rel, const char *dir, const char *name, char *out,
+		       size_t cap)
+{
+	snprintf(out, cap, "%s/%s", dir, name);
+	shell("cp -r %s %s", tu_data_path(rel), out);
+}
+
 static void test_replays(void)
 {
 	static const char *const traces[] = {
@@ -167,10 +189,9 @@ static void test_replays(void)
 	/* One stream file alone. */
 	char *dir = tu_mkdtemp("metafs");
 	REQUIRE(dir != NULL);
-	char cmd[16384], obs[4200];
-	snprintf(cmd, sizeof cmd, "set -- %s/loom.*/proc.*/thread.*/stream.obs && "
-		 "cp \"$1\" %s/one.obs", tu_data_path("ovni/v3/mpi-func-4procs/ovni"), dir);
-	REQUIRE(system(cmd) == 0);
+	char obs[4200];
+	shell("set -- %s/loom.*/proc.*/thread.*/stream.obs && cp \"$1\" %s/one.obs",
+	      tu_data_path("ovni/v3/mpi-func-4procs/ovni"), dir);
 	snprintf(obs, sizeof obs, "%s/one.obs", dir);
 	CHECK(check_replay(obs, obs, NULL));
 	/* A clock offset table (ovnisync's): the offsets reach rank 1. */
@@ -197,11 +218,9 @@ static void test_other_rank_reads_no_metadata(void)
 {
 	char *dir = tu_mkdtemp("metafs-bare");
 	REQUIRE(dir != NULL);
-	char cmd[16384], copy[4200];
-	snprintf(copy, sizeof copy, "%s/ovni", dir);
-	snprintf(cmd, sizeof cmd, "cp -r %s %s && find %s -name stream.json -delete",
-		 tu_data_path("ovni/v3/mpi-func-4procs/ovni"), copy, copy);
-	REQUIRE(system(cmd) == 0);
+	char copy[4200];
+	copy_trace("ovni/v3/mpi-func-4procs/ovni", dir, "ovni", copy, sizeof copy);
+	shell("find %s -name stream.json -delete", copy);
 	char *path = strdup(tu_data_path("ovni/v3/mpi-func-4procs/ovni"));
 	REQUIRE(path != NULL);
 	CHECK(check_replay(path, copy, NULL));
@@ -209,10 +228,8 @@ static void test_other_rank_reads_no_metadata(void)
 	/* Pallas: a copy with the thread directories alone (no main or
 	 * archive file, whose definitions the open reads). */
 	char pcopy[4200];
-	snprintf(pcopy, sizeof pcopy, "%s/pallas", dir);
-	snprintf(cmd, sizeof cmd, "cp -r %s %s && rm %s/main.pallas %s/archive_*/archive.pallas",
-		 tu_data_path("pallas/weft_order/trace"), pcopy, pcopy, pcopy);
-	REQUIRE(system(cmd) == 0);
+	copy_trace("pallas/weft_order/trace", dir, "pallas", pcopy, sizeof pcopy);
+	shell("rm %s/main.pallas %s/archive_*/archive.pallas", pcopy, pcopy);
 	path = strdup(tu_data_path("pallas/weft_order/trace"));
 	REQUIRE(path != NULL);
 	CHECK(check_replay(path, pcopy, NULL));
@@ -230,11 +247,8 @@ static void test_threads_replay(void)
 {
 	char *dir = tu_mkdtemp("metafs-threads");
 	REQUIRE(dir != NULL);
-	char cmd[16384], copy[4200];
-	snprintf(copy, sizeof copy, "%s/ovni", dir);
-	snprintf(cmd, sizeof cmd, "cp -r %s %s", tu_data_path("ovni/v3/mpi-func-4procs/ovni"),
-		 copy);
-	REQUIRE(system(cmd) == 0);
+	char copy[4200];
+	copy_trace("ovni/v3/mpi-func-4procs/ovni", dir, "ovni", copy, sizeof copy);
 	/* Kept for a trace that is read on threads (here: asked), not else. */
 	weft_open_options o;
 	weft_open_options_init(&o);
@@ -246,16 +260,13 @@ static void test_threads_replay(void)
 	o.threads = 2;
 	REQUIRE(weft_trace_open(copy, &o, &t) == 0);
 	CHECK(t->open_tape != NULL);
-	snprintf(cmd, sizeof cmd, "find %s -name stream.json -delete", copy);
-	REQUIRE(system(cmd) == 0);
+	shell("find %s -name stream.json -delete", copy);
 	REQUIRE(weft__trace_reopen(t, &again) == 0);
 	check_same_trace(t, again);
 	weft_trace_free(again);
 	/* Stream 1's file loses its last 16 bytes. */
 	const weft_stream_info *s = weft_trace_stream(t, 1);
-	snprintf(cmd, sizeof cmd, "truncate -s %llu %s/%s",
-		 (unsigned long long)s->file_size - 16, copy, s->file);
-	REQUIRE(system(cmd) == 0);
+	shell("truncate -s %llu %s/%s", (unsigned long long)s->file_size - 16, copy, s->file);
 	uint8_t mine[64] = { 0 }, others[64] = { 0 };
 	REQUIRE(weft_trace_stream_count(t) <= sizeof mine);
 	mine[1] = 1;

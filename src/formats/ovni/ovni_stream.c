@@ -29,11 +29,13 @@ int weft__ovni_header_order(const unsigned char *h, size_t len, int *big_endian)
 	if (h == NULL || len < OVNI_STREAM_HEADER_SIZE || memcmp(h, OVNI_STREAM_MAGIC, 4) != 0)
 		return -1;
 	uint32_t version = ovni_load32(h + 4, 0);
+	/* big-endian: written on a machine of the other byte order */
 	*big_endian = version != OVNI_STREAM_VERSION;
 	return version == OVNI_STREAM_VERSION ||
 	       weft__bswap32(version) == OVNI_STREAM_VERSION ? 0 : -1;
 }
 
+/* weft__ovni_header_order() of the file's header, saying what is wrong. */
 int weft__ovni_read_header(weft_mapfile *mf, int *big_endian)
 {
 	const unsigned char *h = weft__mapfile_get(mf, 0, OVNI_STREAM_HEADER_SIZE);
@@ -42,21 +44,14 @@ int weft__ovni_read_header(weft_mapfile *mf, int *big_endian)
 				   "expected the 8-byte stream header (\"ovni\" + "
 				   "version), the file has %llu bytes",
 				   (unsigned long long)mf->size);
+	if (weft__ovni_header_order(h, OVNI_STREAM_HEADER_SIZE, big_endian) == 0)
+		return 0;
 	if (memcmp(h, OVNI_STREAM_MAGIC, 4) != 0)
 		return weft__error(WEFT_EFORMAT, mf->name, 0,
 				   "expected the magic \"ovni\", found %02x %02x %02x %02x",
 				   h[0], h[1], h[2], h[3]);
-	uint32_t version = ovni_load32(h + 4, 0);
-	if (version == OVNI_STREAM_VERSION) {
-		*big_endian = 0;
-		return 0;
-	}
-	if (weft__bswap32(version) == OVNI_STREAM_VERSION) {
-		*big_endian = 1; /* written on a machine of the other byte order */
-		return 0;
-	}
 	return weft__error(WEFT_EUNSUPPORTED, mf->name, 4,
-			   "expected stream version 1, found %u", version);
+			   "expected stream version 1, found %u", ovni_load32(h + 4, 0));
 }
 
 int weft__ovni_event_size(const unsigned char *p, uint64_t avail,

@@ -521,7 +521,7 @@ static int load_archives(weft_trace *trace, pallas_trace *pt)
 	for (size_t i = 0; rc == 0 && i < pt->archive_count; i++) {
 		pallas_archive *a = &pt->archives[i];
 		char file[512];
-		if ((rc = load_archive(trace, pt, a, file)) < 0) {
+		if (load_archive(trace, pt, a, file) < 0) {
 			/* A damaged archive (a count or size past its end) loses
 			 * the data of all its threads: an error, not a warning. */
 			int missing = weft__error_offset() == WEFT_NO_OFFSET;
@@ -531,7 +531,6 @@ static int load_archives(weft_trace *trace, pallas_trace *pt)
 						    " (the archive's threads are left out)");
 			weft__pallas_defs_free(&a->defs);
 			a->loaded = 0;
-			rc = 0;
 		}
 	}
 	if (rc == 0)
