@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Scaling of weft on one machine: `weft top`, `weft profile`, `weft info`
-# and `weft convert` (every output) of the 1 GB ovni benchmark trace with
-# 1, 2 and 4 threads (--threads) and on 1, 2 and 4 MPI ranks (weft-mpi,
+# Scaling of weft on one machine: `weft top`, `weft profile`, `weft info`,
+# `weft convert` (every output) and `weft dump` of the 1 GB ovni benchmark
+# trace with 1, 2 and 4 threads (--threads; dump also 3) and on 1, 2 and 4
+# MPI ranks (weft-mpi,
 # mpich's mpiexec), with each run's wall time, the speed-up over one
 # thread, and the peak resident memory of one process (GNU time's maximum
 # RSS; for ranks, the largest rank's). Every parallel output is compared
@@ -19,7 +20,8 @@
 # SCALING_COMMANDS (default "top profile info"): the commands of the first
 # part; set it empty to run only the conversion and the fixed costs.
 # SCALING_OUTPUTS (default "perfetto chrome paraver pallas"): the outputs
-# of the conversion rows.
+# of the conversion rows. SCALING_DUMP (default yes; empty: skipped): the
+# dump rows.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -102,6 +104,21 @@ for out in ${SCALING_OUTPUTS-perfetto chrome paraver pallas}; do
 		--threads 2 -o "$tmp/c2" "$trace"
 	rm -rf "$tmp/c1" "$tmp/c2" "$tmp/c1".* "$tmp/c2".*
 done
+
+# dump (text lines to /dev/null) on 1 to 4 threads: with two, the
+# pipeline; with three or more, N - 1 threads over shares of the streams
+# and the calling thread merging their lines (outputs/keyed_runs.c). The
+# outputs are compared through their checksums (4.7 GB each).
+if [ -n "${SCALING_DUMP-yes}" ]; then
+	sum1=$("$weft" dump --threads 1 "$trace" | cksum)
+	best "dump --threads 1" "" "$weft" dump --threads 1 "$trace"
+	base=$last
+	for n in 2 3 4; do
+		[ "$("$weft" dump --threads "$n" "$trace" | cksum)" = "$sum1" ] || {
+			echo "dump --threads $n: the output differs from the serial one" >&2; exit 1; }
+		best "dump --threads $n" "$base" "$weft" dump --threads "$n" "$trace"
+	done
+fi
 
 # The fixed cost of a run on R ranks: a trace of one small stream.
 small=$top/tests/data/ovni/v3/mpi-func-4procs

@@ -12,10 +12,14 @@
  *     int rc = weft_dump(trace, &o, STDOUT_FILENO, &st);
  *
  * The events are read by a merged cursor with `filter` and decoded into
- * typed fields; on traces large enough (or with the trace's `threads`
- * option, or WEFT_THREADS, at 2) a second thread formats while the first
- * reads, with the same bytes as one thread. Streams that fail on the way
- * end early and become diagnostics of the trace; the dump has the rest.
+ * typed fields. Threads (the trace's `threads` option, else WEFT_THREADS,
+ * else the cores for traces large enough) give the same bytes as one:
+ * with 2, a second thread formats while the first reads; with N >= 3,
+ * N - 1 threads each read and format a share of the streams and the
+ * calling thread merges their lines in the merged cursor's order (not
+ * for cursors over whole files: Heph in stored order, ROSS). Streams
+ * that fail on the way end early and become diagnostics of the trace,
+ * in stream order at the end; the dump has the rest.
  */
 #ifndef WEFT_DUMP_H
 #define WEFT_DUMP_H

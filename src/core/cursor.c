@@ -398,6 +398,15 @@ static int cursor_create(weft_trace *trace, const weft_filter *filter, const uin
 	return 0;
 }
 
+int weft__cursor_merges_streams(const weft_trace *trace, const weft_filter *filter)
+{
+	weft_order order;
+	if (filter != NULL && (unsigned)filter->order > WEFT_ORDER_NATURAL)
+		return 0; /* the cursor's creation says what is wrong */
+	resolve_order(trace, filter, &order);
+	return !uses_file_order(trace, order) && !weft_trace_shared_files(trace);
+}
+
 int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 		       weft_cursor **out)
 {

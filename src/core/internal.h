@@ -483,6 +483,14 @@ int weft__dist_deal(weft_trace *trace);
 int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,
 				 const uint8_t *selected, weft_cursor **out);
 /*
+ * 1 when a merged cursor with `filter` merges cursors over single streams
+ * by (time, stream), each reading its stream's own bytes: a merge of
+ * cursors over shares of the streams then gives the same order
+ * (outputs/keyed_runs.h). 0 for cursors over whole files (Heph in stored
+ * order, ROSS) and for streams that share their files.
+ */
+int weft__cursor_merges_streams(const weft_trace *trace, const weft_filter *filter);
+/*
  * The streams of `among` (NULL: all) dealt into `parts` parts by bytes, as
  * weft_trace_share() deals them: selected[i] = 1 for those of part `part`.
  * Returns their number, or WEFT_ENOMEM.
@@ -616,6 +624,30 @@ int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked
  */
 int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
 		    weft__part_fn compute, void *arg, weft__dist_merge_fn merge, void *ctx);
+
+/*
+ * Parts whose results go on while they run (a dump's lines, merged by the
+ * caller as they come): `run` is called on each part's thread with the
+ * part's number (0 to started - 1), then `end` (when set) with the
+ * part's status, also when its handle could not be opened, so that a
+ * caller waiting for the part learns it is over. weft__parts_start()
+ * returns the number of parts started, or an error; either way *live is
+ * set (NULL without memory) and weft__parts_finish() must be called,
+ * after the caller has stopped waiting for the parts (and let any it
+ * would block go on): it joins them, takes their diagnostics and
+ * progress, and returns the start's error or the first part's error in
+ * part order. weft__parts_show_progress() shows the parts' counts as the
+ * trace's progress, from the caller's thread.
+ */
+typedef struct weft__parts_live weft__parts_live;
+typedef int (*weft__part_live_fn)(weft_trace *handle, const uint8_t *selected, int part,
+				  void *arg);
+typedef void (*weft__part_end_fn)(void *arg, int part, int rc);
+int weft__parts_start(weft_trace *trace, const uint8_t *among, int threads,
+		      weft__part_live_fn run, weft__part_end_fn end, void *arg,
+		      weft__parts_live **live);
+void weft__parts_show_progress(weft__parts_live *live);
+int weft__parts_finish(weft__parts_live *live);
 
 /* ---- Windowed file reading (core/mapfile.c) -------------------------------- */
 

@@ -24,7 +24,10 @@
 typedef struct part_worker {
 	weft_trace *origin;
 	uint8_t *selected;
-	weft__part_fn compute;
+	int index;              /* the part's number, in part order */
+	weft__part_fn compute;  /* a packed result; or: */
+	weft__part_live_fn live; /* a result handed on while it runs */
+	weft__part_end_fn end;  /* optional: called last, whatever happened */
 	void *arg;
 	weft_trace *handle;
 	size_t open_diags; /* diagnostics of opening, also in the origin */
@@ -52,40 +55,51 @@ static void *part_main(void *arg)
 	if (w->rc == 0) {
 		weft_trace_set_progress(w->handle, publish_progress, w, 10 * 1000 * 1000);
 		w->open_diags = weft_trace_diag_count(w->handle);
-		w->rc = w->compute(w->handle, w->selected, &w->result, w->arg);
+		if (w->live != NULL)
+			w->rc = w->live(w->handle, w->selected, w->index, w->arg);
+		else
+			w->rc = w->compute(w->handle, w->selected, &w->result, w->arg);
 		if (w->rc == 0 && w->result.failed)
 			w->rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
 	if (w->rc < 0)
 		weft__error_save(&w->error, w->rc);
+	if (w->end != NULL)
+		w->end(w->arg, w->index, w->rc);
 	__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
 /*
- * Until every part has finished: the parts' counts as the trace's, its
- * callback called as if this thread read them (it only waits).
+ * The parts' counts as the trace's, its callback called as if this
+ * thread read them; 1 once every part has finished.
  */
+static int show_progress_once(weft_trace *trace, part_worker *w, int parts,
+			      uint64_t events, uint64_t bytes)
+{
+	int finished = 0;
+	uint64_t e = 0, b = 0;
+	for (int i = 0; i < parts; i++) {
+		finished += __atomic_load_n(&w[i].finished, __ATOMIC_ACQUIRE);
+		e += __atomic_load_n(&w[i].events_seen, __ATOMIC_RELAXED);
+		b += __atomic_load_n(&w[i].bytes_seen, __ATOMIC_RELAXED);
+	}
+	if (finished == parts || trace->progress.fn == NULL)
+		return 1;
+	trace->progress.events = events + e;
+	__atomic_store_n(&trace->progress.bytes, bytes + b, __ATOMIC_RELAXED);
+	weft__progress_look(trace);
+	return 0;
+}
+
+/* Until every part has finished: their progress shown (the caller waits). */
 static void show_progress(weft_trace *trace, part_worker *w, int parts)
 {
 	uint64_t events = trace->progress.events;
 	uint64_t bytes = __atomic_load_n(&trace->progress.bytes, __ATOMIC_RELAXED);
 	const struct timespec pause = { 0, 20 * 1000 * 1000 };
-	for (;;) {
-		int finished = 0;
-		uint64_t e = 0, b = 0;
-		for (int i = 0; i < parts; i++) {
-			finished += __atomic_load_n(&w[i].finished, __ATOMIC_ACQUIRE);
-			e += __atomic_load_n(&w[i].events_seen, __ATOMIC_RELAXED);
-			b += __atomic_load_n(&w[i].bytes_seen, __ATOMIC_RELAXED);
-		}
-		if (finished == parts || trace->progress.fn == NULL)
-			break;
-		trace->progress.events = events + e;
-		__atomic_store_n(&trace->progress.bytes, bytes + b, __ATOMIC_RELAXED);
-		weft__progress_look(trace);
+	while (!show_progress_once(trace, w, parts, events, bytes))
 		nanosleep(&pause, NULL);
-	}
 	/* The parts' totals are added when they are taken. */
 	trace->progress.events = events;
 	__atomic_store_n(&trace->progress.bytes, bytes, __ATOMIC_RELAXED);
@@ -137,9 +151,8 @@ int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked
 	return n > 1 ? (int)n : 1;
 }
 
-/* Takes a finished part: its diagnostics and progress, then its result. */
-static int take_part(weft_trace *trace, part_worker *w, int rc,
-		     weft__dist_merge_fn merge, void *ctx)
+/* Takes a finished part's diagnostics and progress; `rc`, else its error. */
+static int take_part_diags(weft_trace *trace, part_worker *w, int rc)
 {
 	if (w->handle != NULL) {
 		for (size_t i = w->open_diags; i < weft_trace_diag_count(w->handle); i++)
@@ -148,8 +161,16 @@ static int take_part(weft_trace *trace, part_worker *w, int rc,
 	}
 	if (rc < 0)
 		return rc;
-	if (w->rc < 0)
-		return weft__error_raise(&w->error);
+	return w->rc < 0 ? weft__error_raise(&w->error) : 0;
+}
+
+/* Takes a finished part: its diagnostics and progress, then its result. */
+static int take_part(weft_trace *trace, part_worker *w, int rc,
+		     weft__dist_merge_fn merge, void *ctx)
+{
+	rc = take_part_diags(trace, w, rc);
+	if (rc < 0)
+		return rc;
 	weft__unpack u = { .data = w->result.data, .len = w->result.len };
 	rc = merge(ctx, &u);
 	if (rc == 0 && u.bad)
@@ -158,19 +179,31 @@ static int take_part(weft_trace *trace, part_worker *w, int rc,
 	return rc;
 }
 
-int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
-		    weft__part_fn compute, void *arg, weft__dist_merge_fn merge, void *ctx)
+/* Parts that run while their caller takes what they hand on. */
+struct weft__parts_live {
+	weft_trace *trace;
+	part_worker *w;
+	int started;
+	uint64_t events, bytes; /* the trace's counts before the parts */
+	int rc;                 /* of starting them */
+};
+
+/* Starts the threads of `live`'s parts; their number in live->started. */
+static int start_parts(weft__parts_live *live, const uint8_t *among, int threads,
+		       const part_worker *model)
 {
-	part_worker *w = calloc((size_t)threads, sizeof *w);
-	if (w == NULL)
+	weft_trace *trace = live->trace;
+	live->w = calloc((size_t)threads, sizeof *live->w);
+	if (live->w == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	int started = 0, rc = 0;
-	for (; started < threads; started++) {
-		part_worker *p = &w[started];
-		*p = (part_worker){ .origin = trace, .compute = compute, .arg = arg };
+	int rc = 0;
+	for (; live->started < threads; live->started++) {
+		part_worker *p = &live->w[live->started];
+		*p = *model;
+		p->index = live->started;
 		p->selected = malloc(trace->stream_count ? trace->stream_count : 1);
 		if (p->selected == NULL ||
-		    weft__share_deal(trace, among, started, threads, p->selected) < 0 ||
+		    weft__share_deal(trace, among, p->index, threads, p->selected) < 0 ||
 		    pthread_create(&p->thread, NULL, part_main, p) != 0) {
 			free(p->selected);
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
@@ -178,15 +211,70 @@ int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
 			break;
 		}
 	}
-	weft__trace_threads_note(trace, started);
-	show_progress(trace, w, started);
-	for (int i = 0; i < started; i++) {
-		pthread_join(w[i].thread, NULL);
-		rc = take_part(trace, &w[i], rc, merge, ctx);
-		weft_trace_free(w[i].handle);
-		weft__pack_release(&w[i].result);
-		free(w[i].selected);
+	weft__trace_threads_note(trace, live->started);
+	live->events = trace->progress.events;
+	live->bytes = __atomic_load_n(&trace->progress.bytes, __ATOMIC_RELAXED);
+	return rc;
+}
+
+/* Joins the parts, takes them in part order (merged with `merge` when set). */
+static int join_parts(weft__parts_live *live, int rc, weft__dist_merge_fn merge, void *ctx)
+{
+	weft_trace *trace = live->trace;
+	trace->progress.events = live->events;
+	__atomic_store_n(&trace->progress.bytes, live->bytes, __ATOMIC_RELAXED);
+	for (int i = 0; i < live->started; i++) {
+		part_worker *w = &live->w[i];
+		pthread_join(w->thread, NULL);
+		if (merge != NULL)
+			rc = take_part(trace, w, rc, merge, ctx);
+		else
+			rc = take_part_diags(trace, w, rc);
+		weft_trace_free(w->handle);
+		weft__pack_release(&w->result);
+		free(w->selected);
 	}
-	free(w);
+	free(live->w);
+	return rc;
+}
+
+int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
+		    weft__part_fn compute, void *arg, weft__dist_merge_fn merge, void *ctx)
+{
+	weft__parts_live live = { .trace = trace };
+	part_worker model = { .origin = trace, .compute = compute, .arg = arg };
+	int rc = start_parts(&live, among, threads, &model);
+	show_progress(trace, live.w, live.started);
+	return join_parts(&live, rc, merge, ctx);
+}
+
+int weft__parts_start(weft_trace *trace, const uint8_t *among, int threads,
+		      weft__part_live_fn run, weft__part_end_fn end, void *arg,
+		      weft__parts_live **out)
+{
+	weft__parts_live *live = calloc(1, sizeof *live);
+	*out = live;
+	if (live == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	live->trace = trace;
+	part_worker model = { .origin = trace, .live = run, .end = end, .arg = arg };
+	int rc = start_parts(live, among, threads, &model);
+	live->rc = rc;
+	return rc < 0 ? rc : live->started;
+}
+
+void weft__parts_show_progress(weft__parts_live *live)
+{
+	if (live != NULL)
+		show_progress_once(live->trace, live->w, live->started, live->events,
+				   live->bytes);
+}
+
+int weft__parts_finish(weft__parts_live *live)
+{
+	if (live == NULL)
+		return 0;
+	int rc = join_parts(live, live->rc, NULL, NULL);
+	free(live);
 	return rc;
 }

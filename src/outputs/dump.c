@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * outputs/dump.c - weft_dump() (weft/dump.h): a merged cursor into the
- * dump writer (dump_writer.c), through the two-thread pipeline
- * (pipeline.c) when it pays.
+ * dump writer (dump_writer.c); with three threads or more, the streams
+ * shared among them (each writes its share's lines, merged in the serial
+ * order: keyed_runs.h); with two, or for cursors over whole files (Heph
+ * in stored order, ROSS), the two-thread pipeline (pipeline.c).
  *
  * With two threads, the writer decodes fields (weft_event_fields() on the
  * const trace) while the reading thread's cursor reads the same trace.
@@ -10,9 +12,12 @@
  * what a cursor changes (its diagnostics); a second handle opened for the
  * writer would cost a second open, i.e. a second scan of a Heph file.
  */
+#include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
+#include "outputs/keyed_runs.h"
 #include "outputs/outputs.h"
 #include "outputs/pipeline.h"
 #include "weft/dump.h"
@@ -61,11 +66,166 @@ static weft_dump_stage dump_cursor(weft_trace *trace, const weft_dump_options *o
 	return read_rc < 0 ? WEFT_DUMP_READ : write_rc < 0 ? WEFT_DUMP_WRITE : WEFT_DUMP_DONE;
 }
 
+/* ---- Streams shared among threads ------------------------------------------- */
+
+typedef struct shared_dump {
+	const weft_dump_options *options;
+	weft__keyed_runs *runs;
+	uint64_t *events;       /* written by each part */
+	weft__parts_live *live; /* for the progress shown while merging */
+} shared_dump;
+
+/*
+ * One part: its share's events in its own merged order, rendered into its
+ * run with their keys. Runs on the part's thread, with its handle.
+ */
+static int dump_part(weft_trace *handle, const uint8_t *selected, int part, void *arg)
+{
+	shared_dump *sd = arg;
+	const weft_dump_options *o = sd->options;
+	weft__dump_writer writer;
+	weft_cursor *cursor = NULL;
+	int rc = weft__dump_writer_init(&writer, handle, WEFT__OUTBUF_GROW,
+					(weft__dump_mode)o->mode, o->flags);
+	if (rc < 0)
+		return rc; /* dump_part_end() closes the run */
+	weft__outbuf_destroy(&writer.out); /* the run's chunks are its buffers */
+	rc = weft__cursor_create_selected(handle, &o->filter, selected, &cursor);
+	if (rc == 0)
+		rc = weft__keyed_run_begin(sd->runs, part, &writer.out);
+	const weft_event *ev;
+	while (rc == 0 && weft_cursor_next(cursor, &ev) > 0) {
+		size_t start = writer.out.len;
+		weft__dump_writer_event(&writer, ev);
+		if (weft__dump_writer_failed(&writer))
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+					 "out of memory for the dump's lines");
+		else
+			rc = weft__keyed_run_line(sd->runs, part, &writer.out, ev->time,
+						  ev->stream, start);
+	}
+	int end_rc = weft__keyed_run_end(sd->runs, part, &writer.out, rc < 0);
+	sd->events[part] = writer.events;
+	weft_cursor_free(cursor);
+	weft__dump_writer_destroy(&writer);
+	return rc < 0 ? rc : end_rc;
+}
+
+/* Called last on each part's thread: a part that never began ends its run. */
+static void dump_part_end(void *arg, int part, int rc)
+{
+	(void)rc;
+	weft__keyed_run_close(((shared_dump *)arg)->runs, part);
+}
+
+static void merge_progress(void *ctx)
+{
+	weft__parts_show_progress(((shared_dump *)ctx)->live);
+}
+
+/*
+ * The dump on `threads` threads, each over its share of the streams of
+ * `among`, merged on this thread into `fd` (a thread more). The stage
+ * that failed: an output that fails is WRITE (its error, not the parts'
+ * "stopped"), the parts' errors READ.
+ */
+static weft_dump_stage dump_shared(weft_trace *trace, const weft_dump_options *o, int fd,
+				   int threads, const uint8_t *among, uint64_t *events, int *rc)
+{
+	shared_dump sd = { .options = o };
+	weft__outbuf out;
+	sd.runs = weft__keyed_runs_create(threads);
+	sd.events = calloc((size_t)threads, sizeof *sd.events);
+	*rc = weft__outbuf_init(&out, fd, WEFT__OUTBUF_DEFAULT_SIZE);
+	if (sd.runs == NULL || sd.events == NULL || *rc < 0) {
+		if (*rc == 0)
+			weft__outbuf_destroy(&out);
+		weft__keyed_runs_free(sd.runs);
+		free(sd.events);
+		*rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		return WEFT_DUMP_START;
+	}
+	int started = weft__parts_start(trace, among, threads, dump_part, dump_part_end, &sd,
+					&sd.live);
+	int write_rc = 0;
+	weft__error_copy write_error;
+	if (started < 0)
+		weft__keyed_runs_abort(sd.runs);
+	else
+		write_rc = weft__keyed_runs_merge(sd.runs, &out, merge_progress, &sd);
+	if (write_rc == 0)
+		write_rc = weft__outbuf_flush(&out);
+	if (write_rc < 0)
+		weft__error_save(&write_error, write_rc);
+	int read_rc = weft__parts_finish(sd.live);
+	*events = 0;
+	for (int i = 0; i < threads; i++)
+		*events += sd.events[i];
+	weft__outbuf_destroy(&out);
+	weft__keyed_runs_free(sd.runs);
+	free(sd.events);
+	if (write_rc < 0) {
+		*rc = weft__error_raise(&write_error);
+		return WEFT_DUMP_WRITE;
+	}
+	*rc = read_rc;
+	return read_rc < 0 ? WEFT_DUMP_READ : WEFT_DUMP_DONE;
+}
+
+/*
+ * The streams the dump reads (those its stream pattern matches) in
+ * `among`, or NULL without memory.
+ */
+static uint8_t *streams_dumped(const weft_trace *trace, const weft_filter *filter)
+{
+	size_t n = trace->stream_count;
+	uint8_t *among = malloc(n ? n : 1);
+	if (among == NULL)
+		return NULL;
+	const char *pattern = filter->stream_pattern;
+	for (size_t i = 0; i < n; i++)
+		among[i] = pattern == NULL || fnmatch(pattern, trace->streams[i].path, 0) == 0;
+	return among;
+}
+
+/*
+ * The dump, shared among threads when the trace's streams can be read
+ * apart and three threads or more are wanted (two parts and the merging
+ * thread; the merge is this thread's work); else one merged cursor,
+ * through the pipeline when a helper thread pays. Two threads stay a
+ * pipeline: on this 2-core machine it is as fast as two parts and a merge
+ * (docs/SCALING.md), which gain on more cores.
+ */
+static weft_dump_stage dump_any(weft_trace *trace, const weft_dump_options *o, int fd,
+				uint64_t *events, int *rc)
+{
+	if (weft__cursor_merges_streams(trace, &o->filter)) {
+		uint8_t *among = streams_dumped(trace, &o->filter);
+		if (among == NULL) {
+			*rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+			return WEFT_DUMP_START;
+		}
+		int parts = weft__parts_threads(trace, among, 0) - 1;
+		weft_dump_stage stage = WEFT_DUMP_DONE;
+		if (parts > 1)
+			stage = dump_shared(trace, o, fd, parts, among, events, rc);
+		free(among);
+		if (parts > 1)
+			return stage;
+	}
+	weft_cursor *cursor;
+	*rc = weft_cursor_create(trace, &o->filter, &cursor);
+	if (*rc < 0)
+		return WEFT_DUMP_CURSOR;
+	weft_dump_stage stage = dump_cursor(trace, o, fd, cursor, events, rc);
+	weft_cursor_free(cursor);
+	return stage;
+}
+
 static int dump_run(weft_trace *trace, const weft_dump_options *options, int fd,
 		    weft_dump_status *status)
 {
 	weft_dump_status ignored;
-	weft_cursor *cursor;
 
 	if (status == NULL)
 		status = &ignored;
@@ -75,13 +235,12 @@ static int dump_run(weft_trace *trace, const weft_dump_options *options, int fd,
 		return weft__error(WEFT_EINVAL, NULL, WEFT_NO_OFFSET,
 				   "dump: no trace, no options or an unknown mode");
 	}
-	int rc = weft_cursor_create(trace, &options->filter, &cursor);
-	if (rc < 0) {
-		status->stage = WEFT_DUMP_CURSOR;
-		return rc;
-	}
-	status->stage = dump_cursor(trace, options, fd, cursor, &status->events, &rc);
-	weft_cursor_free(cursor);
+	/* The diagnostics of the reading in stream order, whoever read
+	 * which stream (core/diag_merge.c). */
+	size_t diags = weft_trace_diag_count(trace);
+	int rc;
+	status->stage = dump_any(trace, options, fd, &status->events, &rc);
+	weft__trace_diags_sort(trace, diags);
 	return rc;
 }
 

@@ -2,7 +2,9 @@
 /*
  * outputs/outbuf.c - the output buffer of the text writers: bytes gather
  * in one large block that goes out with write(2), so that a dump costs a
- * few system calls per megabyte instead of one stdio call per field.
+ * few system calls per megabyte instead of one stdio call per field; or,
+ * for a writer on a thread whose lines another thread puts in order
+ * (outputs/keyed_runs.c), a block in memory that grows instead.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,12 +36,37 @@ int weft__outbuf_init(weft__outbuf *ob, int fd, size_t cap)
 }
 
 /*
+ * A buffer in memory (WEFT__OUTBUF_GROW) doubles until it has `room` free
+ * bytes. Without memory, what it holds is dropped (the error is kept, as
+ * a failed write's) so that the caller still gets the room it asked for.
+ */
+static int grow(weft__outbuf *ob, size_t room)
+{
+	size_t cap = ob->cap;
+	while (cap - ob->len < room)
+		cap *= 2;
+	char *bigger = cap > ob->cap ? realloc(ob->buf, cap) : ob->buf;
+	if (bigger == NULL || ob->error != 0) {
+		if (ob->error == 0)
+			ob->error = ENOMEM;
+		ob->len = 0;
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				   "out of memory for the output (%zu bytes)", cap);
+	}
+	ob->buf = bigger;
+	ob->cap = cap;
+	return WEFT_OK;
+}
+
+/*
  * Writes the whole buffer, retrying short writes and EINTR. After a
  * failure the data is dropped and the first errno is kept: the caller
  * learns about it once, from the final flush.
  */
 int weft__outbuf_flush(weft__outbuf *ob)
 {
+	if (ob->fd == WEFT__OUTBUF_GROW)
+		return grow(ob, ob->cap);
 	if (ob->error == 0)
 		ob->error = weft__write_full(ob->fd, ob->buf, ob->len, WEFT__AT_POSITION, NULL);
 	ob->len = 0;
@@ -64,9 +91,11 @@ void weft__outbuf_destroy(weft__outbuf *ob)
  */
 char *weft__outbuf_make_room(weft__outbuf *ob, size_t n)
 {
-	(void)n;
-	weft__outbuf_flush(ob);
-	return ob->buf;
+	if (ob->fd == WEFT__OUTBUF_GROW)
+		grow(ob, n);
+	else
+		weft__outbuf_flush(ob);
+	return ob->buf + ob->len;
 }
 
 /* Copies data of any length, one buffer-full at a time. */
@@ -78,7 +107,7 @@ void weft__outbuf_put(weft__outbuf *ob, const void *data, size_t n)
 		size_t room = ob->cap - ob->len;
 		if (room == 0) {
 			weft__outbuf_flush(ob);
-			room = ob->cap;
+			room = ob->cap - ob->len;
 		}
 		size_t chunk = n < room ? n : room;
 		memcpy(ob->buf + ob->len, src, chunk);

@@ -46,6 +46,9 @@ typedef struct weft__outbuf {
 	int error; /* errno of the first failed write(2), 0 when none */
 } weft__outbuf;
 
+/* The fd of a buffer kept in memory: it grows instead of being written. */
+#define WEFT__OUTBUF_GROW (-2)
+
 /* Allocates a buffer of `cap` bytes (at least 64 KiB) for `fd`. */
 int weft__outbuf_init(weft__outbuf *ob, int fd, size_t cap);
 /* Writes out what is buffered. 0, or WEFT_EIO (message set) on failure. */

@@ -159,16 +159,65 @@ DUMPS = {
 
 @pytest.mark.parametrize("dump", sorted(DUMPS))
 def test_dump_threads_do_not_change_the_output(looms_trace, dump):  # noqa: F811
-    """dump reads and merges on one thread and formats on another with
-    two or more (in stored order too: the merge is the same)."""
+    """dump with two threads reads and merges on one and formats on the
+    other; with three or more the streams are shared (each thread writes
+    its share's lines, merged into the serial order on the calling
+    thread: outputs/keyed_runs.h), in stored order too (the streams are
+    still merged by time)."""
     for name, trace in all_traces(looms_trace).items():
         expected = run([WEFT] + DUMPS[dump] + ["--threads", "1", trace])
         assert expected.returncode == 0 and expected.stdout, f"{dump} of {name}"
-        for threads in (2, 4):
+        for threads in (2, 3, 4):
             got = run([WEFT] + DUMPS[dump] + ["--threads", str(threads), trace])
             assert got.returncode == 0, got.stderr
             assert got.stdout == expected.stdout, f"{dump} of {name}, {threads} threads"
             assert got.stderr == expected.stderr, f"{dump} of {name}, {threads} threads"
+
+
+FILTERED_DUMPS = {
+    "hex": ["-x"],
+    "tree": ["--tree"],
+    "streams": ["--stream", "loom.node1*"],
+    "codes": ["--mcv", "V*"],
+    "window": ["--from", "1001000", "--to", "1003000"],
+    "all": ["--json", "--stored-order", "--stream", "*proc.[0-3]*", "--mcv", "O*"],
+}
+
+
+@pytest.mark.parametrize("dump", sorted(FILTERED_DUMPS))
+def test_shared_dump_filters_as_one_thread_does(looms_trace, dump):  # noqa: F811
+    """The filters apply to each thread's share as to the whole trace:
+    the same lines, for 1 to 4 threads."""
+    args = [WEFT, "dump"] + FILTERED_DUMPS[dump]
+    expected = run(args + ["--threads", "1", looms_trace])
+    assert expected.returncode == 0 and expected.stdout, expected.stderr
+    for threads in (3, 4):
+        got = run(args + ["--threads", str(threads), looms_trace])
+        assert (got.returncode, got.stdout, got.stderr) == \
+            (expected.returncode, expected.stdout, expected.stderr), f"{dump}, {threads} threads"
+
+
+def test_shared_dump_of_damaged_streams_as_one_thread_does(tmp_path):
+    """Two damaged streams, read by different threads: every readable
+    line, the same messages, the same exit status. The messages come in
+    stream order (as top's and profile's do), whoever read which stream:
+    stream 15 fails early (its 7th event), stream 0 late (its last but
+    one, at byte 340), so the time order would put stream 15 first."""
+    trace = damaged_copy(tmp_path, 15)
+    obs = sorted(Path(trace).glob("loom.*/proc.*/thread.*/stream.obs"))
+    data = bytearray(obs[0].read_bytes())
+    data[340] = 0xff
+    obs[0].write_bytes(bytes(data))
+    for mode in ([], ["--json"]):
+        expected = run([WEFT, "dump", "--threads", "1"] + mode + [trace])
+        errors = [line for line in expected.stderr.splitlines() if "error" in line]
+        assert expected.stdout and len(errors) == 2, expected.stderr
+        assert str(obs[0].relative_to(trace)) + ":340:" in errors[0], errors
+        assert str(obs[15].relative_to(trace)) + ":108:" in errors[1], errors
+        for threads in (3, 4):
+            got = run([WEFT, "dump", "--threads", str(threads)] + mode + [trace])
+            assert (got.returncode, got.stdout, got.stderr) == \
+                (expected.returncode, expected.stdout, expected.stderr), f"{threads} threads"
 
 
 @pytest.mark.parametrize("output", ("perfetto", "pallas", "otf2"))
