@@ -109,6 +109,8 @@ typedef struct otf2_out {
 	out_location *locations;
 	uint32_t location_count;
 	size_t location_cap;
+	uint32_t *location_slots;  /* by id: a location's index + 1, 0 for none */
+	size_t location_slot_count; /* a power of two, twice the locations or more */
 	out_property *properties;
 	uint32_t property_count;
 	size_t property_cap;
@@ -313,6 +315,59 @@ static int otf2_metadata(conv *c, const char *key, const char *value)
 	return add_property(c, NONE, key, value);
 }
 
+/* ---- Locations by id ---------------------------------------------------------------------- */
+
+/*
+ * Finding a location by its id (the event counts of a thread, and of each
+ * part's locations) was a scan of all of them: at 64,000 locations, 4
+ * billion comparisons for one conversion shared by 1,000 ranks. An open
+ * addressing table of their indexes instead (ids are unique).
+ */
+static size_t location_slot(const otf2_out *o, uint64_t id)
+{
+	return (size_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & (o->location_slot_count - 1);
+}
+
+static void location_put(otf2_out *o, uint32_t index)
+{
+	size_t h = location_slot(o, o->locations[index].id);
+	while (o->location_slots[h] != 0)
+		h = (h + 1) & (o->location_slot_count - 1);
+	o->location_slots[h] = index + 1;
+}
+
+/* Indexes location `index` (the last one added): 0, or WEFT_ENOMEM. */
+static int location_index(otf2_out *o, uint32_t index)
+{
+	if (2 * ((size_t)index + 1) > o->location_slot_count) {
+		size_t n = o->location_slot_count ? 2 * o->location_slot_count : 64;
+		uint32_t *slots = calloc(n, sizeof *slots);
+		if (slots == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		free(o->location_slots);
+		o->location_slots = slots;
+		o->location_slot_count = n;
+		for (uint32_t k = 0; k < index; k++)
+			location_put(o, k);
+	}
+	location_put(o, index);
+	return 0;
+}
+
+/* The location whose id is `id`, or NULL. */
+static out_location *location_with_id(otf2_out *o, uint64_t id)
+{
+	if (o->location_slots == NULL)
+		return NULL;
+	for (size_t h = location_slot(o, id); o->location_slots[h] != 0;
+	     h = (h + 1) & (o->location_slot_count - 1)) {
+		out_location *l = &o->locations[o->location_slots[h] - 1];
+		if (l->id == id)
+			return l;
+	}
+	return NULL;
+}
+
 static int otf2_location(conv *c, uint32_t group, uint32_t id, uint32_t name, uint32_t stream)
 {
 	otf2_out *o = c->target_data;
@@ -327,6 +382,8 @@ static int otf2_location(conv *c, uint32_t group, uint32_t id, uint32_t name, ui
 	if ((o->path_key == NONE && intern(c, "weft.path", &o->path_key) < 0) ||
 	    intern(c, weft_trace_stream(c->trace, stream)->path, &l->path) < 0)
 		return WEFT_EIO;
+	if (location_index(o, o->location_count) < 0)
+		return WEFT_ENOMEM;
 	o->location_count++;
 	if (group < o->group_count)
 		o->groups[group].locations++;
@@ -568,12 +625,11 @@ static int otf2_thread_end(conv *c, stream_out *s, int ok)
 		return 0;
 	}
 	OTF2_ErrorCode e = OTF2_EvtWriter_GetNumberOfEvents(s->thread, &events);
-	for (uint32_t i = o->location_count; i-- > 0;)
-		if (o->locations[i].id == s->location) {
-			o->locations[i].events = events;
-			o->locations[i].written = 1;
-			break;
-		}
+	out_location *l = location_with_id(o, s->location);
+	if (l != NULL) {
+		l->events = events;
+		l->written = 1;
+	}
 	OTF2_ErrorCode closed = OTF2_Archive_CloseEvtWriter(o->archive, s->thread);
 	s->thread = NULL;
 	if (e == OTF2_SUCCESS)
@@ -936,6 +992,7 @@ static void otf2_free(conv *c)
 	free(o->comm_named_at);
 	free(o->groups);
 	free(o->locations);
+	free(o->location_slots);
 	free(o->properties);
 	free(o);
 	c->target_data = NULL;
@@ -1037,9 +1094,9 @@ static int otf2_part_take(conv *c, weft__unpack *u)
 		return WEFT_EIO;
 	for (uint64_t id; (id = weft__unpack_u64(u)) != NONE && !u->bad;) {
 		uint64_t events = weft__unpack_u64(u);
-		for (uint32_t i = 0; i < o->location_count; i++)
-			if (o->locations[i].id == id)
-				o->locations[i].events = events;
+		out_location *l = location_with_id(o, id);
+		if (l != NULL)
+			l->events = events;
 	}
 	for (uint64_t k; (k = weft__unpack_u64(u)) != NONE && !u->bad;) {
 		uint64_t at = weft__unpack_u64(u);
