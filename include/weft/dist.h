@@ -17,7 +17,9 @@
  *
  * With `dist` set, opening is collective (every rank opens; ovni, Pallas: from
  * what rank 0 read of the trace's metadata, sent to the others as it
- * reads, each rank checking the sizes of its own streams' files; if one
+ * reads (ovni: the streams' metadata read for rank 0 by the other ranks,
+ * a share of the looms each), each rank checking the sizes of its own
+ * streams' files; if one
  * fails, all fail, with that rank's message on rank 0), and the analyses that
  * combine (weft_counts_compute, weft_profile_compute, weft_trace_stats_all,
  * weft_trace_check; and weft_ovni_sort_with, which opens the trace itself)

@@ -44,7 +44,7 @@
 #define TAPE_LEVEL 1
 
 enum meta_op { OP_STAT = 1, OP_LIST, OP_READ };
-enum meta_message { MSG_BEGIN = 1, MSG_DATA, MSG_END, MSG_FAILED };
+enum meta_message { MSG_BEGIN = 1, MSG_DATA, MSG_END, MSG_FAILED, MSG_PREFETCH };
 
 /* Entries are sent once this many bytes of them are written. */
 #define CHUNK_BYTES (256u << 10)
@@ -62,11 +62,22 @@ struct weft__metafs {
 	int rank0_status;       /* replaying: the status END brought */
 	int error;              /* recording: a chunk could not be sent */
 	weft__pack tape;        /* recording: the entries not sent yet;
-	                           replaying: the chunk being replayed */
+	                           replaying: the chunk being replayed;
+	                           a book: its entries */
 	weft__unpack next;      /* replaying: the next entry */
+	/* A book (weft__metafs_prefetch): questions asked of the file system
+	 * and written down with their keys, paths relative to this root. */
+	char *book_root;
+	/* Rank 0 after a prefetch: the other ranks' books, one after the
+	 * other, and a table of their entries by key (offset + 1, 0: none). */
+	weft__pack books;
+	size_t *book_slots;
+	size_t book_slot_count;  /* a power of two */
+	size_t books_root_len;   /* rank 0's root, cut from its questions' paths */
 };
 
 static int send_message(weft__metafs *fs, enum meta_message type, uint64_t a, uint64_t b);
+static int gather_books(weft__metafs *fs, const void *book, size_t len, weft__pack *all);
 
 int weft__metafs_recorder(const weft_dist *d, int keep, weft__metafs **out)
 {
@@ -88,6 +99,9 @@ void weft__metafs_free(weft__metafs *fs)
 		return;
 	weft__pack_release(&fs->tape);
 	weft__pack_release(&fs->kept);
+	weft__pack_release(&fs->books);
+	free(fs->book_slots);
+	free(fs->book_root);
 	free(fs);
 }
 
@@ -168,7 +182,8 @@ static int send_message(weft__metafs *fs, enum meta_message type, uint64_t a, ui
 		weft__pack_u64(&msg, 0);
 		fs->ended = 1;
 	}
-	if (fs->keep)
+	/* A thread that replays the kept messages prefetches nothing. */
+	if (fs->keep && type != MSG_PREFETCH)
 		weft__pack_bytes(&fs->kept, msg.data, msg.len);
 	int brc = fs->dist != NULL ? weft__dist_broadcast_pack(fs->dist, &msg, 0) : 0;
 	weft__pack_release(&msg);
@@ -188,14 +203,14 @@ static int receive_message(weft__metafs *fs, weft__pack *msg, weft__unpack *u)
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	} else {
 		rc = weft__dist_broadcast_pack(fs->dist, msg, 0);
-		if (rc == 0 && fs->keep)
-			weft__pack_bytes(&fs->kept, msg->data, msg->len);
 	}
 	*u = (weft__unpack){ .data = msg->data, .len = msg->len };
 	uint64_t type = weft__unpack_u64(u);
+	if (rc == 0 && !fs->from_kept && fs->keep && type != MSG_PREFETCH)
+		weft__pack_bytes(&fs->kept, msg->data, msg->len);
 	if (rc < 0)
 		return rc;
-	if (u->bad || type < MSG_BEGIN || type > MSG_FAILED)
+	if (u->bad || type < MSG_BEGIN || type > MSG_PREFETCH)
 		return weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
 				   "rank 0 sent the trace's metadata in a message that does "
 				   "not parse (a bug)");
@@ -240,6 +255,8 @@ static int receive_chunk(weft__metafs *fs, const char *path)
 		     : weft__error(WEFT_EFORMAT, path, WEFT_NO_OFFSET, "opening the trace asked "
 				   "more questions here than on rank 0 (a bug)");
 	} else if (type > 0) {
+		if (type == MSG_PREFETCH) /* still take part, with nothing */
+			gather_books(fs, NULL, 0, NULL);
 		rc = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET, "rank 0 sent the trace's "
 				 "metadata out of order (a bug)");
 	}
@@ -265,6 +282,8 @@ static void drain(weft__metafs *fs)
 		int type = receive_message(fs, &msg, &u);
 		if (type == MSG_END)
 			fs->rank0_status = (int)(int64_t)weft__unpack_u64(&u);
+		if (type == MSG_PREFETCH) /* still take part, with nothing */
+			gather_books(fs, NULL, 0, NULL);
 		fs->ended = type < 0 || type == MSG_END || type == MSG_FAILED;
 		weft__pack_release(&msg);
 	}
@@ -384,9 +403,21 @@ static int recording(weft__metafs *fs)
 	       (fs->replayable || (fs->dist == NULL && !fs->keep));
 }
 
-static void record_entry(weft__metafs *fs, enum meta_op op, int err)
+/*
+ * The start of an entry: the question and the errno of its answer. A book
+ * also writes the question's key: the path (relative to its root), and
+ * for reads what was asked (an answer must be to the same question).
+ */
+static void record_entry(weft__metafs *fs, enum meta_op op, int err, const char *path,
+			 uint64_t max, int head)
 {
 	weft__pack_u64(&fs->tape, op);
+	if (fs->book_root != NULL) {
+		size_t n = strlen(fs->book_root);
+		weft__pack_text(&fs->tape, strncmp(path, fs->book_root, n) == 0 ? path + n : path);
+		weft__pack_u64(&fs->tape, max);
+		weft__pack_u64(&fs->tape, (uint64_t)head);
+	}
 	weft__pack_u64(&fs->tape, (uint64_t)err);
 }
 
@@ -400,6 +431,241 @@ static void record_done(weft__metafs *fs)
 		if (rc < 0 && fs->error == 0)
 			fs->error = rc;
 	}
+}
+
+/* ---- Books: what the other ranks asked for rank 0 ---------------------------- */
+
+/*
+ * Why: rank 0 alone asking the file system, one question after the
+ * other, is about 19 calls per ovni stream: 2 minutes at 64,000 streams
+ * and 0.1 ms a call. So, at a point of the open that the backend marks
+ * (ovni: the trace's directory listed), rank 0 sends PREFETCH and every
+ * other rank asks the questions of its share of the items (ovni: loom
+ * directories) itself, writing them down with their answers in a book.
+ * The books are gathered on rank 0, whose open then takes its answers
+ * from them (and still records them on the tape as it asks): its
+ * questions are the same, only fewer reach the file system. A question
+ * that no book has is asked of the file system, so a missing or partial
+ * book costs time, never a different trace.
+ *
+ * A book entry: the question (kind, path relative to the root, and for
+ * reads the length asked and whether a head), its errno, and the answer
+ * as on the tape. Rank 0 keeps a table of the entries by key.
+ */
+
+static uint64_t key_hash(enum meta_op op, const char *rel, uint64_t max, int head)
+{
+	uint64_t h = 1469598103934665603ull ^ (uint64_t)op;
+	for (const unsigned char *p = (const unsigned char *)rel; *p; p++)
+		h = (h ^ *p) * 1099511628211ull;
+	h = (h ^ max) * 1099511628211ull;
+	return (h ^ (uint64_t)head) * 1099511628211ull;
+}
+
+/* Reads an entry's key at u (its kind already read). */
+static void take_key(weft__unpack *u, const char **rel, uint64_t *max, int *head)
+{
+	*rel = weft__unpack_text(u);
+	*max = weft__unpack_u64(u);
+	*head = (int)weft__unpack_u64(u);
+}
+
+/* Skips an entry's errno and answer; 0 when it parses. */
+static int skip_answer(weft__unpack *u, enum meta_op op)
+{
+	weft__unpack_u64(u); /* errno */
+	if (op == OP_STAT) {
+		weft__unpack_u64(u);
+		weft__unpack_u64(u);
+	} else if (op == OP_LIST) {
+		uint64_t n = weft__unpack_u64(u);
+		for (uint64_t i = 0; i < n && !u->bad; i++)
+			weft__unpack_text(u);
+	} else if (op == OP_READ) {
+		weft__unpack_u64(u);
+		if (weft__unpack_u64(u) != 0) {
+			size_t n;
+			weft__unpack_bytes(u, &n);
+		}
+	} else {
+		u->bad = 1;
+	}
+	return u->bad ? -1 : 0;
+}
+
+/* Rank 0: a table of the entries of fs->books; what does not parse is left out. */
+static int index_books(weft__metafs *fs)
+{
+	size_t entries = 0;
+	weft__unpack u = { .data = fs->books.data, .len = fs->books.len };
+	while (u.pos < u.len) {
+		enum meta_op op = (enum meta_op)weft__unpack_u64(&u);
+		const char *rel;
+		uint64_t max;
+		int head;
+		take_key(&u, &rel, &max, &head);
+		if (skip_answer(&u, op) < 0)
+			break;
+		entries++;
+	}
+	size_t n = 64;
+	while (n < 2 * entries)
+		n *= 2;
+	fs->book_slots = calloc(n, sizeof *fs->book_slots);
+	if (fs->book_slots == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	fs->book_slot_count = n;
+	u = (weft__unpack){ .data = fs->books.data, .len = fs->books.len };
+	for (size_t e = 0; e < entries; e++) {
+		size_t at = u.pos;
+		enum meta_op op = (enum meta_op)weft__unpack_u64(&u);
+		const char *rel;
+		uint64_t max;
+		int head;
+		take_key(&u, &rel, &max, &head);
+		skip_answer(&u, op);
+		size_t h = (size_t)key_hash(op, rel, max, head) & (n - 1);
+		while (fs->book_slots[h] != 0)
+			h = (h + 1) & (n - 1);
+		fs->book_slots[h] = at + 1;
+	}
+	return 0;
+}
+
+/*
+ * Rank 0: the book's answer to a question, in *answer (at its errno, which
+ * is returned), or -1 when no book has it (ask the file system).
+ */
+static int book_find(const weft__metafs *fs, enum meta_op op, const char *path, uint64_t max,
+		     int head, weft__unpack *answer)
+{
+	if (fs == NULL || fs->book_slots == NULL)
+		return -1;
+	const char *rel = strlen(path) >= fs->books_root_len ? path + fs->books_root_len : path;
+	size_t mask = fs->book_slot_count - 1;
+	for (size_t h = (size_t)key_hash(op, rel, max, head) & mask; fs->book_slots[h] != 0;
+	     h = (h + 1) & mask) {
+		weft__unpack u = { .data = fs->books.data, .len = fs->books.len,
+				   .pos = fs->book_slots[h] - 1 };
+		const char *r;
+		uint64_t m;
+		int hd;
+		enum meta_op o = (enum meta_op)weft__unpack_u64(&u);
+		take_key(&u, &r, &m, &hd);
+		if (o != op || m != max || hd != head || strcmp(r, rel) != 0)
+			continue;
+		uint64_t err = weft__unpack_u64(&u);
+		if (u.bad || err > 4095)
+			return -1;
+		*answer = u;
+		return (int)err;
+	}
+	return -1;
+}
+
+/*
+ * Collective: `len` bytes of this rank's book (zstd) to rank 0, whose
+ * *all gets every book decompressed one after the other (NULL: rank 0
+ * keeps none). A book that does not decompress, or for which there is no
+ * memory, is left out (rank 0 asks the file system instead).
+ */
+static int gather_books(weft__metafs *fs, const void *book, size_t len, weft__pack *all)
+{
+	const weft_dist *d = fs->dist;
+	size_t *lens = calloc((size_t)d->ranks, sizeof *lens);
+	void *every = NULL;
+	uint8_t none = 0;
+	int rc = d->gather(d->user, book != NULL ? book : &none, book != NULL ? len : 0, &every,
+			   lens != NULL ? lens : (size_t[1]){ 0 });
+	if (rc == 0 && d->rank == 0 && all != NULL && lens != NULL && every != NULL) {
+		const uint8_t *z = every;
+		for (int r = 0; r < d->ranks; z += lens[r], r++) {
+			unsigned long long raw = lens[r] ? ZSTD_getFrameContentSize(z, lens[r]) : 0;
+			if (lens[r] == 0 || raw == ZSTD_CONTENTSIZE_ERROR ||
+			    raw == ZSTD_CONTENTSIZE_UNKNOWN ||
+			    weft__array_grow((void **)&all->data, &all->cap,
+					     all->len + (size_t)raw, 1) < 0)
+				continue;
+			size_t got = ZSTD_decompress(all->data + all->len, (size_t)raw, z, lens[r]);
+			if (!ZSTD_isError(got) && got == raw)
+				all->len += got;
+		}
+	}
+	free(every);
+	free(lens);
+	return rc;
+}
+
+/* This rank's book of its share of `items` (every ranks - 1'th from its own), zstd. */
+static void write_book(const weft__metafs *fs, const char *root, char *const *items,
+		       size_t count, weft__metafs_prefetch_fn fn, void *arg, void **z,
+		       size_t *zlen)
+{
+	*z = NULL;
+	*zlen = 0;
+	weft__metafs book = { .book_root = strdup(root) };
+	if (book.book_root == NULL)
+		return;
+	int others = fs->dist->ranks - 1;
+	for (size_t i = (size_t)(fs->dist->rank - 1); i < count; i += (size_t)others)
+		if (fn(&book, root, items[i], arg) < 0)
+			break; /* what it has is good: rank 0 asks the rest */
+	if (!book.tape.failed && book.tape.len > 0) {
+		size_t bound = ZSTD_compressBound(book.tape.len);
+		if ((*z = malloc(bound)) != NULL) {
+			*zlen = ZSTD_compress(*z, bound, book.tape.data, book.tape.len, TAPE_LEVEL);
+			if (ZSTD_isError(*zlen)) {
+				free(*z);
+				*z = NULL;
+				*zlen = 0;
+			}
+		}
+	}
+	weft__pack_release(&book.tape);
+	free(book.book_root);
+}
+
+int weft__metafs_prefetch(weft__metafs *fs, const char *root, char *const *items, size_t count,
+			  weft__metafs_prefetch_fn fn, void *arg)
+{
+	if (fs == NULL || fs->dist == NULL || fs->dist->ranks < 2 || fs->from_kept ||
+	    !fs->replayable || fs->ended)
+		return 0;
+	if (!fs->replaying) {
+		/* Rank 0: the tape so far (the others replay up to here), then
+		 * PREFETCH and the books. */
+		int rc = fs->tape.len > 0 ? send_message(fs, MSG_DATA, 0, 0) : 0;
+		if (rc == 0 && !fs->ended)
+			rc = send_message(fs, MSG_PREFETCH, count, 0);
+		if (rc < 0 || fs->ended)
+			return rc;
+		rc = gather_books(fs, NULL, 0, &fs->books);
+		if (rc == 0 && fs->books.len > 0 && index_books(fs) == 0)
+			fs->books_root_len = strlen(root);
+		return rc;
+	}
+	/* The others: rank 0 sends PREFETCH here, or END when it failed. */
+	if (fs->next.pos != fs->next.len)
+		return tape_broken(fs, root);
+	weft__pack msg = { 0 };
+	weft__unpack u;
+	int type = receive_message(fs, &msg, &u);
+	int rc = type < 0 ? type : 0;
+	if (type == MSG_PREFETCH) {
+		void *z;
+		size_t zlen;
+		write_book(fs, root, items, count, fn, arg, &z, &zlen);
+		rc = gather_books(fs, z, zlen, NULL);
+		free(z);
+	} else if (type == MSG_END) {
+		fs->rank0_status = (int)(int64_t)weft__unpack_u64(&u);
+		fs->ended = 1;
+	} else if (type > 0) {
+		rc = weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET, "rank 0 sent the trace's "
+				 "metadata out of order (a bug)");
+	}
+	weft__pack_release(&msg);
+	return rc;
 }
 
 /* ---- The three questions ------------------------------------------------------ */
@@ -418,17 +684,31 @@ static int stat_here(const char *path, int *kind, uint64_t *size)
 	return 0;
 }
 
+/* An answer to stat: the kind and size, from a tape or a book. */
+static void take_stat(weft__unpack *u, int *kind, uint64_t *size)
+{
+	*kind = (int)weft__unpack_u64(u);
+	*size = weft__unpack_u64(u);
+}
+
 int weft__metafs_stat(weft__metafs *fs, const char *path, int *kind, uint64_t *size)
 {
 	if (fs != NULL && fs->replaying) {
 		int err = replay_entry(fs, OP_STAT, path);
-		*kind = (int)weft__unpack_u64(&fs->next);
-		*size = weft__unpack_u64(&fs->next);
+		take_stat(&fs->next, kind, size);
 		return err < 0 ? err : fs->next.bad ? tape_broken(fs, path) : err;
 	}
-	int err = stat_here(path, kind, size);
+	weft__unpack answer;
+	int err = book_find(fs, OP_STAT, path, 0, 0, &answer);
+	if (err >= 0) {
+		take_stat(&answer, kind, size);
+		if (answer.bad)
+			err = stat_here(path, kind, size);
+	} else {
+		err = stat_here(path, kind, size);
+	}
 	if (recording(fs)) {
-		record_entry(fs, OP_STAT, err);
+		record_entry(fs, OP_STAT, err, path, 0, 0);
 		weft__pack_u64(&fs->tape, (uint64_t)*kind);
 		weft__pack_u64(&fs->tape, *size);
 		record_done(fs);
@@ -475,36 +755,55 @@ static int list_here(const char *path, char ***names, size_t *count)
 	return rc;
 }
 
+/* An answer to list: the names, from a tape or a book; errno or < 0. */
+static int take_list(weft__unpack *u, int err, char ***names, size_t *count)
+{
+	uint64_t n = err < 0 ? 0 : weft__unpack_u64(u);
+	size_t cap = 0;
+	for (uint64_t i = 0; err >= 0 && i < n && !u->bad; i++)
+		err = names_add(names, count, &cap, weft__unpack_text(u));
+	return err;
+}
+
+static void names_drop(char ***names, size_t *count)
+{
+	weft__metafs_names_free(*names, *count);
+	*names = NULL;
+	*count = 0;
+}
+
 int weft__metafs_list(weft__metafs *fs, const char *path, char ***names, size_t *count)
 {
 	*names = NULL;
 	*count = 0;
 	if (fs != NULL && fs->replaying) {
 		int err = replay_entry(fs, OP_LIST, path);
-		uint64_t n = err < 0 ? 0 : weft__unpack_u64(&fs->next);
-		size_t cap = 0;
-		for (uint64_t i = 0; err >= 0 && i < n && !fs->next.bad; i++)
-			err = names_add(names, count, &cap, weft__unpack_text(&fs->next));
+		err = take_list(&fs->next, err, names, count);
 		if (err >= 0 && fs->next.bad)
 			err = tape_broken(fs, path);
-		if (err < 0) {
-			weft__metafs_names_free(*names, *count);
-			*names = NULL;
-			*count = 0;
-		}
+		if (err < 0)
+			names_drop(names, count);
 		return err;
 	}
-	int err = list_here(path, names, count);
+	weft__unpack answer;
+	int err = book_find(fs, OP_LIST, path, 0, 0, &answer);
+	if (err >= 0) {
+		err = take_list(&answer, err, names, count);
+		if (err >= 0 && answer.bad) {
+			names_drop(names, count);
+			err = list_here(path, names, count);
+		}
+	} else {
+		err = list_here(path, names, count);
+	}
 	if (err < 0) {
-		weft__metafs_names_free(*names, *count);
-		*names = NULL;
-		*count = 0;
+		names_drop(names, count);
 		return err;
 	}
 	if (*count > 1) /* qsort() wants a base even for none */
 		qsort(*names, *count, sizeof **names, name_order);
 	if (recording(fs)) {
-		record_entry(fs, OP_LIST, err);
+		record_entry(fs, OP_LIST, err, path, 0, 0);
 		weft__pack_u64(&fs->tape, *count);
 		for (size_t i = 0; i < *count; i++)
 			weft__pack_text(&fs->tape, (*names)[i]);
@@ -583,6 +882,24 @@ static int read_here(const char *path, size_t max, int head, char **bytes, size_
 	return 0;
 }
 
+/* An answer to read: the size and the bytes, from a tape or a book; errno or < 0. */
+static int take_read(weft__unpack *u, int err, const char *path, char **bytes, size_t *len,
+		     uint64_t *size)
+{
+	*size = err < 0 ? 0 : weft__unpack_u64(u);
+	uint64_t there = err < 0 ? 0 : weft__unpack_u64(u);
+	size_t n = 0;
+	const void *b = there ? weft__unpack_bytes(u, &n) : NULL;
+	if (err != 0 || !there || u->bad)
+		return err;
+	if ((*bytes = malloc(n + 1)) == NULL)
+		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
+	memcpy(*bytes, b, n);
+	(*bytes)[n] = '\0';
+	*len = n;
+	return 0;
+}
+
 int weft__metafs_read(weft__metafs *fs, const char *path, size_t max, int head, char **bytes,
 		      size_t *len, uint64_t *size)
 {
@@ -591,26 +908,31 @@ int weft__metafs_read(weft__metafs *fs, const char *path, size_t max, int head, 
 	*size = 0;
 	if (fs != NULL && fs->replaying) {
 		int err = replay_entry(fs, OP_READ, path);
-		*size = err < 0 ? 0 : weft__unpack_u64(&fs->next);
-		uint64_t there = err < 0 ? 0 : weft__unpack_u64(&fs->next);
-		size_t n = 0;
-		const void *b = there ? weft__unpack_bytes(&fs->next, &n) : NULL;
-		if (err >= 0 && fs->next.bad)
+		err = take_read(&fs->next, err, path, bytes, len, size);
+		if (err >= 0 && fs->next.bad) {
+			free(*bytes);
+			*bytes = NULL;
 			return tape_broken(fs, path);
-		if (err != 0 || !there)
-			return err;
-		if ((*bytes = malloc(n + 1)) == NULL)
-			return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
-		memcpy(*bytes, b, n);
-		(*bytes)[n] = '\0';
-		*len = n;
-		return 0;
+		}
+		return err;
 	}
-	int err = read_here(path, max, head, bytes, len, size);
+	weft__unpack answer;
+	int err = book_find(fs, OP_READ, path, max, head, &answer);
+	if (err >= 0) {
+		err = take_read(&answer, err, path, bytes, len, size);
+		if (err >= 0 && answer.bad) {
+			free(*bytes);
+			*bytes = NULL;
+			*len = 0;
+			err = read_here(path, max, head, bytes, len, size);
+		}
+	} else {
+		err = read_here(path, max, head, bytes, len, size);
+	}
 	if (err < 0)
 		return err;
 	if (recording(fs)) {
-		record_entry(fs, OP_READ, err);
+		record_entry(fs, OP_READ, err, path, max, head);
 		weft__pack_u64(&fs->tape, *size);
 		weft__pack_u64(&fs->tape, *bytes != NULL);
 		if (*bytes != NULL)

@@ -7,7 +7,10 @@
  *     and 3, a stream file alone, marks, a clock offset table, and Pallas
  *     traces (a directory, its main file);
  *   - rank 1 opening a path whose metadata files are gone still builds it:
- *     it reads none of them;
+ *     it replays them;
+ *   - two ranks on two threads: rank 1's book of the looms (its walk,
+ *     sizes, headers and stream.json) answers rank 0, which opens a copy
+ *     without any stream.json and builds the serial trace;
  *   - a format that reads its own files (Heph) is opened by each rank;
  *   - a thread's copy of a trace (weft__trace_reopen) replays the open's
  *     kept tape, and checks the files of its own streams;
@@ -17,6 +20,7 @@
  * Rank 0's broadcasts are recorded and played back to a "rank 1" in the
  * same process (tests/mpi/ runs real ranks).
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,7 +216,8 @@ static void test_replays(void)
 
 /*
  * Rank 1 opens a copy with the data files alone (no stream.json): it
- * reads no metadata, so it builds rank 0's trace all the same.
+ * builds rank 0's trace all the same, from the tape. (Its book of the
+ * looms, see test_books, goes nowhere here: this rank 0 opened first.)
  */
 static void test_other_rank_reads_no_metadata(void)
 {
@@ -234,6 +239,146 @@ static void test_other_rank_reads_no_metadata(void)
 	REQUIRE(path != NULL);
 	CHECK(check_replay(path, pcopy, NULL));
 	free(path);
+	tu_finish_dir(dir);
+}
+
+/* ---- Two ranks on two threads: books ------------------------------------- */
+
+/*
+ * A dist of two ranks on two threads of this process: rank 0's
+ * broadcasts go to rank 1 in order, rank 1's gathered bytes to rank 0.
+ */
+typedef struct duo {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	weft__pack sent;      /* every broadcast of rank 0 */
+	size_t taken;         /* rank 1: bytes received so far */
+	weft__pack given;     /* rank 1's bytes of the current gather */
+	int given_ready;
+} duo;
+
+static int duo_broadcast(void *user, void *bytes, size_t len, int rank)
+{
+	duo *d = user;
+	pthread_mutex_lock(&d->lock);
+	if (rank == 0) {
+		weft__pack_raw(&d->sent, bytes, len);
+		pthread_cond_broadcast(&d->changed);
+	} else {
+		while (d->sent.len - d->taken < len)
+			pthread_cond_wait(&d->changed, &d->lock);
+		memcpy(bytes, d->sent.data + d->taken, len);
+		d->taken += len;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+static int duo_gather(void *user, const void *bytes, size_t len, void **all, size_t *lens,
+		      int rank)
+{
+	duo *d = user;
+	pthread_mutex_lock(&d->lock);
+	*all = NULL;
+	if (rank == 1) {
+		while (d->given_ready)
+			pthread_cond_wait(&d->changed, &d->lock);
+		d->given.len = 0;
+		weft__pack_raw(&d->given, bytes, len);
+		d->given_ready = 1;
+		pthread_cond_broadcast(&d->changed);
+	} else {
+		while (!d->given_ready)
+			pthread_cond_wait(&d->changed, &d->lock);
+		*all = malloc(len + d->given.len + 1);
+		REQUIRE(*all != NULL);
+		memcpy(*all, bytes, len);
+		memcpy((char *)*all + len, d->given.data, d->given.len);
+		lens[0] = len;
+		lens[1] = d->given.len;
+		d->given_ready = 0;
+		pthread_cond_broadcast(&d->changed);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+static int bcast0(void *u, void *b, size_t n) { return duo_broadcast(u, b, n, 0); }
+static int bcast1(void *u, void *b, size_t n) { return duo_broadcast(u, b, n, 1); }
+static int gather0(void *u, const void *b, size_t n, void **a, size_t *l)
+{
+	return duo_gather(u, b, n, a, l, 0);
+}
+static int gather1(void *u, const void *b, size_t n, void **a, size_t *l)
+{
+	return duo_gather(u, b, n, a, l, 1);
+}
+
+typedef struct rank_open {
+	const char *path;
+	weft_dist dist;
+	weft_trace *trace;
+} rank_open;
+
+static void *open_rank(void *arg)
+{
+	rank_open *r = arg;
+	r->trace = open_with(r->path, &r->dist, NULL);
+	return NULL;
+}
+
+/*
+ * Rank 0 opens `bare` (without stream.json) and rank 1 `full`, at once:
+ * rank 0 takes its streams' metadata from rank 1's book and builds the
+ * serial trace of `full`; so does rank 1, from the tape.
+ */
+static void check_books(const char *full, const char *bare)
+{
+	duo d = { .given_ready = 0 };
+	pthread_mutex_init(&d.lock, NULL);
+	pthread_cond_init(&d.changed, NULL);
+	rank_open r0 = { bare, { 0, 2, gather0, bcast0, &d }, NULL };
+	rank_open r1 = { full, { 1, 2, gather1, bcast1, &d }, NULL };
+	pthread_t t0, t1;
+	REQUIRE(pthread_create(&t0, NULL, open_rank, &r0) == 0);
+	REQUIRE(pthread_create(&t1, NULL, open_rank, &r1) == 0);
+	pthread_join(t0, NULL);
+	pthread_join(t1, NULL);
+	weft_trace *serial = open_with(full, NULL, NULL);
+	weft_trace *alone = open_with(bare, NULL, NULL);
+	/* the copy alone is another trace (streams without metadata) */
+	CHECK(weft_trace_diag_count(alone) != weft_trace_diag_count(serial));
+	check_same_trace(serial, r0.trace);
+	check_same_trace(serial, r1.trace);
+	CHECK_EQ_U64(d.taken, d.sent.len);
+	weft_trace_free(serial);
+	weft_trace_free(alone);
+	weft_trace_free(r0.trace);
+	weft_trace_free(r1.trace);
+	weft__pack_release(&d.sent);
+	weft__pack_release(&d.given);
+	pthread_cond_destroy(&d.changed);
+	pthread_mutex_destroy(&d.lock);
+}
+
+static void test_books(void)
+{
+	char *dir = tu_mkdtemp("metafs-books");
+	REQUIRE(dir != NULL);
+	static const char *const traces[] = {
+		"ovni/v3/mpi-func-4procs/ovni",
+		"ovni/v3/ovni-mark-4procs/ovni",
+	};
+	for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+		char copy[4200], name[16];
+		snprintf(name, sizeof name, "bare%zu", i);
+		copy_trace(traces[i], dir, name, copy, sizeof copy);
+		shell("find %s -name stream.json -delete", copy);
+		char *full = strdup(tu_data_path(traces[i]));
+		REQUIRE(full != NULL);
+		check_books(full, copy);
+		free(full);
+	}
 	tu_finish_dir(dir);
 }
 
@@ -385,6 +530,7 @@ int main(void)
 	test_no_handle();
 	test_replays();
 	test_other_rank_reads_no_metadata();
+	test_books();
 	test_threads_replay();
 	test_bad_tapes();
 	return tu_result();

@@ -195,28 +195,32 @@ def test_ranks_that_see_other_file_sizes_refuse_the_trace(mpi_runner, tmp_path):
     assert_same(expected, got, "the same trace on 3 ranks, MPMD")
 
 
-def test_only_rank_0_reads_the_metadata(mpi_runner, tmp_path):
-    """The other ranks open the trace from what rank 0 read (its metadata
-    files, directory listings and stream headers: core/metafs.c), not from
-    the file system: ranks 1 and 2 here open a copy without any
-    stream.json, which alone gives streams without metadata (warnings, and
-    no mark names: `profile` of the marks trace would name the regions by
-    their codes), or a Pallas trace without its main and archive files
-    (no trace at all), and the output is still the serial command's. A
-    format that reads its own files (Heph) is opened by every rank."""
+def copy_without_metadata(trace, to):
+    """A copy of `trace` without its metadata: ovni's stream.json files,
+    or Pallas's main and archive files (the thread directories left); on
+    its own it gives another output (streams without metadata: warnings,
+    no mark names; no Pallas trace at all)."""
+    shutil.copytree(trace, to)
+    for meta in [*to.rglob("stream.json"), *to.glob("*.pallas"),
+                 *to.glob("archive_*/archive.pallas")]:
+        meta.unlink()
+    return to
+
+
+def test_the_other_ranks_open_the_trace_from_rank_0s_tape(mpi_runner, tmp_path):
+    """The other ranks open the trace from what rank 0 asked and was
+    answered (directory listings, metadata files, stream headers:
+    core/metafs.c), not from the file system: ranks 1 and 2 here open a
+    copy without metadata and still print the serial command's output. For
+    Pallas every rank but 0 does. For ovni, the other ranks first walk the
+    looms and read the streams' metadata for rank 0 (the next test), so
+    their copy keeps its loom directories' metadata and only the trace's
+    own clock and process files are rank 0's alone: here, a Pallas trace.
+    A format that reads its own files (Heph) is opened by every rank."""
     mpiexec, runner = mpi_runner
-    marks = DATA_DIR / "ovni" / "v3" / "ovni-mark-4procs"
-    for cmd, trace in ((["profile"], marks), (["top", "--streams"], TRACES["ovni-v3-mpi"]),
-                       (["info"], TRACES["ovni-v3-mpi"]),
-                       (["profile"], TRACES["pallas-generic"]),
+    for cmd, trace in ((["profile"], TRACES["pallas-generic"]),
                        (["info"], TRACES["pallas-generic"])):
-        bare = tmp_path / trace.name
-        shutil.copytree(trace, bare)
-        # ovni: the streams' metadata; Pallas: the main and archive files
-        # (the definitions), the thread directories left.
-        for meta in [*bare.rglob("stream.json"), *bare.glob("*.pallas"),
-                     *bare.glob("archive_*/archive.pallas")]:
-            meta.unlink()
+        bare = copy_without_metadata(trace, tmp_path / trace.name)
         expected = serial(cmd, trace)
         alone = serial(cmd, bare)
         assert (alone.stdout, alone.stderr) != (expected.stdout, expected.stderr)
@@ -225,6 +229,33 @@ def test_only_rank_0_reads_the_metadata(mpi_runner, tmp_path):
         shutil.rmtree(bare)
     heph = DATA_DIR / "heph" / "heph_sample.bin.log"
     assert_same(serial(["top"], heph), parallel(mpi_runner, 3, ["top"], heph), "heph top")
+
+
+def test_the_other_ranks_read_the_ovni_metadata_for_rank_0(mpi_runner, tmp_path, looms_trace):
+    """ovni on ranks: after listing the trace's directory, rank 0 sends
+    PREFETCH and ranks 1 and up walk their share of the looms and read
+    their streams' sizes, headers and stream.json, for rank 0, which then
+    asks the file system none of it (core/metafs.c, books). Rank 0 here
+    opens a copy without any stream.json (alone: streams without metadata,
+    no mark names) and still prints the serial command's output, on 2 and
+    3 ranks (the looms dealt to one or two others)."""
+    mpiexec, runner = mpi_runner
+    marks = DATA_DIR / "ovni" / "v3" / "ovni-mark-4procs"
+    for cmd, trace in ((["profile"], marks), (["top", "--streams"], TRACES["ovni-v3-mpi"]),
+                       (["info"], TRACES["ovni-v3-mpi"]), (["info"], Path(looms_trace))):
+        bare = copy_without_metadata(trace, tmp_path / trace.name)
+        expected = serial(cmd, trace)
+        alone = serial(cmd, bare)
+        assert (alone.stdout, alone.stderr) != (expected.stdout, expected.stderr)
+        for others in (1, 2):
+            got = run([mpiexec, "-n", 1, runner] + cmd + [bare, ":", "-n", others, runner]
+                      + cmd + [trace])
+            # rank 0 prints the path it opened (info's first line)
+            got.stdout = got.stdout.replace(str(bare), str(trace))
+            got.stderr = got.stderr.replace(str(bare), str(trace))
+            assert_same(expected, got, f"{cmd[0]} with rank 0 on a copy without metadata "
+                        f"and {others} other ranks")
+        shutil.rmtree(bare)
 
 
 def test_unknown_command_and_usage(mpi_runner):

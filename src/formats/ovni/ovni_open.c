@@ -29,6 +29,7 @@ typedef struct found_stream {
 typedef struct found_list {
 	found_stream *items;
 	size_t count, cap;
+	int first_only;  /* the probe: the walk stops at the first stream */
 } found_list;
 
 /* State of one open: the accumulating metadata of every node. */
@@ -94,6 +95,7 @@ static char *rel_join(const char *a, const char *b)
 
 static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 		found_list *out);
+static int prefetch_entry(weft__metafs *book, const char *root, const char *name, void *arg);
 
 /*
  * Looks at one directory entry: a stream file (v1/v2), or a directory to
@@ -151,6 +153,10 @@ static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(names[i], "stream.obs") == 0)
 			is_v3 = 1;
+	/* On ranks: the other ranks walk the entries of the trace's directory
+	 * (its looms) and read their streams' metadata for rank 0. */
+	if (depth == 0 && !is_v3)
+		rc = weft__metafs_prefetch(fs, root, names, n, prefetch_entry, NULL);
 	if (is_v3) {
 		char *file = rel_join(rel, "stream.obs");
 		const char *base = strrchr(root, '/');
@@ -159,11 +165,66 @@ static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 				      file, 1) : WEFT_ENOMEM;
 		free(file);
 	}
-	for (size_t i = 0; rc == 0 && !is_v3 && i < n; i++)
+	for (size_t i = 0; rc == 0 && !is_v3 && i < n && !(out->first_only && out->count); i++)
 		if (names[i][0] != '.')
 			rc = walk_entry(fs, root, rel, names[i], depth, out);
 	weft__metafs_names_free(names, n);
 	free(dir);
+	return rc;
+}
+
+/*
+ * A book of what opening asks about the streams below root/name (a loom):
+ * the walk, then each stream's size, header and, for layout 3, its
+ * stream.json, as add_stream() and load_json() ask them (the same paths,
+ * lengths and heads, or rank 0's questions find no answer). Layouts 1 and
+ * 2 (the metadata.json of a process is read with its first stream) are
+ * left to rank 0.
+ */
+static int prefetch_stream(weft__metafs *book, const char *root, const found_stream *f)
+{
+	char *abs = weft__path_join(root, f->rel_file);
+	if (abs == NULL)
+		return WEFT_ENOMEM;
+	int kind;
+	uint64_t size;
+	char *bytes = NULL;
+	size_t len;
+	int rc = weft__metafs_stat(book, abs, &kind, &size);
+	if (rc >= 0) {
+		rc = weft__metafs_read(book, abs, OVNI_STREAM_HEADER_SIZE, 1, &bytes, &len, &size);
+		free(bytes);
+		bytes = NULL;
+	}
+	free(abs);
+	if (rc < 0 || !f->v3)
+		return rc < 0 ? rc : 0;
+	size_t dir_len = strlen(f->rel_file) - strlen("stream.obs");
+	char *rel = malloc(dir_len + sizeof "stream.json");
+	if (rel == NULL)
+		return WEFT_ENOMEM;
+	memcpy(rel, f->rel_file, dir_len);
+	memcpy(rel + dir_len, "stream.json", sizeof "stream.json");
+	abs = weft__path_join(root, rel);
+	free(rel);
+	if (abs == NULL)
+		return WEFT_ENOMEM;
+	rc = weft__metafs_read(book, abs, OVNI_MAX_JSON_BYTES, 0, &bytes, &len, &size);
+	free(bytes);
+	free(abs);
+	return rc < 0 ? rc : 0;
+}
+
+static int prefetch_entry(weft__metafs *book, const char *root, const char *name, void *arg)
+{
+	(void)arg;
+	if (name[0] == '.')
+		return 0;
+	found_list found = { 0 };
+	int rc = walk_entry(book, root, "", name, 0, &found);
+	for (size_t i = 0; rc >= 0 && i < found.count; i++)
+		rc = prefetch_stream(book, root, &found.items[i]);
+	found_free(&found);
 	return rc;
 }
 
@@ -177,7 +238,7 @@ static int ovni_probe(const char *path)
 		return ends_with(path, ".obs") ? 2 : 0;
 	if (!S_ISDIR(st.st_mode))
 		return 0;
-	found_list l = {0};
+	found_list l = { .first_only = 1 }; /* one stream tells an ovni trace */
 	int rc = walk(NULL, path, "", 0, &l);
 	int found = rc == 0 && l.count > 0;
 	found_free(&l);
