@@ -15,23 +15,23 @@
  *     weft_counts_compute(trace, NULL, &c);   // collective: rank 0 has
  *                                             // the counts of the trace
  *
- * With `dist` set, opening is collective (every rank opens; ovni, Pallas: from
- * what rank 0 read of the trace's metadata, sent to the others as it
- * reads (ovni: the streams' metadata read for rank 0 by the other ranks,
- * a share of the looms each), each rank checking the sizes of its own
- * streams' files; if one
- * fails, all fail, with that rank's message on rank 0), and the analyses that
- * combine (weft_counts_compute, weft_profile_compute, weft_trace_stats_all,
+ * With `dist` set, opening is collective: every rank opens. ovni and
+ * Pallas: from what rank 0 read of the trace's metadata, sent to the
+ * others as it reads (the streams' metadata itself read for rank 0 by the
+ * other ranks, a share of ovni's looms or Pallas's archives each); each
+ * rank checks the sizes of its own streams' files; if one fails, all
+ * fail, with that rank's message on rank 0. The analyses that combine
+ * (weft_counts_compute, weft_profile_compute, weft_trace_stats_all,
  * weft_trace_check; and weft_ovni_sort_with, which opens the trace itself)
- * are collective: each rank reads its share of the
- * streams (weft_trace_share: balanced by bytes), and rank 0 gets the
- * result of the whole trace, equal to what one process computes: tables
- * keyed by name are merged by name, never by order of arrival. The other
- * ranks keep their part. Diagnostics met by any rank, and the first
- * error in rank order, are reported on rank 0; every rank returns the
- * same status. Everything else (cursors, dump) reads the whole trace on
- * every rank: run it on one rank. weft_convert() is collective
- * too: into Pallas and OTF2 each rank converts its share of the streams (rank 0
+ * are collective: each rank reads its share of the streams
+ * (weft_trace_share: balanced by bytes), and rank 0 gets the result of
+ * the whole trace, equal to what one process computes: tables keyed by
+ * name are merged by name, never by order of arrival. The other ranks
+ * keep their part. Diagnostics met by any rank, and the first error in
+ * rank order, are reported on rank 0; every rank returns the same
+ * status. Everything else (cursors, dump) reads the whole trace on every
+ * rank: run it on one rank. weft_convert() is collective too: into
+ * Pallas and OTF2 each rank converts its share of the streams (rank 0
  * writes the definitions and renames); into the other outputs rank 0
  * converts while the others wait; every rank returns rank 0's status.
  */

@@ -595,18 +595,19 @@ int weft__metafs_read(weft__metafs *fs, const char *path, size_t max, int head, 
 /*
  * Collective, at a point of the open that every rank reaches (the same
  * questions asked before it): with a dist of two ranks or more, ranks 1
- * and up each call `fn` on their share of `items` (every ranks - 1'th
- * item, from their own rank - 1) with a metafs that asks the file system
- * and writes the questions and answers in a book; rank 0 gathers the
- * books and answers its later questions from them (those no book has,
- * from the file system). `root`: the trace's root, which book paths are
- * relative to (ranks may open copies at other paths). Without a dist, on
- * a thread's replay, or after rank 0 failed: nothing. 0, or an error of
- * the collectives.
+ * and up each call `fn` on their share of the `count` items (every
+ * ranks - 1'th item, from their own rank - 1: ovni's loom directories,
+ * Pallas's archives) with a metafs that asks the file system and writes
+ * the questions and answers in a book; rank 0 gathers the books and
+ * answers its later questions from them (those no book has, from the file
+ * system). `root`: the trace's root, which book paths are relative to
+ * (ranks may open copies at other paths). Without a dist, on a thread's
+ * replay, or after rank 0 failed: nothing. 0, or an error of the
+ * collectives.
  */
-typedef int (*weft__metafs_prefetch_fn)(weft__metafs *book, const char *root, const char *item,
+typedef int (*weft__metafs_prefetch_fn)(weft__metafs *book, const char *root, size_t item,
 					void *arg);
-int weft__metafs_prefetch(weft__metafs *fs, const char *root, char *const *items, size_t count,
+int weft__metafs_prefetch(weft__metafs *fs, const char *root, size_t count,
 			  weft__metafs_prefetch_fn fn, void *arg);
 /* For tests: a recorder's tape without a dist, and a replayer of such bytes. */
 const void *weft__metafs_tape(const weft__metafs *fs, size_t *len);

@@ -439,9 +439,9 @@ static void record_done(weft__metafs *fs)
  * Why: rank 0 alone asking the file system, one question after the
  * other, is about 19 calls per ovni stream: 2 minutes at 64,000 streams
  * and 0.1 ms a call. So, at a point of the open that the backend marks
- * (ovni: the trace's directory listed), rank 0 sends PREFETCH and every
- * other rank asks the questions of its share of the items (ovni: loom
- * directories) itself, writing them down with their answers in a book.
+ * (ovni: the trace's directory listed; Pallas: the main file read), rank
+ * 0 sends PREFETCH and every other rank asks the questions of its share
+ * of the items (ovni: loom directories; Pallas: archives) itself, writing them down with their answers in a book.
  * The books are gathered on rank 0, whose open then takes its answers
  * from them (and still records them on the tape as it asks): its
  * questions are the same, only fewer reach the file system. A question
@@ -596,10 +596,9 @@ static int gather_books(weft__metafs *fs, const void *book, size_t len, weft__pa
 	return rc;
 }
 
-/* This rank's book of its share of `items` (every ranks - 1'th from its own), zstd. */
-static void write_book(const weft__metafs *fs, const char *root, char *const *items,
-		       size_t count, weft__metafs_prefetch_fn fn, void *arg, void **z,
-		       size_t *zlen)
+/* This rank's book of its share of the items (every ranks - 1'th from its own), zstd. */
+static void write_book(const weft__metafs *fs, const char *root, size_t count,
+		       weft__metafs_prefetch_fn fn, void *arg, void **z, size_t *zlen)
 {
 	*z = NULL;
 	*zlen = 0;
@@ -608,8 +607,9 @@ static void write_book(const weft__metafs *fs, const char *root, char *const *it
 		return;
 	int others = fs->dist->ranks - 1;
 	for (size_t i = (size_t)(fs->dist->rank - 1); i < count; i += (size_t)others)
-		if (fn(&book, root, items[i], arg) < 0)
+		if (fn(&book, root, i, arg) < 0)
 			break; /* what it has is good: rank 0 asks the rest */
+	weft__error_clear(); /* a book's failures are not this open's */
 	if (!book.tape.failed && book.tape.len > 0) {
 		size_t bound = ZSTD_compressBound(book.tape.len);
 		if ((*z = malloc(bound)) != NULL) {
@@ -625,7 +625,7 @@ static void write_book(const weft__metafs *fs, const char *root, char *const *it
 	free(book.book_root);
 }
 
-int weft__metafs_prefetch(weft__metafs *fs, const char *root, char *const *items, size_t count,
+int weft__metafs_prefetch(weft__metafs *fs, const char *root, size_t count,
 			  weft__metafs_prefetch_fn fn, void *arg)
 {
 	if (fs == NULL || fs->dist == NULL || fs->dist->ranks < 2 || fs->from_kept ||
@@ -654,7 +654,7 @@ int weft__metafs_prefetch(weft__metafs *fs, const char *root, char *const *items
 	if (type == MSG_PREFETCH) {
 		void *z;
 		size_t zlen;
-		write_book(fs, root, items, count, fn, arg, &z, &zlen);
+		write_book(fs, root, count, fn, arg, &z, &zlen);
 		rc = gather_books(fs, z, zlen, NULL);
 		free(z);
 	} else if (type == MSG_END) {

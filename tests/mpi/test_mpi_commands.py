@@ -195,55 +195,58 @@ def test_ranks_that_see_other_file_sizes_refuse_the_trace(mpi_runner, tmp_path):
     assert_same(expected, got, "the same trace on 3 ranks, MPMD")
 
 
-def copy_without_metadata(trace, to):
-    """A copy of `trace` without its metadata: ovni's stream.json files,
-    or Pallas's main and archive files (the thread directories left); on
-    its own it gives another output (streams without metadata: warnings,
-    no mark names; no Pallas trace at all)."""
+def copy_without(trace, to, patterns):
+    """A copy of `trace` at `to` without the files that match `patterns`
+    (globs below it)."""
     shutil.copytree(trace, to)
-    for meta in [*to.rglob("stream.json"), *to.glob("*.pallas"),
-                 *to.glob("archive_*/archive.pallas")]:
-        meta.unlink()
+    for pattern in patterns:
+        for path in to.glob(pattern):
+            path.unlink()
     return to
 
 
 def test_the_other_ranks_open_the_trace_from_rank_0s_tape(mpi_runner, tmp_path):
     """The other ranks open the trace from what rank 0 asked and was
-    answered (directory listings, metadata files, stream headers:
-    core/metafs.c), not from the file system: ranks 1 and 2 here open a
-    copy without metadata and still print the serial command's output. For
-    Pallas every rank but 0 does. For ovni, the other ranks first walk the
-    looms and read the streams' metadata for rank 0 (the next test), so
-    their copy keeps its loom directories' metadata and only the trace's
-    own clock and process files are rank 0's alone: here, a Pallas trace.
-    A format that reads its own files (Heph) is opened by every rank."""
+    answered (core/metafs.c), not from the file system: ranks 1 and 2 here
+    open a copy of a Pallas trace without its main file, which alone is
+    no trace at all, and still print the serial command's output (what the
+    others read for rank 0, the archives, is the next test's). A format
+    that reads its own files (Heph) is opened by every rank."""
     mpiexec, runner = mpi_runner
-    for cmd, trace in ((["profile"], TRACES["pallas-generic"]),
-                       (["info"], TRACES["pallas-generic"])):
-        bare = copy_without_metadata(trace, tmp_path / trace.name)
+    for cmd in (["profile"], ["info"]):
+        trace = TRACES["pallas-generic"]
+        bare = copy_without(trace, tmp_path / trace.name, ["*.pallas"])
         expected = serial(cmd, trace)
         alone = serial(cmd, bare)
-        assert (alone.stdout, alone.stderr) != (expected.stdout, expected.stderr)
+        assert alone.returncode != 0 and expected.returncode == 0, alone.stderr
         got = run([mpiexec, "-n", 1, runner] + cmd + [trace, ":", "-n", 2, runner] + cmd + [bare])
-        assert_same(expected, got, f"{cmd[0]} with ranks 1 and 2 on a copy without metadata")
+        assert_same(expected, got, f"{cmd[0]} with ranks 1 and 2 on a copy without main file")
         shutil.rmtree(bare)
     heph = DATA_DIR / "heph" / "heph_sample.bin.log"
     assert_same(serial(["top"], heph), parallel(mpi_runner, 3, ["top"], heph), "heph top")
 
 
-def test_the_other_ranks_read_the_ovni_metadata_for_rank_0(mpi_runner, tmp_path, looms_trace):
-    """ovni on ranks: after listing the trace's directory, rank 0 sends
-    PREFETCH and ranks 1 and up walk their share of the looms and read
-    their streams' sizes, headers and stream.json, for rank 0, which then
-    asks the file system none of it (core/metafs.c, books). Rank 0 here
-    opens a copy without any stream.json (alone: streams without metadata,
-    no mark names) and still prints the serial command's output, on 2 and
-    3 ranks (the looms dealt to one or two others)."""
+def test_the_other_ranks_read_the_metadata_for_rank_0(mpi_runner, tmp_path, looms_trace):
+    """After rank 0 has listed an ovni trace's directory (or read a Pallas
+    trace's main file) it sends PREFETCH, and ranks 1 and up walk their
+    share of the looms and read their streams' sizes, headers and
+    stream.json (Pallas: read their share of the archive files and stat
+    their threads' files), for rank 0, which then asks the file system
+    none of it (core/metafs.c, books). Rank 0 here opens a copy without
+    those files (alone: streams without metadata, no mark names; Pallas:
+    archives left out) and still prints the serial command's output, on 2
+    and 3 ranks (the items dealt to one or two others)."""
     mpiexec, runner = mpi_runner
     marks = DATA_DIR / "ovni" / "v3" / "ovni-mark-4procs"
-    for cmd, trace in ((["profile"], marks), (["top", "--streams"], TRACES["ovni-v3-mpi"]),
-                       (["info"], TRACES["ovni-v3-mpi"]), (["info"], Path(looms_trace))):
-        bare = copy_without_metadata(trace, tmp_path / trace.name)
+    ovni_meta = ["**/stream.json"]
+    pallas_archives = ["archive_*/archive.pallas"]
+    for cmd, trace, lacks in ((["profile"], marks, ovni_meta),
+                              (["top", "--streams"], TRACES["ovni-v3-mpi"], ovni_meta),
+                              (["info"], TRACES["ovni-v3-mpi"], ovni_meta),
+                              (["info"], Path(looms_trace), ovni_meta),
+                              (["profile"], TRACES["pallas-generic"], pallas_archives),
+                              (["info"], TRACES["pallas-generic"], pallas_archives)):
+        bare = copy_without(trace, tmp_path / trace.name, lacks)
         expected = serial(cmd, trace)
         alone = serial(cmd, bare)
         assert (alone.stdout, alone.stderr) != (expected.stdout, expected.stderr)

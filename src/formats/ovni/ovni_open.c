@@ -14,6 +14,8 @@
 #include "formats/ovni/ovni_internal.h"
 
 #define MAX_WALK_DEPTH 12
+/* Directories the probe lists before it says "not ovni" (see ovni_probe). */
+#define PROBE_MAX_DIRS 256
 /* Hosts read from a clock offset table (one per node of the run). */
 #define OVNI_MAX_CLOCK_HOSTS 4096
 /* A clock offset table larger than this is refused (4096 hosts take ~250 KB). */
@@ -29,7 +31,10 @@ typedef struct found_stream {
 typedef struct found_list {
 	found_stream *items;
 	size_t count, cap;
-	int first_only;  /* the probe: the walk stops at the first stream */
+	/* The probe: the walk stops at the first stream, or once it has
+	 * listed `dirs_left` directories without finding one. */
+	int first_only;
+	int dirs_left;
 } found_list;
 
 /* State of one open: the accumulating metadata of every node. */
@@ -87,6 +92,12 @@ static void found_free(found_list *l)
 	free(l->items);
 }
 
+/* The probe's walk has its answer: a stream, or too many directories without one. */
+static int probe_done(const found_list *l)
+{
+	return l->first_only && (l->count > 0 || l->dirs_left <= 0);
+}
+
 /* "a" + "/" + "b", or just "b" when a is empty. */
 static char *rel_join(const char *a, const char *b)
 {
@@ -95,7 +106,7 @@ static char *rel_join(const char *a, const char *b)
 
 static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 		found_list *out);
-static int prefetch_entry(weft__metafs *book, const char *root, const char *name, void *arg);
+static int prefetch_entry(weft__metafs *book, const char *root, size_t item, void *arg);
 
 /*
  * Looks at one directory entry: a stream file (v1/v2), or a directory to
@@ -138,6 +149,10 @@ static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	char **names;
 	size_t n;
+	if (out->first_only && out->dirs_left-- <= 0) {
+		free(dir);
+		return 0;
+	}
 	int rc = weft__metafs_list(fs, dir, &names, &n);
 	if (rc != 0) {
 		if (rc > 0 && depth == 0) {
@@ -156,7 +171,7 @@ static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 	/* On ranks: the other ranks walk the entries of the trace's directory
 	 * (its looms) and read their streams' metadata for rank 0. */
 	if (depth == 0 && !is_v3)
-		rc = weft__metafs_prefetch(fs, root, names, n, prefetch_entry, NULL);
+		rc = weft__metafs_prefetch(fs, root, n, prefetch_entry, names);
 	if (is_v3) {
 		char *file = rel_join(rel, "stream.obs");
 		const char *base = strrchr(root, '/');
@@ -165,7 +180,7 @@ static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 				      file, 1) : WEFT_ENOMEM;
 		free(file);
 	}
-	for (size_t i = 0; rc == 0 && !is_v3 && i < n && !(out->first_only && out->count); i++)
+	for (size_t i = 0; rc == 0 && !is_v3 && i < n && !probe_done(out); i++)
 		if (names[i][0] != '.')
 			rc = walk_entry(fs, root, rel, names[i], depth, out);
 	weft__metafs_names_free(names, n);
@@ -215,9 +230,10 @@ static int prefetch_stream(weft__metafs *book, const char *root, const found_str
 	return rc < 0 ? rc : 0;
 }
 
-static int prefetch_entry(weft__metafs *book, const char *root, const char *name, void *arg)
+/* Entry `item` of the trace's directory (`arg`: its names), for rank 0's book. */
+static int prefetch_entry(weft__metafs *book, const char *root, size_t item, void *arg)
 {
-	(void)arg;
+	const char *name = ((char *const *)arg)[item];
 	if (name[0] == '.')
 		return 0;
 	found_list found = { 0 };
@@ -238,7 +254,10 @@ static int ovni_probe(const char *path)
 		return ends_with(path, ".obs") ? 2 : 0;
 	if (!S_ISDIR(st.st_mode))
 		return 0;
-	found_list l = { .first_only = 1 }; /* one stream tells an ovni trace */
+	/* One stream tells an ovni trace; the first is a few directories
+	 * down (loom, process, thread). Another format's tree (a Pallas trace
+	 * of 4096 threads: 14,000 calls) is not walked to its end. */
+	found_list l = { .first_only = 1, .dirs_left = PROBE_MAX_DIRS };
 	int rc = walk(NULL, path, "", 0, &l);
 	int found = rc == 0 && l.count > 0;
 	found_free(&l);

@@ -239,7 +239,7 @@ static int parse_main(weft_trace *trace, pallas_trace *pt)
 /* ---- Archives ------------------------------------------------------------------------ */
 
 /* Reads archive_<id>/archive.pallas: u32 id | u32 threads | definitions. */
-static int load_archive(weft_trace *trace, pallas_trace *pt, pallas_archive *a, char *file)
+static int load_archive(weft__metafs *fs, pallas_trace *pt, pallas_archive *a, char *file)
 {
 	char rel[64];
 	snprintf(rel, sizeof rel, WEFT_PALLAS_ARCHIVE_FMT "/%s", a->id,
@@ -248,7 +248,7 @@ static int load_archive(weft_trace *trace, pallas_trace *pt, pallas_archive *a, 
 	if (path == NULL)
 		return weft__error(WEFT_ENOMEM, rel, WEFT_NO_OFFSET, "out of memory");
 	snprintf(file, 512, "%s", path);
-	int rc = read_defs_file(trace->metafs, path, file, DEFS_FILE_MAX, &a->buf, &a->size);
+	int rc = read_defs_file(fs, path, file, DEFS_FILE_MAX, &a->buf, &a->size);
 	free(path);
 	if (rc < 0)
 		return rc;
@@ -295,6 +295,13 @@ typedef struct loc_ref {
 	const char *file;
 } loc_ref;
 
+/* The grammar file of thread `thread` of archive `archive`, relative to the trace. */
+static void thread_rel(char rel[96], uint32_t archive, uint32_t thread)
+{
+	snprintf(rel, 96, WEFT_PALLAS_ARCHIVE_FMT "/" WEFT_PALLAS_THREAD_FMT "/%s", archive,
+		 thread, WEFT_PALLAS_THREAD_FILE);
+}
+
 /* A thread of an archive: a node and a stream, when its files exist. */
 static int add_thread(weft_trace *trace, pallas_trace *pt, uint32_t archive,
 		      const pallas_location *loc)
@@ -302,8 +309,7 @@ static int add_thread(weft_trace *trace, pallas_trace *pt, uint32_t archive,
 	pallas_archive *a = &pt->archives[archive];
 	char rel[96], name[32];
 	snprintf(name, sizeof name, WEFT_PALLAS_THREAD_FMT, loc->id);
-	snprintf(rel, sizeof rel, WEFT_PALLAS_ARCHIVE_FMT "/%s/%s", a->id, name,
-		 WEFT_PALLAS_THREAD_FILE);
+	thread_rel(rel, a->id, loc->id);
 	char *file = weft__path_join(pt->dir, rel);
 	int kind, err;
 	uint64_t size;
@@ -511,6 +517,38 @@ static int make_archives(weft_trace *trace, pallas_trace *pt, id_pos **sorted)
 }
 
 /*
+ * A book of what opening asks about archive `item` (`arg`: the trace, its
+ * main file read): the archive file, then the size of each of its
+ * threads' grammar files, as load_archive() and add_thread() ask them.
+ */
+static int prefetch_archive(weft__metafs *book, const char *root, size_t item, void *arg)
+{
+	(void)root;
+	pallas_trace *pt = arg;
+	pallas_archive a = { .id = pt->archives[item].id, .group = pt->archives[item].group };
+	char file[512];
+	loc_ref *list = NULL;
+	size_t n = 0;
+	int rc = load_archive(book, pt, &a, file);
+	if (rc == 0)
+		rc = archive_locations(pt, &a, file, &list, &n);
+	for (size_t k = 0; rc == 0 && k < n; k++) {
+		char rel[96];
+		thread_rel(rel, a.id, list[k].loc->id);
+		char *grammar = weft__path_join(pt->dir, rel);
+		int kind;
+		uint64_t size;
+		rc = grammar != NULL ? weft__metafs_stat(book, grammar, &kind, &size) : WEFT_ENOMEM;
+		rc = rc < 0 ? rc : 0;
+		free(grammar);
+	}
+	free(list);
+	weft__pallas_defs_free(&a.defs);
+	free(a.buf);
+	return rc;
+}
+
+/*
  * Loads every archive and adds its threads: the archive's locations, and
  * the main file's locations whose parent is this location group.
  */
@@ -518,10 +556,14 @@ static int load_archives(weft_trace *trace, pallas_trace *pt)
 {
 	id_pos *groups;
 	int rc = make_archives(trace, pt, &groups);
+	/* On ranks: the other ranks read the archives for rank 0. */
+	if (rc == 0)
+		rc = weft__metafs_prefetch(trace->metafs, pt->dir, pt->archive_count,
+					   prefetch_archive, pt);
 	for (size_t i = 0; rc == 0 && i < pt->archive_count; i++) {
 		pallas_archive *a = &pt->archives[i];
 		char file[512];
-		if (load_archive(trace, pt, a, file) < 0) {
+		if (load_archive(trace->metafs, pt, a, file) < 0) {
 			/* A damaged archive (a count or size past its end) loses
 			 * the data of all its threads: an error, not a warning. */
 			int missing = weft__error_offset() == WEFT_NO_OFFSET;
