@@ -193,6 +193,8 @@ static int start_parts(weft__parts_live *live, const uint8_t *among, int threads
 		       const part_worker *model)
 {
 	weft_trace *trace = live->trace;
+	live->events = trace->progress.events;
+	live->bytes = __atomic_load_n(&trace->progress.bytes, __ATOMIC_RELAXED);
 	live->w = calloc((size_t)threads, sizeof *live->w);
 	if (live->w == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
@@ -212,8 +214,6 @@ static int start_parts(weft__parts_live *live, const uint8_t *among, int threads
 		}
 	}
 	weft__trace_threads_note(trace, live->started);
-	live->events = trace->progress.events;
-	live->bytes = __atomic_load_n(&trace->progress.bytes, __ATOMIC_RELAXED);
 	return rc;
 }
 

@@ -148,16 +148,20 @@ static weft_dump_stage dump_shared(weft_trace *trace, const weft_dump_options *o
 	int started = weft__parts_start(trace, among, threads, dump_part, dump_part_end, &sd,
 					&sd.live);
 	int write_rc = 0;
-	weft__error_copy write_error;
-	if (started < 0)
+	weft__error_copy write_error, start_error;
+	if (started < 0) {
+		weft__error_save(&start_error, started);
 		weft__keyed_runs_abort(sd.runs);
-	else
+	} else {
 		write_rc = weft__keyed_runs_merge(sd.runs, &out, merge_progress, &sd);
+	}
 	if (write_rc == 0)
 		write_rc = weft__outbuf_flush(&out);
 	if (write_rc < 0)
 		weft__error_save(&write_error, write_rc);
 	int read_rc = weft__parts_finish(sd.live);
+	if (started < 0 && read_rc == 0) /* no part said more */
+		read_rc = weft__error_raise(&start_error);
 	*events = 0;
 	for (int i = 0; i < threads; i++)
 		*events += sd.events[i];

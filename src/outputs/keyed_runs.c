@@ -137,6 +137,10 @@ static int take_spare(weft__keyed_runs *kr, run *rn, weft__outbuf *out)
 		c->text = malloc(CHUNK_BYTES + CHUNK_SLACK);
 		c->keys = malloc(INITIAL_KEYS * sizeof *c->keys);
 		if (c->text == NULL || c->keys == NULL) {
+			free(c->text);
+			free(c->keys);
+			c->text = NULL;
+			c->keys = NULL;
 			rn->spare[rn->spare_count++] = i;
 			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
 					   "out of memory for the output's lines");
@@ -203,6 +207,10 @@ int weft__keyed_run_line(weft__keyed_runs *kr, int run_index, weft__outbuf *out,
 	writing_keys *w = rn->w;
 	if (w->count == w->key_cap && grow_keys(w) < 0)
 		return WEFT_ENOMEM;
+	if (out->len - line_start > UINT32_MAX)
+		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
+				   "an output line of %zu bytes (4 GiB at most)",
+				   out->len - line_start);
 	w->keys[w->count++] = (weft__line_key){ time, stream, (uint32_t)(out->len - line_start) };
 	if (out->len < CHUNK_BYTES)
 		return 0;
