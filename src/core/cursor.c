@@ -398,6 +398,12 @@ static int cursor_create(weft_trace *trace, const weft_filter *filter, const uin
 	return 0;
 }
 
+void weft__streams_matching(const weft_trace *trace, const char *pattern, uint8_t *selected)
+{
+	for (size_t i = 0; i < trace->stream_count; i++)
+		selected[i] = pattern == NULL || fnmatch(pattern, trace->streams[i].path, 0) == 0;
+}
+
 int weft__cursor_merges_streams(const weft_trace *trace, const weft_filter *filter)
 {
 	weft_order order;

@@ -490,6 +490,9 @@ int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,
  * order, ROSS) and for streams that share their files.
  */
 int weft__cursor_merges_streams(const weft_trace *trace, const weft_filter *filter);
+/* selected[i] = 1 for the streams whose path matches the fnmatch() glob
+ * `pattern` (NULL: every stream), as a merged cursor selects them. */
+void weft__streams_matching(const weft_trace *trace, const char *pattern, uint8_t *selected);
 /*
  * The streams of `among` (NULL: all) dealt into `parts` parts by bytes, as
  * weft_trace_share() deals them: selected[i] = 1 for those of part `part`.

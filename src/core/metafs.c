@@ -37,6 +37,7 @@
 #include <zstd.h>
 
 #include "core/internal.h"
+#include "util/strtab.h"
 
 /* The tape is sent compressed, at zstd's fastest level: the metadata
  * files of a run repeat each other (the stream.json files of 4096 streams:
@@ -455,11 +456,8 @@ static void record_done(weft__metafs *fs)
 
 static uint64_t key_hash(enum meta_op op, const char *rel, uint64_t max, int head)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)op;
-	for (const unsigned char *p = (const unsigned char *)rel; *p; p++)
-		h = (h ^ *p) * 1099511628211ull;
-	h = (h ^ max) * 1099511628211ull;
-	return (h ^ (uint64_t)head) * 1099511628211ull;
+	uint64_t h = weft__hash_bytes(rel, strlen(rel));
+	return (h ^ ((uint64_t)op << 56 ^ max << 1 ^ (uint64_t)head)) * 1099511628211ull;
 }
 
 /* Reads an entry's key at u (its kind already read). */

@@ -12,7 +12,6 @@
  * what a cursor changes (its diagnostics); a second handle opened for the
  * writer would cost a second open, i.e. a second scan of a Heph file.
  */
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,9 +185,7 @@ static uint8_t *streams_dumped(const weft_trace *trace, const weft_filter *filte
 	uint8_t *among = malloc(n ? n : 1);
 	if (among == NULL)
 		return NULL;
-	const char *pattern = filter->stream_pattern;
-	for (size_t i = 0; i < n; i++)
-		among[i] = pattern == NULL || fnmatch(pattern, trace->streams[i].path, 0) == 0;
+	weft__streams_matching(trace, filter->stream_pattern, among);
 	return among;
 }
 

@@ -7,7 +7,6 @@
  * the writer's state), and the report. What each output does with the
  * events is behind its weft__writer_ops (outputs/writer.h).
  */
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,10 +136,7 @@ static int copy_options(weft_output_writer *w, weft_trace *trace,
 	w->ended = calloc(w->stream_count ? w->stream_count : 1, 1);
 	if (w->selected == NULL || w->ended == NULL)
 		return -1;
-	const char *pattern = w->filter.stream_pattern;
-	for (uint32_t i = 0; i < w->stream_count; i++)
-		w->selected[i] = pattern == NULL ||
-				 fnmatch(pattern, weft_trace_stream(trace, i)->path, 0) == 0;
+	weft__streams_matching(trace, w->filter.stream_pattern, w->selected);
 	return 0;
 }
 

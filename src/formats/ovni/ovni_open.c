@@ -104,6 +104,22 @@ static char *rel_join(const char *a, const char *b)
 	return a[0] ? weft__path_join(a, b) : strdup(b);
 }
 
+/*
+ * The stream.json of v3 stream `f`, relative to the root (malloc'd, NULL
+ * without memory): next to its stream.obs, the trace root itself when the
+ * path given is the stream's directory (whose rel_path is then its name).
+ */
+static char *stream_json_of(const found_stream *f)
+{
+	size_t dir_len = strlen(f->rel_file) - strlen("stream.obs");
+	char *rel = malloc(dir_len + sizeof "stream.json");
+	if (rel != NULL) {
+		memcpy(rel, f->rel_file, dir_len);
+		memcpy(rel + dir_len, "stream.json", sizeof "stream.json");
+	}
+	return rel;
+}
+
 static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 		found_list *out);
 static int prefetch_entry(weft__metafs *book, const char *root, size_t item, void *arg);
@@ -214,12 +230,9 @@ static int prefetch_stream(weft__metafs *book, const char *root, const found_str
 	free(abs);
 	if (rc < 0 || !f->v3)
 		return rc < 0 ? rc : 0;
-	size_t dir_len = strlen(f->rel_file) - strlen("stream.obs");
-	char *rel = malloc(dir_len + sizeof "stream.json");
+	char *rel = stream_json_of(f);
 	if (rel == NULL)
 		return WEFT_ENOMEM;
-	memcpy(rel, f->rel_file, dir_len);
-	memcpy(rel + dir_len, "stream.json", sizeof "stream.json");
 	abs = weft__path_join(root, rel);
 	free(rel);
 	if (abs == NULL)
@@ -478,14 +491,7 @@ static int stream_meta_v3(open_ctx *ctx, const found_stream *f, weft_stream_info
 			  uint32_t node)
 {
 	int rc = 0;
-	/* Next to the stream file: the trace root itself when the path given
-	 * is the stream's directory (whose rel_path is then its name). */
-	size_t dir_len = strlen(f->rel_file) - strlen("stream.obs");
-	char *rel = malloc(dir_len + sizeof "stream.json");
-	if (rel != NULL) {
-		memcpy(rel, f->rel_file, dir_len);
-		memcpy(rel + dir_len, "stream.json", sizeof "stream.json");
-	}
+	char *rel = stream_json_of(f);
 	json_t *j = rel ? load_json(ctx, rel, &rc) : NULL;
 	s->finished = 0;
 	if (j == NULL) {
