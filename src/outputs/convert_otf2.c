@@ -63,6 +63,15 @@ typedef struct out_attribute {
 	uint8_t type;
 } out_attribute;
 
+/* libotf2's freed chunks, kept for the next writer (allocate_chunk). */
+#define CHUNKS_MAX 4              /* chunks of one writer at most */
+#define POOL_MAX (CHUNKS_MAX + 1) /* an event writer's chunks, a definition chunk */
+typedef struct chunk_pool {
+	void *chunks[POOL_MAX];
+	uint64_t sizes[POOL_MAX];
+	unsigned count;
+} chunk_pool;
+
 /* A location group of the conversion. */
 typedef struct out_group {
 	uint32_t name;
@@ -124,6 +133,7 @@ typedef struct otf2_out {
 	uint32_t *comm_named_at;   /* the selected stream whose event named it, NONE */
 	uint32_t comm_count;       /* 1 + the largest number used, 0: no MPI record */
 	int parameter_used;        /* a point event was written ("weft.event") */
+	chunk_pool pool;           /* libotf2's chunks, kept for the next writer */
 } otf2_out;
 
 #define COMMS_MAX 65536            /* larger communicator numbers: point events */
@@ -155,37 +165,78 @@ static OTF2_FlushType flush_always(void *data, OTF2_FileType type, OTF2_Location
  * at most CHUNKS_MAX chunks, so that memory stays bounded on locations of
  * any length (without them, converting the 10 M-event archive of
  * bench/otf2_bench.sh took 105 MB, 15 MB with them).
+ *
+ * Freed chunks are kept for the next writer (chunk_pool): libotf2 fills
+ * the rest of a chunk it flushes (memset), so a fresh chunk per writer
+ * meant fresh pages, faulted in and handed back to the system, for each
+ * of a trace's locations: 16 s of system time for the 4096 locations of
+ * bench/scaling_bench.sh's trace.
  */
-#define CHUNKS_MAX 4
 typedef struct chunk_list {
 	void *chunks[CHUNKS_MAX];
+	uint64_t size;             /* every chunk of a buffer has the same size */
 	unsigned count;
 } chunk_list;
+
+/* A kept chunk of `size` bytes, or a new one; NULL on ENOMEM. */
+static void *pool_take(chunk_pool *p, uint64_t size)
+{
+	for (unsigned i = 0; i < p->count; i++) {
+		if (p->sizes[i] != size)
+			continue;
+		void *chunk = p->chunks[i];
+		p->count--;
+		p->chunks[i] = p->chunks[p->count];
+		p->sizes[i] = p->sizes[p->count];
+		return chunk;
+	}
+	return malloc(size);
+}
+
+/* Keeps `chunk` for later, or frees it when the pool is full. */
+static void pool_give(chunk_pool *p, void *chunk, uint64_t size)
+{
+	if (p->count == POOL_MAX) {
+		free(chunk);
+		return;
+	}
+	p->chunks[p->count] = chunk;
+	p->sizes[p->count++] = size;
+}
+
+static void pool_release(chunk_pool *p)
+{
+	for (unsigned i = 0; i < p->count; i++)
+		free(p->chunks[i]);
+	p->count = 0;
+}
 
 static void *allocate_chunk(void *data, OTF2_FileType type, OTF2_LocationRef loc,
 			    void **per_buffer, uint64_t size)
 {
-	(void)data; (void)type; (void)loc;
+	(void)type; (void)loc;
 	chunk_list *l = *per_buffer;
 	if (l == NULL && (l = *per_buffer = calloc(1, sizeof *l)) == NULL)
 		return NULL;
 	if (l->count == CHUNKS_MAX)
 		return NULL; /* libotf2 flushes what it has, frees it, asks again */
-	void *chunk = malloc(size);
-	if (chunk != NULL)
+	void *chunk = pool_take(data, size);
+	if (chunk != NULL) {
 		l->chunks[l->count++] = chunk;
+		l->size = size;
+	}
 	return chunk;
 }
 
 static void free_chunks(void *data, OTF2_FileType type, OTF2_LocationRef loc,
 			void **per_buffer, bool final)
 {
-	(void)data; (void)type; (void)loc;
+	(void)type; (void)loc;
 	chunk_list *l = *per_buffer;
 	if (l == NULL)
 		return;
 	for (unsigned i = 0; i < l->count; i++)
-		free(l->chunks[i]);
+		pool_give(data, l->chunks[i], l->size);
 	l->count = 0;
 	if (final) {
 		free(l);
@@ -220,7 +271,7 @@ static int otf2_start(conv *c)
 	static const OTF2_MemoryCallbacks memory = { allocate_chunk, free_chunks };
 	OTF2_ErrorCode e = OTF2_Archive_SetFlushCallbacks(o->archive, &flush, NULL);
 	if (e == OTF2_SUCCESS)
-		e = OTF2_Archive_SetMemoryCallbacks(o->archive, &memory, NULL);
+		e = OTF2_Archive_SetMemoryCallbacks(o->archive, &memory, &o->pool);
 	if (e == OTF2_SUCCESS)
 		e = OTF2_Archive_SetSerialCollectiveCallbacks(o->archive);
 	if (e == OTF2_SUCCESS)
@@ -994,6 +1045,7 @@ static void otf2_free(conv *c)
 	free(o->locations);
 	free(o->location_slots);
 	free(o->properties);
+	pool_release(&o->pool);
 	free(o);
 	c->target_data = NULL;
 }
