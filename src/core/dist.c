@@ -319,13 +319,17 @@ int weft__dist_broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold
 	return rc;
 }
 
-/* The error of stream `s`, whose file had `had` bytes on rank 0 and `has` here. */
-static int size_changed(const weft_stream_info *s, uint64_t had, uint64_t has)
+/*
+ * The error of stream `s`, whose file had `had` bytes on rank 0 (`booked`:
+ * on the rank that read its metadata for rank 0) and `has` here.
+ */
+static int size_changed(const weft_stream_info *s, uint64_t had, uint64_t has, int booked)
 {
 	return weft__error(WEFT_ETRUNCATED, s->file != NULL ? s->file : s->path,
 			   has < had ? has : had, "the file changed since it was opened: it had "
-			   "%llu bytes on rank 0, it has %llu here", (unsigned long long)had,
-			   (unsigned long long)has);
+			   "%llu bytes on %s, it has %llu %s", (unsigned long long)had,
+			   booked ? "the rank that read its metadata" : "rank 0",
+			   (unsigned long long)has, booked ? "on rank 0" : "here");
 }
 
 /* This rank's streams against rank 0's (`u`: their count, then each file size). */
@@ -342,7 +346,7 @@ static int compare_sizes(const weft_trace *trace, weft__unpack *u)
 		uint64_t size = weft__unpack_u64(u);
 		if (u->bad || size == s->file_size)
 			continue;
-		return size_changed(s, size, s->file_size);
+		return size_changed(s, size, s->file_size, 0);
 	}
 	return u->bad ? weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
 				    "rank 0 sent file sizes that do not parse (a bug)") : 0;
@@ -382,7 +386,8 @@ int weft__trace_check_sizes(const weft_trace *trace, const uint8_t *selected, in
 			return weft__error_errno(s->file != NULL ? s->file : s->path,
 						 "cannot read the stream's file");
 		if ((uint64_t)st.st_size != s->file_size)
-			return on_rank ? size_changed(s, s->file_size, (uint64_t)st.st_size)
+			return on_rank ? size_changed(s, s->file_size, (uint64_t)st.st_size,
+						      on_rank == 2)
 				       : weft__trace_size_changed(s, s->file_size,
 								  (uint64_t)st.st_size);
 	}

@@ -535,8 +535,10 @@ int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d);
  * When the trace was opened from a metadata tape (weft_backend.
  * stream_data_path): the files of the streams of `selected` have the
  * sizes in the table, else WEFT_ETRUNCATED, "the file changed since it
- * was opened", in a rank's words (`on_rank`: "it had N bytes on rank 0,
- * it has M here") or a thread's. 0 or < 0.
+ * was opened", in a thread's words (`on_rank` 0), or a rank's: 1, "it had
+ * N bytes on rank 0, it has M here"; 2 (rank 0, whose sizes came from the
+ * other ranks' books), "it had N bytes on the rank that read its
+ * metadata, it has M on rank 0". 0 or < 0.
  */
 int weft__trace_check_sizes(const weft_trace *trace, const uint8_t *selected, int on_rank);
 
@@ -576,6 +578,8 @@ void weft__metafs_unkeep(weft__metafs *fs);
  * is whole and replayable; 1 then, else 0. */
 int weft__metafs_take_kept(weft__metafs *fs, void **tape, size_t *len);
 int weft__metafs_replayable(const weft__metafs *fs);
+/* Rank 0: 1 when other ranks' books answer its questions (weft__metafs_prefetch). */
+int weft__metafs_booked(const weft__metafs *fs);
 /* Rank 0: `backend` is about to open the trace (sends BEGIN). 0 or < 0. */
 int weft__metafs_begin(weft__metafs *fs, const weft_backend *backend);
 /* After the open (status `rc`): rank 0 sends the rest and its status, the

@@ -349,6 +349,11 @@ int weft__metafs_replayable(const weft__metafs *fs)
 	return fs != NULL && fs->replayable;
 }
 
+int weft__metafs_booked(const weft__metafs *fs)
+{
+	return fs != NULL && fs->book_slots != NULL;
+}
+
 int weft__metafs_end(weft__metafs *fs, int rc)
 {
 	if (fs == NULL || (fs->dist == NULL && !fs->keep && !fs->from_kept))
@@ -532,7 +537,10 @@ static int index_books(weft__metafs *fs)
 
 /*
  * Rank 0: the book's answer to a question, in *answer (at its errno, which
- * is returned), or -1 when no book has it (ask the file system).
+ * is returned), or -1 when no book has it (ask the file system). A book's
+ * failed answer counts as none: rank 0 asks again, so that a rank given
+ * another path (a copy of another layout) cannot make streams that rank 0
+ * listed vanish; failures are rare in a sound trace.
  */
 static int book_find(const weft__metafs *fs, enum meta_op op, const char *path, uint64_t max,
 		     int head, weft__unpack *answer)
@@ -553,7 +561,7 @@ static int book_find(const weft__metafs *fs, enum meta_op op, const char *path, 
 		if (o != op || m != max || hd != head || strcmp(r, rel) != 0)
 			continue;
 		uint64_t err = weft__unpack_u64(&u);
-		if (u.bad || err > 4095)
+		if (u.bad || err != 0)
 			return -1;
 		*answer = u;
 		return (int)err;

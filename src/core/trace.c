@@ -355,13 +355,15 @@ static int open_end(weft__metafs *fs, int rc, weft_trace **out)
  * open it from that tape, replaying while rank 0 reads, without reading
  * the metadata themselves, or by themselves for formats whose open cannot
  * be replayed (core/metafs.c). Every rank takes part in every message
- * whatever happens. Sets *replayed (the same on every rank).
+ * whatever happens. Sets *replayed (the same on every rank) and *booked
+ * (rank 0: the other ranks' books answered some of its questions).
  */
 static int open_shared(const char *path, const weft_open_options *options,
-		       const weft_dist *d, weft_trace **out, int *replayed)
+		       const weft_dist *d, weft_trace **out, int *replayed, int *booked)
 {
 	weft__metafs *fs = NULL;
 	int rc;
+	*booked = 0;
 	if (d->rank == 0) {
 		rc = weft__metafs_recorder(d, 1, &fs);
 		if (rc == 0)
@@ -377,6 +379,7 @@ static int open_shared(const char *path, const weft_open_options *options,
 		return open_end(fs, rc, out);
 	}
 	*replayed = weft__metafs_replayable(fs);
+	*booked = weft__metafs_booked(fs);
 	return open_end(fs, rc, out);
 }
 
@@ -401,15 +404,20 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 		return weft__error(WEFT_EINVAL, path, WEFT_NO_OFFSET,
 				   "weft_dist: rank %d of %d, or no gather or broadcast",
 				   d->rank, d->ranks);
-	int replayed;
-	int rc = open_shared(path, options, d, out, &replayed);
+	int replayed, booked;
+	int rc = open_shared(path, options, d, out, &replayed, &booked);
 	/* The agreement needs a trace to report on: a failed rank's stand-in. */
 	weft_trace failed = { .options = { .dist = d } };
 	int agreed = replayed ? 0 : weft__dist_agree_sizes(rc == 0 ? *out : NULL, d);
 	if (rc == 0)
 		rc = agreed < 0 ? agreed : weft__dist_deal(*out);
+	/* Each rank checks the files of its streams against the sizes it was
+	 * given; rank 0 too when the other ranks read them for it (their
+	 * books): a rank that opened another copy is caught either way. */
 	if (rc == 0 && replayed && d->rank != 0)
 		rc = weft__trace_check_sizes(*out, weft__dist_selected(*out), 1);
+	else if (rc == 0 && booked)
+		rc = weft__trace_check_sizes(*out, weft__dist_selected(*out), 2);
 	if (rc < 0 && *out != NULL) {
 		weft_trace_free(*out);
 		*out = NULL;

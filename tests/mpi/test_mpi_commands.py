@@ -166,30 +166,57 @@ def test_open_failure_is_one_message_and_exit_2(mpi_runner, tmp_path):
 
 
 def test_ranks_that_see_other_file_sizes_refuse_the_trace(mpi_runner, tmp_path):
-    """Rank 0 reads the trace's metadata for every rank, and each rank deals
-    the streams by the sizes rank 0 saw; each rank then checks the files of
-    its own streams, so that a file that changed in between is not read
-    short or long without a word. Here rank 2 opens a copy whose streams
-    are all 16 bytes shorter (MPMD lets one rank have its own arguments):
-    it fails, and rank 0 says which rank, which file and both sizes; exit
-    status 2, nothing on stdout. The same copy on every rank is read as
-    the original."""
+    """Each rank deals the streams by the sizes the open saw and then checks
+    the files of its own streams, so that a file that changed in between is
+    not read short or long without a word (MPMD lets one rank have its own
+    arguments). Exit status 2, nothing on stdout, the file and both sizes
+    said; the same copy on every rank is read as the original.
+    - Heph (every rank opens it, rank 0 sends its sizes): rank 2 on a copy
+      16 bytes shorter fails, and rank 0 says which rank.
+    - ovni: rank 1, on a copy whose streams are all 16 bytes shorter, reads
+      the streams' metadata for rank 0 (books); rank 0 checks its own
+      streams against them.
+    - ovni: rank 2 given the `ovni/` of the copy (another path below the
+      root): its books' failures do not make rank 0 drop streams (rank 0
+      asks again), and it cannot find its streams' files."""
     mpiexec, runner = mpi_runner
+    top = ["top", "--streams"]
+    heph = TRACES["heph"]
+    (tmp_path / "hs").mkdir()
+    (tmp_path / "hc").mkdir()
+    same_heph, changed_heph = tmp_path / "hs" / heph.name, tmp_path / "hc" / heph.name
+    shutil.copy(heph, same_heph)
+    changed_heph.write_bytes(heph.read_bytes()[:-16])
+    got = run([mpiexec, "-n", 2, runner] + top + [same_heph, ":", "-n", 1, runner] + top
+              + [changed_heph])
+    assert got.returncode == 2 and got.stdout == "", got.stderr
+    size = heph.stat().st_size
+    assert got.stderr == (f"weft top: cannot open '{same_heph}': rank 2: {heph.name}: byte "
+                          f"{size - 16}: the file changed since it was opened: it had {size} "
+                          f"bytes on rank 0, it has {size - 16} here\n")
+
     same, changed = tmp_path / "same", tmp_path / "changed"
     shutil.copytree(TRACES["ovni-v3-mpi"], same)
     shutil.copytree(same, changed)
     for stream in changed.rglob("stream.obs"):
         stream.write_bytes(stream.read_bytes()[:-16])
-    top = ["top", "--streams"]
-    got = run([mpiexec, "-n", 2, runner] + top + [same, ":", "-n", 1, runner] + top + [changed])
+    got = run([mpiexec, "-n", 1, runner] + top + [same, ":", "-n", 1, runner] + top + [changed])
     assert got.returncode == 2 and got.stdout == "", got.stderr
-    said = re.fullmatch(f"weft top: cannot open '{re.escape(str(same))}': rank 2: "
+    said = re.fullmatch(f"weft top: cannot open '{re.escape(str(same))}': "
                         r"(\S+/stream\.obs): byte (\d+): the file changed since it was "
-                        r"opened: it had (\d+) bytes on rank 0, it has (\d+) here\n",
-                        got.stderr)
+                        r"opened: it had (\d+) bytes on the rank that read its metadata, "
+                        r"it has (\d+) on rank 0\n", got.stderr)
     assert said, got.stderr
     size = (same / said[1]).stat().st_size
-    assert (int(said[2]), int(said[3]), int(said[4])) == (size - 16, size, size - 16)
+    assert (int(said[2]), int(said[3]), int(said[4])) == (size - 16, size - 16, size)
+
+    got = run([mpiexec, "-n", 2, runner] + top + [same, ":", "-n", 1, runner] + top
+              + [changed / "ovni"])
+    assert got.returncode == 2 and got.stdout == "", got.stderr
+    assert re.fullmatch(f"weft top: cannot open '{re.escape(str(same))}': rank 2: "
+                        r"\S+/stream\.obs: cannot read the stream's file: No such file or "
+                        r"directory\n", got.stderr), got.stderr
+
     expected = serial(top, same)
     got = run([mpiexec, "-n", 2, runner] + top + [same, ":", "-n", 1, runner] + top + [same])
     assert_same(expected, got, "the same trace on 3 ranks, MPMD")
@@ -259,6 +286,30 @@ def test_the_other_ranks_read_the_metadata_for_rank_0(mpi_runner, tmp_path, loom
             assert_same(expected, got, f"{cmd[0]} with rank 0 on a copy without metadata "
                         f"and {others} other ranks")
         shutil.rmtree(bare)
+
+
+def test_the_looms_are_dealt_when_the_trace_is_given_by_its_parent(mpi_runner, tmp_path):
+    """A trace given by the directory that holds its `ovni/` (here with
+    the real tools' text files next to it): the other ranks share the
+    looms one level down, not the parent's entries (which gave the whole
+    `ovni/` to rank 1). Rank 0 opens a copy without any stream.json, rank 1
+    one with the stream.json of looms 0 and 2 only (its share of four), rank
+    2 one with those of looms 1 and 3: the serial output only when each
+    reads its own share."""
+    mpiexec, runner = mpi_runner
+    trace = TRACES["ovni-v3-mpi"]
+    looms = sorted(p.name for p in (trace / "ovni").iterdir())
+    assert len(looms) == 4
+    bare = copy_without(trace, tmp_path / "bare", ["**/stream.json"])
+    first = copy_without(trace, tmp_path / "first", [f"ovni/{looms[1]}/**/stream.json",
+                                                     f"ovni/{looms[3]}/**/stream.json"])
+    second = copy_without(trace, tmp_path / "second", [f"ovni/{looms[0]}/**/stream.json",
+                                                       f"ovni/{looms[2]}/**/stream.json"])
+    cmd = ["top", "--streams"]
+    expected = serial(cmd, trace)
+    got = run([mpiexec, "-n", 1, runner] + cmd + [bare, ":", "-n", 1, runner] + cmd + [first,
+              ":", "-n", 1, runner] + cmd + [second])
+    assert_same(expected, got, "top with each other rank holding its share of the looms only")
 
 
 def test_unknown_command_and_usage(mpi_runner):

@@ -35,6 +35,7 @@ typedef struct found_list {
 	 * listed `dirs_left` directories without finding one. */
 	int first_only;
 	int dirs_left;
+	int dealt;      /* the other ranks were given their share (deal_here) */
 } found_list;
 
 /* State of one open: the accumulating metadata of every node. */
@@ -150,6 +151,33 @@ static int walk_entry(weft__metafs *fs, const char *root, const char *rel, const
 	return rc;
 }
 
+/* A directory's entries, for the other ranks' share (prefetch_entry). */
+typedef struct deal {
+	const char *rel;
+	char **names;
+	int depth;
+} deal;
+
+/*
+ * 1 when the other ranks share the entries of this directory (the `n`
+ * `names` of a directory at `depth`) to read its streams' metadata for
+ * rank 0 (weft__metafs_prefetch): the first directory that holds looms
+ * ("loom.*", every layout's), or else the trace's root unless it holds an
+ * "ovni" directory (the default trace directory of libovni and nOS-V: a
+ * trace given by the directory that holds it, whose looms are one level
+ * down; dealing its root's entries gave that whole directory to rank 1).
+ */
+static int deal_here(char *const *names, size_t n, int depth)
+{
+	int ovni_dir = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(names[i], "loom.", 5) == 0)
+			return 1;
+		ovni_dir |= strcmp(names[i], "ovni") == 0;
+	}
+	return depth == 0 && !ovni_dir;
+}
+
 /*
  * Collects the streams below root/rel in name order (so stream order and
  * hierarchy are the same on every run). A directory holding stream.obs is
@@ -184,10 +212,13 @@ static int walk(weft__metafs *fs, const char *root, const char *rel, int depth,
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(names[i], "stream.obs") == 0)
 			is_v3 = 1;
-	/* On ranks: the other ranks walk the entries of the trace's directory
-	 * (its looms) and read their streams' metadata for rank 0. */
-	if (depth == 0 && !is_v3)
-		rc = weft__metafs_prefetch(fs, root, n, prefetch_entry, names);
+	/* On ranks: the other ranks walk the entries of the looms' directory
+	 * and read their streams' metadata for rank 0. */
+	if (!is_v3 && !out->dealt && deal_here(names, n, depth)) {
+		out->dealt = 1;
+		deal d = { rel, names, depth };
+		rc = weft__metafs_prefetch(fs, root, n, prefetch_entry, &d);
+	}
 	if (is_v3) {
 		char *file = rel_join(rel, "stream.obs");
 		const char *base = strrchr(root, '/');
@@ -243,14 +274,15 @@ static int prefetch_stream(weft__metafs *book, const char *root, const found_str
 	return rc < 0 ? rc : 0;
 }
 
-/* Entry `item` of the trace's directory (`arg`: its names), for rank 0's book. */
+/* Entry `item` of the dealt directory (`arg`: a deal), for rank 0's book. */
 static int prefetch_entry(weft__metafs *book, const char *root, size_t item, void *arg)
 {
-	const char *name = ((char *const *)arg)[item];
+	const deal *d = arg;
+	const char *name = d->names[item];
 	if (name[0] == '.')
 		return 0;
 	found_list found = { 0 };
-	int rc = walk_entry(book, root, "", name, 0, &found);
+	int rc = walk_entry(book, root, d->rel, name, d->depth, &found);
 	for (size_t i = 0; rc >= 0 && i < found.count; i++)
 		rc = prefetch_stream(book, root, &found.items[i]);
 	found_free(&found);
