@@ -67,6 +67,7 @@ typedef struct part_state {
 	const conv_target *real;   /* OTF2: the target the proxy calls (its state in
 				      conv.target_data); NULL: Pallas, written here */
 	int survey;                /* 1: log definitions, write nothing */
+	int sync_each;             /* on ranks: each file synced as it is closed */
 	int planned;               /* write: the plan is replayed, nothing new may come */
 	uint32_t next_string;      /* string refs, given as the Pallas writer does */
 	const char **texts;        /* by string ref (the conversion's copies) */
@@ -138,7 +139,10 @@ static int part_start(conv *c)
 		return 0;
 	weft_pallas_write_options o;
 	weft_pallas_write_options_init(&o);
-	o.sync = 1;
+	/* One process syncs the whole tree at the end (conv_close), its files
+	 * together; on ranks, each syncs its own files (another node's
+	 * fsync does not reach them). */
+	o.sync = p->sync_each;
 	return weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &p->global);
 }
 
@@ -377,11 +381,12 @@ static const conv_target *real_of(const conv_target *proxy)
 
 /*
  * A conversion of the caller's streams over `trace` (the part's handle)
- * into the parts' target: the caller's settings, its own tables. NULL
- * when out of memory.
+ * into the parts' target: the caller's settings, its own tables
+ * (`sync_each`: its Pallas files synced one by one, on ranks). NULL when
+ * out of memory.
  */
 static conv *part_conv_create(const conv *root, weft_trace *trace, int survey,
-			      weft_convert_report *report)
+			      int sync_each, weft_convert_report *report)
 {
 	conv *c = calloc(1, sizeof *c);
 	part_state *p = calloc(1, sizeof *p);
@@ -391,6 +396,7 @@ static conv *part_conv_create(const conv *root, weft_trace *trace, int survey,
 		return NULL;
 	}
 	p->survey = survey;
+	p->sync_each = sync_each;
 	c->job = root->job;
 	c->target = proxy_of(root->target);
 	p->real = real_of(c->target);
@@ -531,7 +537,7 @@ static int survey_part(weft_trace *handle, const uint8_t *share, weft__pack *res
 {
 	shared_job *j = arg;
 	weft_convert_report report = { 0 };
-	conv *c = part_conv_create(j->root, handle, 1, &report);
+	conv *c = part_conv_create(j->root, handle, 1, 0, &report);
 	int rc = 0;
 	if (c == NULL)
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
@@ -591,7 +597,7 @@ static int survey_merge(void *ctx, weft__unpack *u)
 static int make_plan(shared_job *j)
 {
 	weft_convert_report report = { 0 };
-	conv *c = part_conv_create(j->root, j->root->trace, 1, &report);
+	conv *c = part_conv_create(j->root, j->root->trace, 1, 0, &report);
 	int rc = c == NULL ? weft__pconv_out_of_memory(j->root) : 0;
 	for (uint32_t loc = 0; rc == 0 && loc < j->root->selected_count; loc++)
 		if (j->logs[loc].len > 0)
@@ -616,7 +622,7 @@ static int write_part(weft_trace *handle, const uint8_t *share, weft__pack *resu
 {
 	shared_job *j = arg;
 	weft_convert_report report = { 0 };
-	conv *c = part_conv_create(j->root, handle, 0, &report);
+	conv *c = part_conv_create(j->root, handle, 0, j->dist != NULL, &report);
 	uint64_t selected = 0;
 	int failed = c == NULL || replay(c, &j->plan, NULL) != 0;
 	if (!failed)

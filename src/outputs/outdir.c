@@ -3,9 +3,11 @@
  * outputs/outdir.c - outputs that are directories (a Pallas trace, the
  * emulated Paraver traces): what may be replaced (--force: an output of
  * the same kind or an empty directory only, never anything else), the
- * temporary directory next to it, and putting the finished output in
- * place.
+ * temporary directory next to it, making it durable, and putting the
+ * finished output in place.
  */
+/* sync_file_range() (Linux) */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "outputs/convert.h"
 #include "outputs/outdir.h"
 #include "outputs/outfile.h"
@@ -66,6 +69,76 @@ static int remove_at(int parent, const char *name, int depth)
 int weft__outdir_remove_tree(const char *path)
 {
 	return remove_at(AT_FDCWD, path, 0);
+}
+
+/* ---- Making a tree durable -------------------------------------------------------------- */
+
+enum sync_pass { SYNC_START, SYNC_WAIT };
+
+/*
+ * One pass over the entries of directory `fd` (`path` for messages), at
+ * most WEFT__OUTDIR_DEPTH_MAX levels deep: SYNC_START starts the
+ * write-back of every file without waiting (Linux's sync_file_range;
+ * nothing elsewhere), SYNC_WAIT fsyncs every file, then the directory
+ * itself (its entries). Takes `fd`. 0, or < 0 after naming the path.
+ */
+static int sync_dir(int fd, const char *path, enum sync_pass pass, int depth)
+{
+	DIR *d = fdopendir(fd);
+	if (d == NULL) {
+		close(fd);
+		return weft__error_errno(path, "cannot list");
+	}
+	int rc = 0;
+	struct dirent *e;
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		int child = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		char *child_path = weft__path_join(path, e->d_name);
+		struct stat st;
+		if (child_path == NULL)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		else if (child < 0 || fstat(child, &st) != 0)
+			rc = weft__error_errno(child_path, "cannot open");
+		else if (S_ISDIR(st.st_mode) && depth < WEFT__OUTDIR_DEPTH_MAX) {
+			rc = sync_dir(child, child_path, pass, depth + 1);
+			child = -1; /* taken */
+		} else if (S_ISREG(st.st_mode) && pass == SYNC_WAIT && fsync(child) != 0)
+			rc = weft__error_errno(child_path, "cannot sync");
+#ifdef SYNC_FILE_RANGE_WRITE
+		else if (S_ISREG(st.st_mode) && pass == SYNC_START)
+			sync_file_range(child, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+		if (child >= 0)
+			close(child);
+		free(child_path);
+	}
+	if (rc == 0 && pass == SYNC_WAIT && fsync(dirfd(d)) != 0)
+		rc = weft__error_errno(path, "cannot sync");
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Makes the files and directories below `dir` durable before the tree is
+ * renamed into place: the write-back of every file is started first, then
+ * each is waited for. A file synced as soon as it is written makes the
+ * file system commit its journal once per file; started together, the
+ * files' blocks are allocated and committed in a few transactions
+ * (`convert -t pallas` of a 4096-thread trace, 13,313 files: 6.9-7.6 s
+ * when the writer synced each file as it closed it, 4.1-4.5 s so, 2.4 s
+ * without any sync; docs/SCALING.md).
+ */
+int weft__outdir_sync_tree(const char *dir)
+{
+	int rc = 0;
+	for (int pass = SYNC_START; rc == 0 && pass <= SYNC_WAIT; pass++) {
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		rc = fd < 0 ? weft__error_errno(dir, "cannot open")
+			    : sync_dir(fd, dir, (enum sync_pass)pass, 0);
+	}
+	return rc;
 }
 
 /* 1 when `path` is an empty directory or holds only entries `kind` owns. */

@@ -26,6 +26,12 @@ int weft__outdir_check(weft_convert_report *r, const char *out, int force,
 		       const weft__outdir_kind *kind, int *replace);
 /* Creates "<out>.<what>.XXXXXX" (mode 0777 less the umask); NULL after saying why. */
 char *weft__outdir_make_sibling(weft_convert_report *r, const char *out, const char *what);
+/*
+ * Makes the files and directories below `dir` durable (started together,
+ * then waited for: one journal commit per file is the slow way); 0 or < 0
+ * (weft's error, naming the path).
+ */
+int weft__outdir_sync_tree(const char *dir);
 /* Puts the finished output in place, replacing DIR when `replace`; 0 or -1. */
 int weft__outdir_commit(weft_convert_report *r, const char *tmp, const char *out,
 			int replace);
