@@ -43,7 +43,8 @@ typedef struct weft_check_options {
 	int all_models;
 	/* Threads that read the streams, each its part (by bytes): 0 = the
 	 * trace's `threads` option, then WEFT_THREADS, then the cores (at
-	 * most 8, one per 32 MiB) when each stream is read without the others'
+	 * most 8, one per 32 MiB plus 32 KiB per stream of the trace) when each
+	 * stream is read without the others'
 	 * bytes (not ROSS); 1 = this thread.
 	 * The report does not depend on it (nor on the ranks of a
 	 * weft_dist: then rank 0 gets the whole report; the format's checks

@@ -41,7 +41,8 @@ typedef struct weft_count_options {
 	int by_stream;   /* 1: keep the counts of every stream too */
 	/* Threads that read streams, each its part (by bytes): 0 = the
 	 * trace's `threads` option, then WEFT_THREADS, then the cores (at
-	 * most 8, one per 32 MiB) when each stream is read without the others'
+	 * most 8, one per 32 MiB plus 32 KiB per stream of the trace) when each
+	 * stream is read without the others'
 	 * bytes (not ROSS); 1 = this thread only. */
 	int threads;
 	/*

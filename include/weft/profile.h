@@ -88,7 +88,8 @@ typedef struct weft_profile_options {
 	const char *channels;
 	/* Threads that read streams, each its part (by bytes) with the trace
 	 * opened again: 0 = the trace's `threads` option, then WEFT_THREADS,
-	 * then the cores (at most 8, one per 32 MiB) when each stream is read
+	 * then the cores (at most 8, one per 4 MiB plus 4 KiB per stream of the
+	 * trace: each thread opens the trace again) when each stream is read
 	 * without the others' bytes (not ROSS); 1 = this thread only. The profile does not depend on it. Not
 	 * for the emulation (one thread). */
 	int threads;

@@ -53,7 +53,8 @@ int weft_trace_stats_merged(weft_trace *trace, weft_stream_stats *stats);
  * entries), as weft_trace_stream_stats() gives them one by one (one
  * merged pass for the formats read by whole files), the streams shared
  * among `threads` threads (0: the trace's `threads` option, then
- * WEFT_THREADS, then the cores, at most 8 and one per 32 MiB, when each
+ * WEFT_THREADS, then the cores, at most 8 and one per 32 MiB plus 32 KiB
+ * per stream of the trace, when each
  * stream is read without the others' bytes (not ROSS); 1: this one) and, with a weft_dist, among ranks (collective:
  * rank 0 gets every stream's figures). A stream that cannot be read to
  * its end counts what was read; `status` (or NULL) gets each stream's

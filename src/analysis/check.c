@@ -607,7 +607,7 @@ static int check_shared(weft_trace *trace, check_part *c, int threads_asked)
 	const uint8_t *share = weft__dist_selected(trace);
 	int rc = 0;
 	c->selected = share;
-	int threads = weft__parts_threads(trace, share, threads_asked);
+	int threads = weft__parts_threads(trace, share, threads_asked, WEFT__WORK_LIGHT);
 	if (threads <= 1)
 		check_streams(c->report, share, c->want_sorted, c->starts);
 	else

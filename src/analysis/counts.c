@@ -435,7 +435,7 @@ static int count_shared(weft_trace *trace, weft_counts *st, int threads_asked)
 	st->share = weft__dist_selected(trace);
 	if (weft_trace_file_order_default(trace))
 		return count_merged(trace, st);
-	int threads = weft__parts_threads(trace, st->share, threads_asked);
+	int threads = weft__parts_threads(trace, st->share, threads_asked, WEFT__WORK_LIGHT);
 	if (threads <= 1)
 		return count_streams(trace, st);
 	return weft__parts_run(trace, st->share, threads, count_part, st, merge_counts, st);

@@ -355,7 +355,7 @@ static int profile_shared(weft_trace *trace, const weft_profile_options *o, weft
 	const uint8_t *share = weft__dist_selected(trace);
 	if (o->emulate)
 		return weft__dist_root(trace) ? profile_streams(trace, o, NULL, p) : 0;
-	int threads = weft__parts_threads(trace, share, o->threads);
+	int threads = weft__parts_threads(trace, share, o->threads, WEFT__WORK_HEAVY);
 	if (threads <= 1)
 		return profile_streams(trace, o, share, p);
 	part_args args = { o, p->source };

@@ -179,7 +179,7 @@ static int stats_shared(weft_trace *trace, int threads_asked, stats_table *t)
 		int rc = weft_trace_stats_merged(trace, t->stats);
 		return rc == WEFT_ENOMEM ? rc : (rc < 0 ? (t->status[0] = rc, 0) : 0);
 	}
-	int threads = weft__parts_threads(trace, share, threads_asked);
+	int threads = weft__parts_threads(trace, share, threads_asked, WEFT__WORK_LIGHT);
 	if (threads <= 1)
 		return stats_streams(trace, share, t->stats, t->status);
 	return weft__parts_run(trace, share, threads, stats_part, t, merge_stats, t);

@@ -91,7 +91,8 @@ static const struct common_help {
 /* What the commands that share streams among threads say under --threads. */
 const cli_help_note cli_stream_threads_notes[] = {
 	{ "threads", "here: the streams are read by N threads, each its share of the "
-		     "bytes (default: the cores, at most 8 and one per 32 MiB, when each stream is read "
+		     "bytes (default: the cores, at most 8, each for 32 MiB plus 32 KiB per stream of the "
+		     "trace, 8 times less for profile and sort, when each stream is read "
 		     "without the others' bytes: not ROSS); under weft-mpi, each rank's share "
 		     "(docs/mpi.md)." },
 	{ NULL, NULL }

@@ -629,15 +629,25 @@ int weft__metafs_replay_bytes(const void *tape, size_t len, weft__metafs **out);
  */
 typedef int (*weft__part_fn)(weft_trace *handle, const uint8_t *selected, weft__pack *result,
 			     void *arg);
+/* How much work an analysis does per byte it reads (weft__parts_threads). */
+typedef enum weft__work {
+	WEFT__WORK_LIGHT,  /* counting, checking: `top`, `check`, `info` */
+	WEFT__WORK_HEAVY   /* about 8 times more: profiles, conversions, dumps, sorting */
+} weft__work;
 /*
  * The threads worth starting for an analysis over the streams of `among`
  * (NULL: all): `asked` (> 0), else the trace's `threads` option, else
  * WEFT_THREADS, else the cores when the streams have files of their own
  * (formats read by whole files, one file for all streams: 1), at most 8
- * and one per 32 MiB of the streams (each thread opens the trace again);
- * never more than the streams.
+ * and one per 32 MiB of the streams plus 32 KiB per stream of the trace
+ * (each thread opens the trace again), 8 times fewer bytes for heavy
+ * `work`; never more than the streams.
  */
-int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked);
+int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked,
+			weft__work work);
+/* The automatic choice: threads worth starting on `cores` (at most 8) to
+ * read `bytes` of a trace of `trace_streams` streams; 1 or more. */
+long weft__threads_worth(uint64_t bytes, size_t trace_streams, long cores, weft__work work);
 /*
  * Runs `compute` on `threads` threads, each over its part of the streams
  * of `among` (NULL: all; dealt by bytes) with its own handle of the trace,

@@ -118,15 +118,36 @@ static int streams_read_alone(const weft_trace *trace)
 }
 
 /*
- * Bytes a thread must have to read for the automatic choice to start it:
- * each thread opens the trace again (its metadata: about 70 us per ovni
- * stream here, 25-30 us replayed from the open's tape), which a trace of
- * many small streams does not pay back (4096 streams of 7 KiB: top took
- * 0.27 s on one thread, 0.36-0.40 s on two; docs/SCALING.md).
+ * Bytes a thread must have to read for the automatic choice to start it,
+ * for light work (WEFT__WORK_LIGHT: counting, checking): a base, and a
+ * share for each stream of the trace, since each thread opens the whole
+ * trace again (replayed from the open's tape: about 80 us of CPU a stream
+ * with the thread's set-up, the time `top` takes to read 32-40 KB). A
+ * trace of many small streams does not pay that back: 4096 streams of 16
+ * KiB, `top` 0.44-0.53 s on one thread, 0.65-0.74 s on two; of 64 KiB,
+ * 0.88-1.02 s against 0.85-1.07 s (docs/SCALING.md). Heavy work
+ * (WEFT__WORK_HEAVY: profiles, conversions, dumps, sorting) does about 8
+ * times more per byte, so a thread pays back 8 times fewer: `profile` of
+ * the 16 KiB streams, 2.83-3.27 s on one thread, 1.97-2.40 s on two.
  */
 #define BYTES_PER_THREAD (32ull << 20)
+#define BYTES_PER_STREAM (32ull << 10)
+#define HEAVY_FACTOR 8
+#define AUTO_THREADS_MAX 8
 
-int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked)
+long weft__threads_worth(uint64_t bytes, size_t trace_streams, long cores, weft__work work)
+{
+	long n = cores < AUTO_THREADS_MAX ? cores : AUTO_THREADS_MAX;
+	uint64_t per_thread = BYTES_PER_THREAD + (uint64_t)trace_streams * BYTES_PER_STREAM;
+	if (work == WEFT__WORK_HEAVY)
+		per_thread /= HEAVY_FACTOR;
+	if ((uint64_t)n > bytes / per_thread)
+		n = (long)(bytes / per_thread);
+	return n > 1 ? n : 1;
+}
+
+int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked,
+			weft__work work)
 {
 	size_t streams = 0;
 	uint64_t bytes = 0;
@@ -139,13 +160,9 @@ int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked
 	long n = asked > 0 ? asked : trace->options.threads;
 	if (n <= 0)
 		n = weft__threads_from_environment();
-	if (n <= 0) {
-		n = streams_read_alone(trace) ? sysconf(_SC_NPROCESSORS_ONLN) : 1;
-		if (n > 8)
-			n = 8;
-		if ((uint64_t)n > bytes / BYTES_PER_THREAD)
-			n = (long)(bytes / BYTES_PER_THREAD);
-	}
+	if (n <= 0 && streams_read_alone(trace))
+		n = weft__threads_worth(bytes, trace->stream_count, sysconf(_SC_NPROCESSORS_ONLN),
+					work);
 	if ((size_t)n > streams)
 		n = (long)streams;
 	return n > 1 ? (int)n : 1;

@@ -334,9 +334,10 @@ static int open_end(weft__metafs *fs, int rc, weft_trace **out)
 	}
 	/* Alone, the tape is kept only for a trace its analyses would read on
 	 * threads (weft__parts_threads: the threads option, WEFT_THREADS, or
-	 * enough bytes); an analysis that asks for threads itself then opens
-	 * its copies from the files. */
-	if (rc == 0 && !weft__dist_active(*out) && weft__parts_threads(*out, NULL, 0) <= 1)
+	 * enough bytes for heavy work); an analysis that asks for threads
+	 * itself then opens its copies from the files. */
+	if (rc == 0 && !weft__dist_active(*out) &&
+	    weft__parts_threads(*out, NULL, 0, WEFT__WORK_HEAVY) <= 1)
 		weft__metafs_unkeep(fs);
 	rc = weft__metafs_end(fs, rc);
 	if (rc == 0 && *out != NULL)

@@ -1030,7 +1030,7 @@ int weft__pconv_convert_shared(weft_output_writer *w)
 		return 0;
 	shared_job j = { .w = w, .root = root, .dist = dist };
 	j.among = own_streams(w);
-	int threads = j.among != NULL ? weft__parts_threads(trace, j.among, 0) : 1;
+	int threads = j.among != NULL ? weft__parts_threads(trace, j.among, 0, WEFT__WORK_HEAVY) : 1;
 	if (dist == NULL && threads < 2) {
 		free(j.among);
 		return 0;

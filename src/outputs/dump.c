@@ -206,7 +206,7 @@ static weft_dump_stage dump_any(weft_trace *trace, const weft_dump_options *o, i
 			*rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 			return WEFT_DUMP_START;
 		}
-		int parts = weft__parts_threads(trace, among, 0) - 1;
+		int parts = weft__parts_threads(trace, among, 0, WEFT__WORK_HEAVY) - 1;
 		weft_dump_stage stage = WEFT_DUMP_DONE;
 		if (parts > 1)
 			stage = dump_shared(trace, o, fd, parts, among, events, rc);

@@ -291,7 +291,7 @@ static int sort_phase(weft_trace *t, sort_table *tab)
 	const uint8_t *share = weft__dist_selected(t);
 	size_t diags = t->diag_count;
 	tab->selected = share;
-	int threads = weft__parts_threads(t, share, 0);
+	int threads = weft__parts_threads(t, share, 0, WEFT__WORK_HEAVY);
 	int rc = threads <= 1 ? sort_streams(t, tab)
 		 : weft__parts_run(t, share, threads, sort_part, tab, merge_sort, tab);
 	if (weft__dist_active(t))
