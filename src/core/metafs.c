@@ -536,11 +536,11 @@ static int index_books(weft__metafs *fs)
 }
 
 /*
- * Rank 0: the book's answer to a question, in *answer (at its errno, which
- * is returned), or -1 when no book has it (ask the file system). A book's
- * failed answer counts as none: rank 0 asks again, so that a rank given
- * another path (a copy of another layout) cannot make streams that rank 0
- * listed vanish; failures are rare in a sound trace.
+ * Rank 0: the book's answer to a question, in *answer (0 is returned), or
+ * -1 when no book has it (ask the file system). A book's failed answer
+ * counts as none: rank 0 asks again, so that a rank given another path (a
+ * copy of another layout) cannot make streams that rank 0 listed vanish;
+ * failures are rare in a sound trace.
  */
 static int book_find(const weft__metafs *fs, enum meta_op op, const char *path, uint64_t max,
 		     int head, weft__unpack *answer)
