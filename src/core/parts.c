@@ -137,7 +137,7 @@ static int streams_read_alone(const weft_trace *trace)
 
 long weft__threads_worth(uint64_t bytes, size_t trace_streams, long cores, weft__work work)
 {
-	long n = cores < AUTO_THREADS_MAX ? cores : AUTO_THREADS_MAX;
+	long n = cores < 1 ? 1 : cores < AUTO_THREADS_MAX ? cores : AUTO_THREADS_MAX;
 	uint64_t per_thread = BYTES_PER_THREAD + (uint64_t)trace_streams * BYTES_PER_STREAM;
 	if (work == WEFT__WORK_HEAVY)
 		per_thread /= HEAVY_FACTOR;

@@ -19,8 +19,9 @@ static void test_automatic(void)
 	/* the 1 GB benchmark trace, 4 streams: every core, at most 8 */
 	CHECK_EQ_I64(weft__threads_worth(1000 * MB, 4, 2, WEFT__WORK_LIGHT), 2);
 	CHECK_EQ_I64(weft__threads_worth(1000 * MB, 4, 16, WEFT__WORK_LIGHT), 8);
-	/* one core: one thread */
+	/* one core, or none known (sysconf failed): one thread */
 	CHECK_EQ_I64(weft__threads_worth(1000 * MB, 4, 1, WEFT__WORK_HEAVY), 1);
+	CHECK_EQ_I64(weft__threads_worth(1000 * MB, 4, -1, WEFT__WORK_HEAVY), 1);
 	/* a small trace of few streams: one thread whatever the work */
 	CHECK_EQ_I64(weft__threads_worth(3 * MB, 4, 8, WEFT__WORK_HEAVY), 1);
 	CHECK_EQ_I64(weft__threads_worth(60 * MB, 4, 8, WEFT__WORK_LIGHT), 1);
