@@ -564,7 +564,7 @@ static int book_find(const weft__metafs *fs, enum meta_op op, const char *path, 
 		if (u.bad || err != 0)
 			return -1;
 		*answer = u;
-		return (int)err;
+		return 0;
 	}
 	return -1;
 }

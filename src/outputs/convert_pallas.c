@@ -484,11 +484,6 @@ static int conv_close(conv *c, int ok)
 		weft__pconv_writer_error(c, "cannot write the trace", rc);
 	ok = ok && c->started && rc == 0;
 	c->target->free(c);
-	/* The files were written unsynced: made durable together here. */
-	if (ok && !interrupted && (rc = weft__outdir_sync_tree(c->tmp_dir)) < 0) {
-		weft__pconv_writer_error(c, "cannot write the trace", rc);
-		ok = 0;
-	}
 	rc = ok && !interrupted ? weft__outdir_commit(c->report, c->tmp_dir, c->out,
 							     c->replace) : -1;
 	if (c->watching)
@@ -714,7 +709,7 @@ static int pallas_start(conv *c)
 {
 	weft_pallas_write_options o;
 	weft_pallas_write_options_init(&o);
-	o.sync = 0; /* the whole tree at the end (conv_close) */
+	o.sync = 0; /* the whole tree when committed (weft__outdir_commit) */
 	int rc = weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &c->global);
 	if (rc < 0)
 		return rc;

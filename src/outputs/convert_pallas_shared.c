@@ -139,8 +139,8 @@ static int part_start(conv *c)
 		return 0;
 	weft_pallas_write_options o;
 	weft_pallas_write_options_init(&o);
-	/* One process syncs the whole tree at the end (conv_close), its files
-	 * together; on ranks, each syncs its own files (another node's
+	/* One process syncs the whole tree when it commits it (outdir.c), its
+	 * files together; on ranks, each syncs its own files (another node's
 	 * fsync does not reach them). */
 	o.sync = p->sync_each;
 	return weft_pallas_global_create(c->tmp_dir, MAIN_NAME, &o, &p->global);

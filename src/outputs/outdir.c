@@ -231,12 +231,18 @@ static int replace_output(weft_convert_report *r, const char *tmp, const char *o
 	return rc;
 }
 
-/* Puts the finished output in place (see replace_output); 0 or -1. */
+/*
+ * Puts the finished output in place (see replace_output), its files and
+ * directories made durable first (weft__outdir_sync_tree); 0 or -1.
+ */
 int weft__outdir_commit(weft_convert_report *r, const char *tmp, const char *out,
 			int replace)
 {
 	int rc;
-	if (replace) {
+	if (weft__outdir_sync_tree(tmp) < 0) {
+		weft__convert_say(r, "cannot write '%s': %s", out, weft_last_error());
+		rc = -1;
+	} else if (replace) {
 		rc = replace_output(r, tmp, out);
 	} else if ((rc = rename(tmp, out)) != 0) {
 		if (errno == EEXIST || errno == ENOTEMPTY)

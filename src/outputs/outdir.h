@@ -32,7 +32,8 @@ char *weft__outdir_make_sibling(weft_convert_report *r, const char *out, const c
  * (weft's error, naming the path).
  */
 int weft__outdir_sync_tree(const char *dir);
-/* Puts the finished output in place, replacing DIR when `replace`; 0 or -1. */
+/* Puts the finished output in place, synced (weft__outdir_sync_tree), replacing
+ * DIR when `replace`; 0 or -1. */
 int weft__outdir_commit(weft_convert_report *r, const char *tmp, const char *out,
 			int replace);
 /* Removes a directory tree given by its path (at most DEPTH_MAX deep); 0 or -1. */
