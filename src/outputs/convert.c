@@ -168,6 +168,8 @@ static int read_merged(weft_output_writer *w)
 	weft_filter filter;
 	weft_cursor *cursor = NULL;
 
+	if (w->ops->convert_shared != NULL && w->ops->convert_shared(w))
+		return 0; /* on the output's own threads (chrome) */
 	weft_output_writer_filter(w, &filter);
 	int rc = weft_cursor_create(w->job.trace, &filter, &cursor);
 	if (rc < 0)

@@ -280,24 +280,33 @@ static void print_too_deep(FILE *m, const weft__convert_job *job,
  * Spans past the view's nesting limit, as one line. Data lost (returns 1)
  * unless the caller accepted the loss.
  */
-static int report_too_deep(const weft__convert_job *job, weft__view *view, uint64_t lost)
+static int report_too_deep(const weft__convert_job *job, const weft__view_too_deep_timeline *t,
+			   size_t n, uint64_t lost)
 {
-	size_t n = weft__view_too_deep(view, NULL, 0);
-	weft__view_too_deep_timeline *t = calloc(n ? n : 1, sizeof *t);
 	char *line = NULL;
 	size_t size = 0;
 	FILE *m = open_memstream(&line, &size);
 
-	if (t == NULL || weft__view_too_deep(view, t, n) != n)
-		n = 0;
 	if (m != NULL) {
 		print_too_deep(m, job, t, n, lost);
 		fclose(m);
 		weft__convert_say(job->report, "%s", line);
 	}
 	free(line);
-	free(t);
 	return !job->options->allow_loss;
+}
+
+/* The same for the timelines of `view` (count only when out of memory). */
+static int report_view_too_deep(const weft__convert_job *job, weft__view *view, uint64_t lost)
+{
+	size_t n = weft__view_too_deep(view, NULL, 0);
+	weft__view_too_deep_timeline *t = calloc(n ? n : 1, sizeof *t);
+
+	if (t == NULL || weft__view_too_deep(view, t, n) != n)
+		n = 0;
+	int rc = report_too_deep(job, t, n, lost);
+	free(t);
+	return rc;
 }
 
 /* The events whose fields could not be decoded: an error (returns 1). */
@@ -345,6 +354,9 @@ typedef struct view_writer {
 	int files_done;           /* committed or removed */
 	void *writer;             /* the viewer writer (compat: weft__chrome_writer) */
 	weft__view *view;         /* NULL for compat */
+	weft__view_options view_options; /* the view's (with the window) */
+	int shared;               /* chrome converted on shared streams: */
+	weft__chrome_shared shared_job; /* what its parts met */
 	char *read_error;         /* the caller's reading stopped: why (first time) */
 } view_writer;
 
@@ -395,6 +407,7 @@ static int view_start(const weft__convert_job *job, weft_filter *filter, view_wr
 	filter->from = 0;
 	filter->to = 0;
 	vo.time_ordered = filter->order == WEFT_ORDER_TIME && opt->virtual_unit_ns == 0;
+	v->view_options = vo;
 	rc = weft__view_create(job->trace, &vo, v->o->sink(v->writer), &v->view);
 	return rc < 0 ? weft__convert_fail(job->report, "cannot read the events", rc) : 0;
 }
@@ -472,10 +485,17 @@ static int report_read_error(weft_convert_report *r, const view_writer *v)
 static int view_end(const weft__convert_job *job, view_writer *v, int *lost)
 {
 	weft__view_stats st;
+	int too_deep = 0;
 
 	weft__view_finish(v->view);
 	weft__view_stats_get(v->view, &st);
-	int too_deep = st.too_deep > 0 ? report_too_deep(job, v->view, st.too_deep) : 0;
+	if (v->shared)
+		st = v->shared_job.stats; /* what the parts' views met */
+	if (st.too_deep > 0 && v->shared)
+		too_deep = report_too_deep(job, v->shared_job.too_deep,
+					   v->shared_job.too_deep_count, st.too_deep);
+	else if (st.too_deep > 0)
+		too_deep = report_view_too_deep(job, v->view, st.too_deep);
 	weft__view_free(v->view);
 	v->view = NULL;
 	int rc = v->o->finish(v->writer);
@@ -566,14 +586,58 @@ static void view_writer_free(weft_output_writer *w)
 		v->o->free(v->writer);
 	if (!v->files_done)
 		files_abort(&v->files);
+	free(v->shared_job.too_deep);
 	free(v->read_error);
 	free(v);
 	w->impl = NULL;
 }
 
+/*
+ * Chrome on streams shared among threads (chrome/chrome_shared.c): 1 when
+ * it did it (its failures said: a reading that stopped, or the output
+ * failed), 0 when the caller reads the merged cursor: fewer than three
+ * threads (two parts and the merge), a time window or virtual time (the
+ * view's window opens at the first event of all streams), Heph's bytes,
+ * streams that share files or are read in file order.
+ */
+static int view_convert_shared(weft_output_writer *w)
+{
+	view_writer *v = w->impl;
+	weft_trace *trace = w->job.trace;
+	weft_filter filter;
+
+	if (v == NULL || v->compat || v->view == NULL || v->view_options.from != 0 ||
+	    v->view_options.to != 0 || v->view_options.virtual_unit > 0)
+		return 0;
+	weft_output_writer_filter(w, &filter);
+	if (filter.order != WEFT_ORDER_TIME || !weft__cursor_merges_streams(trace, &filter))
+		return 0;
+	int parts = weft__parts_threads(trace, w->selected, 0, WEFT__WORK_HEAVY) - 1;
+	if (parts < 2)
+		return 0;
+	weft__chrome_shared *job = &v->shared_job;
+	job->filter = &filter;
+	job->among = w->selected;
+	job->parts = parts;
+	job->view = v->view_options;
+	v->shared = 1;
+	size_t diags = weft_trace_diag_count(trace);
+	int rc = weft__chrome_convert_shared(trace, v->writer, v->view, job);
+	weft__trace_diags_sort(trace, diags); /* the parts' in stream order */
+	w->job.report->selected += job->stats.events;
+	if (rc < 0 && job->write_failed) {
+		weft__convert_fail(w->job.report, "writing the output failed", rc);
+		weft__output_writer_fail(w);
+	} else if (rc < 0) {
+		weft_output_writer_read_failed(w, WEFT_OUTPUT_ALL_STREAMS, rc);
+	}
+	return 1;
+}
+
 /* The viewers' writer functions (one table: the view_output picks the writer). */
-#define VIEW_WRITER_OPS(cpus) { 0, view_writer_create, view_writer_event, NULL, \
-				view_writer_read_failed, view_writer_finish, view_writer_free, cpus, NULL }
-const weft__writer_ops weft__perfetto_writer_ops = VIEW_WRITER_OPS(0);
-const weft__writer_ops weft__chrome_writer_ops = VIEW_WRITER_OPS(3);
-const weft__writer_ops weft__paraver_writer_ops = VIEW_WRITER_OPS(0);
+#define VIEW_WRITER_OPS(cpus, shared) { 0, view_writer_create, view_writer_event, NULL, \
+					view_writer_read_failed, view_writer_finish, \
+					view_writer_free, cpus, shared }
+const weft__writer_ops weft__perfetto_writer_ops = VIEW_WRITER_OPS(0, NULL);
+const weft__writer_ops weft__chrome_writer_ops = VIEW_WRITER_OPS(3, view_convert_shared);
+const weft__writer_ops weft__paraver_writer_ops = VIEW_WRITER_OPS(0, NULL);

@@ -324,22 +324,37 @@ static inline int key_before(const weft__line_key *a, const weft__line_key *b)
 	return a->time != b->time ? a->time < b->time : a->stream < b->stream;
 }
 
+/* Where the merged lines go: `out` in one piece per run of lines, or
+ * `line` called for each. */
+typedef struct merge_sink {
+	weft__outbuf *out;
+	weft__keyed_line_fn line;
+	void *ctx;
+	int rc;        /* the first error of `line` */
+} merge_sink;
+
 /*
- * Copies the head's lines that come before `bound` (NULL: all of its
- * chunk) into `out`, in one piece.
+ * Passes on the head's lines that come before `bound` (NULL: all of its
+ * chunk): into `out` in one piece, or line by line.
  */
-static void copy_lines(head *h, const weft__line_key *bound, weft__outbuf *out)
+static void copy_lines(head *h, int run_index, const weft__line_key *bound,
+		       merge_sink *to)
 {
 	size_t start = h->offset;
 	do {
-		h->offset += h->keys[h->line].len;
+		size_t len = h->keys[h->line].len;
+		if (to->line != NULL && to->rc == 0)
+			to->rc = to->line(to->ctx, run_index, h->text + h->offset, len);
+		h->offset += len;
 		h->line++;
 	} while (h->line < h->count && (bound == NULL || key_before(&h->keys[h->line], bound)));
-	weft__outbuf_put(out, h->text + start, h->offset - start);
+	if (to->line == NULL)
+		weft__outbuf_put(to->out, h->text + start, h->offset - start);
 }
 
-int weft__keyed_runs_merge(weft__keyed_runs *kr, weft__outbuf *out,
-			   void (*progress)(void *ctx), void *ctx)
+/* The merge into `to`; 0, or the sink's error (the runs aborted). */
+static int merge_into(weft__keyed_runs *kr, merge_sink *to, void (*progress)(void *ctx),
+		      void *ctx)
 {
 	int n = kr->run_count;
 	head *heads = calloc((size_t)(n > 0 ? n : 1), sizeof *heads);
@@ -351,7 +366,7 @@ int weft__keyed_runs_merge(weft__keyed_runs *kr, weft__outbuf *out,
 		heads[r].chunk = -1;
 		head_refill(kr, r, &heads[r]);
 	}
-	while (out->error == 0) {
+	while (to->rc == 0 && (to->out == NULL || to->out->error == 0)) {
 		/* The least head, and the least of the others: the first
 		 * run's lines go out until they reach it. */
 		head *first = NULL, *second = NULL;
@@ -369,18 +384,33 @@ int weft__keyed_runs_merge(weft__keyed_runs *kr, weft__outbuf *out,
 		}
 		if (first == NULL)
 			break;
-		copy_lines(first, second != NULL ? &second->keys[second->line] : NULL, out);
+		copy_lines(first, (int)(first - heads),
+			   second != NULL ? &second->keys[second->line] : NULL, to);
 		if (first->line == first->count) {
 			head_refill(kr, (int)(first - heads), first);
 			if (progress != NULL)
 				progress(ctx);
 		}
 	}
-	int failed = out->error != 0;
-	if (failed)
-		weft__keyed_runs_abort(kr);
 	free(heads);
-	return failed ? weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "cannot write the output: %s",
-				    strerror(out->error))
-		      : 0;
+	if (to->rc == 0 && to->out != NULL && to->out->error != 0)
+		to->rc = weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "cannot write the output: %s",
+				     strerror(to->out->error));
+	if (to->rc < 0)
+		weft__keyed_runs_abort(kr);
+	return to->rc;
+}
+
+int weft__keyed_runs_merge(weft__keyed_runs *kr, weft__outbuf *out,
+			   void (*progress)(void *ctx), void *ctx)
+{
+	merge_sink to = { .out = out };
+	return merge_into(kr, &to, progress, ctx);
+}
+
+int weft__keyed_runs_merge_each(weft__keyed_runs *kr, weft__keyed_line_fn line,
+				void *line_ctx, void (*progress)(void *ctx), void *ctx)
+{
+	merge_sink to = { .line = line, .ctx = line_ctx };
+	return merge_into(kr, &to, progress, ctx);
 }

@@ -67,6 +67,15 @@ void weft__keyed_run_close(weft__keyed_runs *kr, int run);
  */
 int weft__keyed_runs_merge(weft__keyed_runs *kr, weft__outbuf *out,
 			   void (*progress)(void *ctx), void *ctx);
+/*
+ * The same, each line handed to `line` (with the run it came from)
+ * instead of copied: for lines that are records the merge turns into
+ * bytes (outputs/chrome/chrome_shared.c). `line` returns 0, or an error
+ * that stops the merge (returned).
+ */
+typedef int (*weft__keyed_line_fn)(void *ctx, int run, const char *line, size_t len);
+int weft__keyed_runs_merge_each(weft__keyed_runs *kr, weft__keyed_line_fn line,
+				void *line_ctx, void (*progress)(void *ctx), void *ctx);
 /* Tells the writers to stop (their next call fails); for a merge that
  * will not run. */
 void weft__keyed_runs_abort(weft__keyed_runs *kr);

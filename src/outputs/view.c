@@ -399,6 +399,7 @@ static void event_item(weft__view *v, const weft_event *ev, const weft_event_cla
 	item->flags = 0;
 	item->flow_id = 0;
 	item->flow_end = 0;
+	item->flow_key = 0;
 }
 
 /* The item of a span that the view closes or opens itself. */
@@ -666,6 +667,7 @@ static void on_point(weft__view *v, stream_view *s, const weft_event *ev,
 	event_item(v, ev, c, &item);
 	item.flow_id = flow;
 	item.flow_end = flow != 0 ? c->flow : 0;
+	item.flow_key = c->flow_key;
 	if (c->flow_from_stream >= 0 && (flow = draw_send_end(v, ev, c, &item)) != 0) {
 		item.flow_id = flow;
 		item.flow_end = WEFT_FLOW_IN;
@@ -913,6 +915,41 @@ const weft__view_track *weft__view_track_get(const weft__view *v, uint32_t id)
 void weft__view_stats_get(const weft__view *v, weft__view_stats *out)
 {
 	*out = v->stats;
+}
+
+void weft__view_stats_add(weft__view_stats *sum, const weft__view_stats *part)
+{
+	uint64_t *s = (uint64_t *)sum;
+	const uint64_t *p = (const uint64_t *)part;
+
+	/* every member is a uint64_t count */
+	for (size_t i = 0; i < sizeof *sum / sizeof(uint64_t); i++)
+		s[i] += p[i];
+}
+
+const weft__view_track *weft__view_declare(weft__view *v, weft__view_track_kind kind,
+					   uint32_t stream, const char *name, size_t name_len)
+{
+	if (kind == WEFT__TRACK_PROCESS || stream >= v->stream_count)
+		return NULL;
+	stream_view *s = &v->streams[stream];
+	if (!s->ready && stream_ready(v, stream) < 0)
+		return NULL;
+	uint32_t id = s->thread_track;
+	if (kind == WEFT__TRACK_CHANNEL || kind == WEFT__TRACK_STATE) {
+		const char *channel = weft__view_intern(v, name, name_len);
+		const timeline *t = channel ? timeline_of(v, s, stream, channel) : NULL;
+		id = t ? t->track : 0;
+	} else if (kind == WEFT__TRACK_COUNTER) {
+		const counter *c = counter_of(v, s, stream, name, name_len);
+		id = c ? c->track : 0;
+	}
+	return id ? &v->tracks[id - 1] : NULL;
+}
+
+uint64_t weft__view_flow_id(weft__view *v, uint64_t key, int end)
+{
+	return flow_id(v, key, end);
 }
 
 size_t weft__view_too_deep(const weft__view *v, weft__view_too_deep_timeline *out,

@@ -114,6 +114,8 @@ typedef struct weft__view_item {
 	 * and which end this is (WEFT_FLOW_OUT or WEFT_FLOW_IN; 0: none). */
 	uint64_t flow_id;
 	int flow_end;
+	/* The flow key the id was made from (the backend's), with flow_id. */
+	uint64_t flow_key;
 } weft__view_item;
 
 /*
@@ -221,6 +223,24 @@ const char *weft__view_intern(weft__view *view, const char *s, size_t n);
 /* The track of a stream / of a track id (NULL when unknown). */
 const weft__view_track *weft__view_track_get(const weft__view *view, uint32_t id);
 void weft__view_stats_get(const weft__view *view, weft__view_stats *out);
+/* Adds the counts of `part` to `sum` (tracks too: set them apart). */
+void weft__view_stats_add(weft__view_stats *sum, const weft__view_stats *part);
+/*
+ * For a conversion shared among threads (outputs/chrome/chrome_shared.c),
+ * where each part runs a view of its own over some streams and one view
+ * numbers the tracks and flows for the whole output, in the merged order:
+ *   - weft__view_declare() declares the track a part met first (kind,
+ *     stream, and the channel or counter name) as if that view had met
+ *     the same event: the stream's process and thread tracks first, each
+ *     once. NULL when out of memory; processes are declared through
+ *     their threads (NULL for WEFT__TRACK_PROCESS);
+ *   - weft__view_flow_id() is the id of a message end of `key` (the n-th
+ *     send and the n-th receive of a key share it), counted in the order
+ *     of the calls.
+ */
+const weft__view_track *weft__view_declare(weft__view *view, weft__view_track_kind kind,
+					   uint32_t stream, const char *name, size_t name_len);
+uint64_t weft__view_flow_id(weft__view *view, uint64_t key, int end);
 /*
  * The timelines that lost spans past the limit, in stream order: up to
  * `cap` in out[]; returns how many there are.

@@ -57,11 +57,13 @@ typedef struct weft__writer_ops {
 	 */
 	int auto_cpus;
 	/*
-	 * Optional, by_stream outputs: converts the streams on parts of its
-	 * own (threads, ranks) with the same output as one thread: 1 when it
-	 * did (its failures said, the writer failed), 0 when the caller
-	 * reads the streams (one thread asked, or the output cannot share
-	 * them this time). On a trace shared among ranks it is collective:
+	 * Optional: converts the streams on parts of its own (threads, and
+	 * for by_stream outputs ranks) with the same output as one thread:
+	 * 1 when it did (its failures said, the writer failed), 0 when the
+	 * caller reads the streams (too few threads asked, or the output
+	 * cannot share them this time). Outputs of one merged cursor
+	 * (chrome) share among threads only, on the rank that converts. On a
+	 * trace shared among ranks, for by_stream outputs, it is collective:
 	 * rank 0 calls it with its writer, the others with a follower
 	 * (weft__output_writer_follow); 0 on rank 0 leaves the conversion to
 	 * it alone.

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """`weft convert` and `weft table` give the same bytes whatever --threads
 says (N = 1, 2, 4: with two or more, one thread reads and merges the
-streams while another writes, outputs/pipeline.c), and `mpiexec -n R
+streams while another writes, outputs/pipeline.c; chrome with three or
+more shares the streams among threads, outputs/chrome/chrome_shared.c,
+also tested on a trace made for it below), and `mpiexec -n R
 weft-mpi convert` writes what `weft convert` writes (R = 1, 2, 4: rank 0
 converts, docs/mpi.md), on traces of every format and into every output.
 A stale pointer into a reused batch of events, or an event handed over
@@ -10,6 +12,7 @@ twice or not at all, shows here as a difference."""
 import filecmp
 import os
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -84,8 +87,69 @@ def test_convert_threads_do_not_change_the_output(tmp_path, looms_trace, output)
             out.parent.mkdir(exist_ok=True)
             got = convert([WEFT], trace, output, out, options + ["--threads", str(threads)])
             what = f"{output} of {name} with {threads} threads"
-            assert got.returncode == expected.returncode, what + "\n" + got.stderr
+            assert_same_run(expected, got, what)
             assert outputs_of(out, output) == want, what
+
+
+def make_hard_trace(root):
+    """An ovni trace of 12 streams that meets every order-dependent part
+    of a viewer's output shared among threads (chrome: docs/mpi.md,
+    Converting): events at the same times on every stream (ties broken by
+    stream), fresh tids of channels numbered on first use across streams,
+    processes of several streams, spans never closed (closed by the view's
+    finish, in stream order), and one stream nested past the viewers'
+    512 levels."""
+    for stream in range(12):
+        pid, tid = 100 + stream // 3, 1000 + stream
+        clock = 5_000_000_000  # the same times on every stream
+        events = [ovni_event("OHx", clock, struct.pack("<iii", 0, -1, 0))]
+        tasks = 3 + stream % 4
+        for task in range(tasks):
+            clock += 100
+            events.append(ovni_event("VAs", clock))
+            events.append(ovni_event("VTx", clock + 10, struct.pack("<II", task + 1, 1)))
+            if stream % 4 == 1 and task == tasks - 1:
+                break  # left open: the task body and the API call
+            events.append(ovni_event("VTe", clock + 60, struct.pack("<II", task + 1, 1)))
+            events.append(ovni_event("VAS", clock + 80))
+        if stream == 7:
+            for depth in range(600):  # nested deeper than 512
+                events.append(ovni_event("VAs", clock + 100 + depth))
+        if stream % 4 != 1:
+            events.append(ovni_event("OHe", clock + 1000))
+        write_ovni_stream(root, events, loom=f"node{stream % 5}", pid=pid, tid=tid,
+                          cpus=((0, 0), (1, 1)))
+    return root
+
+
+@pytest.mark.parametrize("extra", [[], ["--allow-loss"]])
+def test_chrome_shared_among_threads_writes_what_one_thread_writes(tmp_path, extra):
+    trace = make_hard_trace(tmp_path / "trace")
+    reference = tmp_path / "one.json"
+    expected = convert([WEFT], trace, "chrome", reference, ["--raw", "--threads", "1"] + extra)
+    # the trace meets what it is made for
+    assert "never closed" in expected.stderr
+    assert "nested deeper than 512" in expected.stderr
+    assert expected.returncode == 1, expected.stderr  # OHx's fields: no model declared
+    for threads in (3, 4, 8):
+        out = tmp_path / f"threads{threads}.json"
+        got = convert([WEFT], trace, "chrome", out, ["--raw", "--threads", str(threads)] + extra)
+        what = f"{threads} threads"
+        assert_same_run(expected, got, what)
+        assert filecmp.cmp(reference, out, shallow=False), what
+
+
+def test_chrome_shared_among_threads_with_a_damaged_stream(tmp_path, looms_trace):  # noqa: F811
+    """A stream that cannot be read to its end: its events up to there,
+    the others whole, the same message, on one thread and on four."""
+    trace = damaged_copy(tmp_path, 15)
+    reference = tmp_path / "one.json"
+    expected = convert([WEFT], trace, "chrome", reference, ["--raw", "--threads", "1"])
+    assert expected.returncode == 1 and "stream.obs" in expected.stderr, expected.stderr
+    out = tmp_path / "four.json"
+    got = convert([WEFT], trace, "chrome", out, ["--raw", "--threads", "4"])
+    assert_same_run(expected, got, "4 threads")
+    assert filecmp.cmp(reference, out, shallow=False)
 
 
 def test_table_threads_do_not_change_the_output(tmp_path):
@@ -112,6 +176,7 @@ RANK_TRACES = {
     "pallas": SHARED,
     "otf2": SHARED,
     "perfetto": ("ovni-v3-mpi", "heph", "ross"),
+    "chrome": ("ovni-v3-mpi", "otf2", "ross"),
     "paraver": ("ovni-v3-mpi", "heph", "ross"),
 }
 

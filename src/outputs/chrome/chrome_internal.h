@@ -14,6 +14,7 @@
  *   chrome_compat.c   the Heph-compatible mode (events as read)
  *   chrome_fixup.c    Heph's same-start fix-up of that mode
  *   chrome_json.c     JSON text: strings, numbers, fields as "args"
+ *   chrome_shared.c   the view mode on streams shared among threads
  *
  * Internal to the Chrome writer (weft__chrome_ prefix).
  */
@@ -27,6 +28,7 @@
 #include "outputs/bg_writer.h"
 #include "outputs/chrome.h"
 #include "outputs/float_format.h"
+#include "outputs/keyed_runs.h"
 #include "outputs/outputs.h"
 #include "outputs/view.h"
 
@@ -65,6 +67,21 @@ typedef struct chrome_track {
 	weft__clock_cache ts;
 } chrome_track;
 
+/*
+ * Part mode (chrome_shared.c): the writer of one part of a conversion
+ * shared among threads writes records into its keyed run instead of JSON
+ * events; the merge makes them the events.
+ */
+typedef struct chrome_part {
+	weft__keyed_runs *runs;
+	int run;
+	uint64_t time;           /* the key of the records being written: */
+	uint32_t stream;         /* the event the view is at */
+	int finishing;           /* the view's finish: after every event */
+	size_t start;            /* where the record being written began */
+	int rc;                  /* the first error of the run (stops the part) */
+} chrome_part;
+
 struct weft__chrome_writer {
 	weft__outbuf out;
 	const weft_trace *trace;
@@ -87,6 +104,7 @@ struct weft__chrome_writer {
 	uint64_t origin;
 	int origin_set;
 	char warning[256];       /* weft__chrome_writer_warning() */
+	chrome_part *part;       /* part mode, else NULL */
 };
 
 /* Appends a constant string. */
@@ -115,12 +133,30 @@ void weft__chrome_put_float(weft__chrome_writer *w, double v, int single);
 void weft__chrome_put_member(weft__chrome_writer *w, const weft_field *f);
 void weft__chrome_put_args(weft__chrome_writer *w, const weft_event *ev);
 
+/* chrome_shared.c: the records of part mode */
+void weft__chrome_part_declare(weft__chrome_writer *w, const weft__view_track *t);
+char *weft__chrome_part_head(weft__chrome_writer *w, char *p, const weft__view_track *t,
+			     char ph);
+void weft__chrome_part_flow(weft__chrome_writer *w, const weft__view_track *t,
+			    uint64_t time, const weft__view_item *it);
+void weft__chrome_part_line_end(weft__chrome_writer *w);
+
+/* chrome_sink.c: the origin of ts from the first time (view mode) */
+uint64_t weft__chrome_time_origin(uint64_t first);
+/* chrome_sink.c: what the merge of the parts writes */
+void weft__chrome_put_part_line(weft__chrome_writer *w, uint32_t track, char ph,
+				const char *text, size_t n);
+void weft__chrome_put_flow(weft__chrome_writer *w, const weft__view_track *t,
+			   uint64_t time, uint64_t flow_id, int end);
+
 /* ---- Small functions of the per-event path, inline in every file ---------------------- */
 
 /* After each event: hands the buffer to the writer thread once it holds a chunk. */
 static inline void maybe_hand_over(weft__chrome_writer *w)
 {
-	if (w->bg.running && w->out.len >= CHUNK)
+	if (WEFT__OUT_UNLIKELY(w->part != NULL))
+		weft__chrome_part_line_end(w); /* a record is complete: keyed */
+	else if (w->bg.running && w->out.len >= CHUNK)
 		weft__bg_output_hand_over(&w->bg, &w->out);
 }
 

@@ -88,6 +88,10 @@ static void on_view_track(void *ctx, const weft__view_track *t)
 	c->prefix_len = (size_t)(p - c->prefix);
 	c->label = t->kind == WEFT__TRACK_THREAD ? strdup(t->name)
 		   : t->kind == WEFT__TRACK_PROCESS ? NULL : child_label(w, t);
+	if (w->part != NULL) {
+		weft__chrome_part_declare(w, t); /* the merge writes the name */
+		return;
+	}
 	if (t->kind == WEFT__TRACK_PROCESS)
 		put_name_event(w, c, 0, t->name);
 	else if (t->kind != WEFT__TRACK_COUNTER)
@@ -111,7 +115,7 @@ static int known_track(const weft__chrome_writer *w, const weft__view_track *t)
  * nanosecond, while times since 1970 (1.6e15 us) keep a quarter of a
  * microsecond there.
  */
-static uint64_t time_origin(uint64_t first)
+uint64_t weft__chrome_time_origin(uint64_t first)
 {
 	uint64_t seconds = first / WEFT__CHROME_NS_PER_S;
 
@@ -128,7 +132,7 @@ static uint64_t time_origin(uint64_t first)
 static char *put_view_ts(weft__chrome_writer *w, chrome_track *c, char *p, uint64_t time)
 {
 	if (!w->origin_set) {
-		w->origin = time_origin(time);
+		w->origin = weft__chrome_time_origin(time);
 		w->origin_set = 1;
 	}
 	if (time < w->origin) {
@@ -146,15 +150,37 @@ static void put_view_head(weft__chrome_writer *w, const char *ph, const weft__vi
 			  uint64_t time)
 {
 	chrome_track *c = &w->tracks[t->id - 1];
+	char *p = weft__outbuf_reserve(&w->out, HEAD_ROOM);
+
+	if (WEFT__OUT_UNLIKELY(w->part != NULL)) {
+		p = weft__chrome_part_head(w, p, t, ph[0]); /* the merge adds the prefix */
+	} else {
+		p = put_separator(w, p);
+		p = COPY_LITERAL(p, "{\"ph\":\"");
+		while (*ph)
+			*p++ = *ph++;
+		p = COPY_LITERAL(p, "\",");
+		memcpy(p, c->prefix, c->prefix_len);
+		p += c->prefix_len;
+	}
+	p = put_view_ts(w, c, p, time);
+	weft__outbuf_commit(&w->out, p);
+}
+
+/* Part mode's merge: an event a part wrote, on the output's track `track`. */
+void weft__chrome_put_part_line(weft__chrome_writer *w, uint32_t track, char ph,
+				const char *text, size_t n)
+{
+	const chrome_track *c = &w->tracks[track - 1];
 	char *p = put_separator(w, weft__outbuf_reserve(&w->out, HEAD_ROOM));
 
 	p = COPY_LITERAL(p, "{\"ph\":\"");
-	while (*ph)
-		*p++ = *ph++;
+	*p++ = ph;
 	p = COPY_LITERAL(p, "\",");
 	memcpy(p, c->prefix, c->prefix_len);
-	p = put_view_ts(w, c, p + c->prefix_len, time);
-	weft__outbuf_commit(&w->out, p);
+	weft__outbuf_commit(&w->out, p + c->prefix_len);
+	weft__outbuf_put(&w->out, text, n);
+	maybe_hand_over(w);
 }
 
 /* 1 when an event without decoded fields has bytes to show in hex. */
@@ -283,8 +309,20 @@ static void on_view_instant(void *ctx, const weft__view_track *t, uint64_t time,
 	put_view_head(w, "i", t, time);
 	PUT_LITERAL(&w->out, ",\"s\":\"t\"");
 	put_view_tail(w, it);
-	if (it->flow_id != 0)
+	if (it->flow_id != 0 && w->part != NULL)
+		weft__chrome_part_flow(w, t, time, it); /* the merge numbers it */
+	else if (it->flow_id != 0)
 		put_flow_event(w, t, time, it);
+}
+
+/* Part mode's merge: the flow event of a message end, with its id. */
+void weft__chrome_put_flow(weft__chrome_writer *w, const weft__view_track *t,
+			   uint64_t time, uint64_t flow_id, int end)
+{
+	weft__view_item it = { .flow_id = flow_id, .flow_end = end };
+
+	put_flow_event(w, t, time, &it);
+	maybe_hand_over(w);
 }
 
 /* {"ph":"C",...,"name":"<thread> <counter>","args":{"value":V}} */
