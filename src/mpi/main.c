@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "mpi/mpi_runner.h"
@@ -85,12 +86,39 @@ static int mpi_gather(void *user, const void *bytes, size_t len, void **all, siz
 	return 0;
 }
 
-/* weft_dist.broadcast over MPI. */
+/*
+ * Waits for `req` without holding a core: MPICH's blocking calls poll
+ * while they wait, and a rank that waits long for rank 0 (the ranks of
+ * `convert -t chrome` between rank 0's requests, docs/mpi.md) would take
+ * the core of a thread that works, when ranks share a node. So: polls
+ * for a while (quick answers stay quick), then sleeps between polls, the
+ * sleep doubling from 10 us up to 500 us.
+ */
+static void wait_politely(MPI_Request *req)
+{
+	long sleep_ns = 10000;
+	int done = 0;
+
+	for (int polls = 0; !done; polls++) {
+		MPI_Test(req, &done, MPI_STATUS_IGNORE);
+		if (done || polls < 2000)
+			continue;
+		struct timespec ts = { 0, sleep_ns };
+		nanosleep(&ts, NULL);
+		if (sleep_ns < 500000)
+			sleep_ns *= 2;
+	}
+}
+
+/* weft_dist.broadcast over MPI (waiting politely: wait_politely()). */
 static int mpi_broadcast(void *user, void *bytes, size_t len)
 {
+	MPI_Request req;
+
 	if (len > INT_MAX)
 		return WEFT_EUNSUPPORTED;
-	MPI_Bcast(bytes, (int)len, MPI_BYTE, 0, *(MPI_Comm *)user);
+	MPI_Ibcast(bytes, (int)len, MPI_BYTE, 0, *(MPI_Comm *)user, &req);
+	wait_politely(&req);
 	return 0;
 }
 
@@ -101,8 +129,9 @@ static void print_usage(FILE *out)
 		"       mpiexec -n RANKS weft-mpi sync [OPTIONS] TRACE_DIR\n"
 		"\n"
 		"Runs a weft command on RANKS MPI ranks. top, profile, info, check,\n"
-		"sort and convert -t pallas share the streams among the ranks (balanced\n"
-		"by bytes, read from the shared file system) and combine their results:\n"
+		"sort and convert -t pallas, otf2 or chrome share the streams among the\n"
+		"ranks (balanced by bytes, read from the shared file system) and\n"
+		"combine their results:\n"
 		"rank 0 prints (and writes) what 'weft COMMAND' does. The other\n"
 		"commands (and the other outputs of convert) run on rank 0 alone.\n"
 		"sync measures the clock offset of every rank against rank 0 and\n"
@@ -144,7 +173,11 @@ int main(int argc, char **argv)
 	MPI_Comm comm = MPI_COMM_WORLD;
 	int rank, ranks, code;
 
-	MPI_Init(&argc, &argv);
+	int provided;
+
+	/* weft's threads (parts, writers, the packing of chrome's records)
+	 * never call MPI: only this thread does (FUNNELED) */
+	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 	MPI_Comm_rank(comm, &rank);
 	MPI_Comm_size(comm, &ranks);
 	if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {

@@ -124,6 +124,18 @@ typedef struct weft__chrome_shared {
 int weft__chrome_convert_shared(weft_trace *trace, weft__chrome_writer *w, weft__view *view,
 				weft__chrome_shared *job);
 
+/*
+ * The same on ranks (collective: every rank of the trace's weft_dist).
+ * Rank 0 passes its writer and view and `share`, its verdict (0: it
+ * converts alone: every rank returns 0 at once); the other ranks NULL,
+ * NULL, and a job with their filter, streams and view options. Every rank
+ * converts its share of the streams on threads of its own; rank 0 merges
+ * them (see the file). Returns 0 (not shared), 1 (done), or the first
+ * error in rank order (the same on every rank).
+ */
+int weft__chrome_convert_ranks(weft_trace *trace, weft__chrome_writer *w, weft__view *view,
+			       weft__chrome_shared *job, int share);
+
 /* ---- Heph's same-start fix-up (outputs/chrome/chrome_fixup.c) ------------- */
 
 /*

@@ -294,8 +294,10 @@ static int convert_with(weft_output_writer *w, weft_convert_report *report)
 /*
  * On a trace shared among ranks: rank 0 makes the writer and says to the
  * others whether the output shares the streams (convert_shared: then
- * every rank converts its share, the others through a follower), or
- * converts alone while they wait. Every rank returns rank 0's status.
+ * every rank converts its share, the others through a follower; chrome,
+ * read from one merged cursor, says again inside whether it shares this
+ * time), or converts alone while they wait. Every rank returns rank 0's
+ * status.
  */
 static int convert_on_ranks(weft_trace *trace, const weft_convert_options *options,
 			    weft_convert_report *report)
@@ -307,7 +309,9 @@ static int convert_on_ranks(weft_trace *trace, const weft_convert_options *optio
 
 	if (d->rank == 0) {
 		rc = weft__output_writer_create(trace, options, report, &w);
-		word = rc < 0 ? rc : weft__writer_by_stream(w) && w->ops->convert_shared != NULL &&
+		/* chrome's convert_shared (not by stream) says itself, to
+		 * the others, whether it shares this time */
+		word = rc < 0 ? rc : w->ops->convert_shared != NULL &&
 				     !weft_trace_file_order_default(trace);
 	} else {
 		memset(report, 0, sizeof *report);

@@ -430,6 +430,12 @@ static int view_writer_create(weft_output_writer *w)
 	v->compat = w->options.heph_compat;
 	w->filter.order = weft_trace_file_order_default(w->job.trace)
 			  ? WEFT_ORDER_TIME : weft_trace_natural_order(w->job.trace);
+	if (w->follower) { /* another rank's part of chrome on ranks: no file */
+		v->files_done = 1;
+		w->filter.from = 0;
+		w->filter.to = 0;
+		return 0;
+	}
 	int rc = v->o != NULL ? files_open(&v->files, v->o, &w->job) : WEFT_EINVAL;
 	if (rc < 0) {
 		v->files_done = 1;
@@ -600,29 +606,68 @@ static void view_writer_free(weft_output_writer *w)
  * view's window opens at the first event of all streams), Heph's bytes,
  * streams that share files or are read in file order.
  */
+/* 1 when chrome's streams can be shared (rank 0 or one process alone). */
+static int chrome_can_share(const weft_output_writer *w, const weft_filter *filter)
+{
+	const view_writer *v = w->impl;
+
+	return v != NULL && !v->compat && v->view != NULL && v->view_options.from == 0 &&
+	       v->view_options.to == 0 && v->view_options.virtual_unit <= 0 &&
+	       filter->order == WEFT_ORDER_TIME &&
+	       weft__cursor_merges_streams(w->job.trace, filter);
+}
+
+/*
+ * Another rank's part of chrome on ranks (collective, with rank 0's
+ * view_convert_shared): its share converted and sent to rank 0. A
+ * follower that could not be made (no impl) takes part and fails.
+ */
+static int chrome_follow(weft_output_writer *w)
+{
+	weft__chrome_shared job;
+	weft_filter filter;
+
+	memset(&job, 0, sizeof job);
+	weft_output_writer_filter(w, &filter);
+	job.filter = &filter;
+	job.among = w->impl != NULL ? w->selected : NULL;
+	job.view = (weft__view_options){ .time_ordered = 1 };
+	int rc = weft__chrome_convert_ranks(w->job.trace, NULL, NULL, &job, 0);
+	free(job.too_deep);
+	return rc != 0;
+}
+
 static int view_convert_shared(weft_output_writer *w)
 {
 	view_writer *v = w->impl;
 	weft_trace *trace = w->job.trace;
+	/* as convert.c's convert_on_ranks: then every rank is here */
+	int on_ranks = weft__dist_active(trace) && !weft_trace_file_order_default(trace);
 	weft_filter filter;
+	int rc;
 
-	if (v == NULL || v->compat || v->view == NULL || v->view_options.from != 0 ||
-	    v->view_options.to != 0 || v->view_options.virtual_unit > 0)
-		return 0;
+	if (w->follower)
+		return on_ranks ? chrome_follow(w) : 0;
 	weft_output_writer_filter(w, &filter);
-	if (filter.order != WEFT_ORDER_TIME || !weft__cursor_merges_streams(trace, &filter))
-		return 0;
-	int parts = weft__parts_threads(trace, w->selected, 0, WEFT__WORK_HEAVY) - 1;
-	if (parts < 2)
+	int share = chrome_can_share(w, &filter);
+	int parts = share ? weft__parts_threads(trace, w->selected, 0, WEFT__WORK_HEAVY) - 1 : 0;
+	if (!on_ranks && parts < 2)
 		return 0;
 	weft__chrome_shared *job = &v->shared_job;
 	job->filter = &filter;
 	job->among = w->selected;
 	job->parts = parts;
 	job->view = v->view_options;
-	v->shared = 1;
 	size_t diags = weft_trace_diag_count(trace);
-	int rc = weft__chrome_convert_shared(trace, v->writer, v->view, job);
+	if (on_ranks) {
+		rc = weft__chrome_convert_ranks(trace, share ? v->writer : NULL, v->view, job, share);
+		if (rc == 0)
+			return 0; /* rank 0 converts alone */
+		rc = rc < 0 ? rc : 0;
+	} else {
+		rc = weft__chrome_convert_shared(trace, v->writer, v->view, job);
+	}
+	v->shared = 1;
 	weft__trace_diags_sort(trace, diags); /* the parts' in stream order */
 	w->job.report->selected += job->stats.events;
 	if (rc < 0 && job->write_failed) {

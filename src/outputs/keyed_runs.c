@@ -52,6 +52,10 @@ typedef struct run {
 	int spare_count;
 	int writing;           /* the writer's chunk, or -1 */
 	int closed;            /* the writer hands on no more */
+	/* A run fed by the merge itself (weft__keyed_run_set_source): its
+	 * chunks[0] holds the source's current chunk. */
+	weft__keyed_source_fn source;
+	void *source_ctx;
 } run;
 
 struct weft__keyed_runs {
@@ -281,15 +285,47 @@ typedef struct head {
 	int done;      /* closed and drained */
 } head;
 
+void weft__keyed_run_set_source(weft__keyed_runs *kr, int run_index,
+				weft__keyed_source_fn source, void *ctx)
+{
+	kr->runs[run_index].source = source;
+	kr->runs[run_index].source_ctx = ctx;
+}
+
+/*
+ * The next chunk of a run fed by its source (the previous one freed);
+ * 0, or the source's error (the head is then done).
+ */
+static int source_refill(run *rn, int r, head *h)
+{
+	chunk *c = &rn->chunks[0];
+	for (;;) {
+		free(c->text);
+		free(c->keys);
+		memset(c, 0, sizeof *c);
+		h->chunk = -1;
+		int rc = rn->source(rn->source_ctx, r, &c->text, &c->len, &c->keys, &c->count);
+		if (rc <= 0) {
+			h->done = 1;
+			return rc;
+		}
+		*h = (head){ .chunk = 0, .text = c->text, .keys = c->keys, .count = c->count };
+		if (c->count > 0)
+			return 0;
+	}
+}
+
 /*
  * Gives back the head's chunk when it is read to the end and waits for
- * the run's next one (or its end). Lock not held.
+ * the run's next one (or its end). Lock not held. 0, or a source's error.
  */
-static void head_refill(weft__keyed_runs *kr, int r, head *h)
+static int head_refill(weft__keyed_runs *kr, int r, head *h)
 {
 	run *rn = &kr->runs[r];
 	if (h->done || (h->chunk >= 0 && h->line < h->count))
-		return;
+		return 0;
+	if (rn->source != NULL)
+		return source_refill(rn, r, h);
 	pthread_mutex_lock(&kr->lock);
 	for (;;) {
 		if (h->chunk >= 0) {
@@ -316,6 +352,7 @@ static void head_refill(weft__keyed_runs *kr, int r, head *h)
 			break; /* else an empty chunk (a run without lines): the next */
 	}
 	pthread_mutex_unlock(&kr->lock);
+	return 0;
 }
 
 /* 1 when key a comes before key b in a merged cursor's order. */
@@ -344,7 +381,7 @@ static void copy_lines(head *h, int run_index, const weft__line_key *bound,
 	do {
 		size_t len = h->keys[h->line].len;
 		if (to->line != NULL && to->rc == 0)
-			to->rc = to->line(to->ctx, run_index, h->text + h->offset, len);
+			to->rc = to->line(to->ctx, run_index, &h->keys[h->line], h->text + h->offset);
 		h->offset += len;
 		h->line++;
 	} while (h->line < h->count && (bound == NULL || key_before(&h->keys[h->line], bound)));
@@ -364,7 +401,10 @@ static int merge_into(weft__keyed_runs *kr, merge_sink *to, void (*progress)(voi
 	}
 	for (int r = 0; r < n; r++) {
 		heads[r].chunk = -1;
-		head_refill(kr, r, &heads[r]);
+		if (to->rc == 0)
+			to->rc = head_refill(kr, r, &heads[r]);
+		else
+			heads[r].done = 1;
 	}
 	while (to->rc == 0 && (to->out == NULL || to->out->error == 0)) {
 		/* The least head, and the least of the others: the first
@@ -387,7 +427,9 @@ static int merge_into(weft__keyed_runs *kr, merge_sink *to, void (*progress)(voi
 		copy_lines(first, (int)(first - heads),
 			   second != NULL ? &second->keys[second->line] : NULL, to);
 		if (first->line == first->count) {
-			head_refill(kr, (int)(first - heads), first);
+			int rc = head_refill(kr, (int)(first - heads), first);
+			if (to->rc == 0)
+				to->rc = rc;
 			if (progress != NULL)
 				progress(ctx);
 		}

@@ -68,14 +68,27 @@ void weft__keyed_run_close(weft__keyed_runs *kr, int run);
 int weft__keyed_runs_merge(weft__keyed_runs *kr, weft__outbuf *out,
 			   void (*progress)(void *ctx), void *ctx);
 /*
- * The same, each line handed to `line` (with the run it came from)
- * instead of copied: for lines that are records the merge turns into
+ * The same, each line handed to `line` (with the run it came from and
+ * its key, whose len is the line's) instead of copied: for lines that are records the merge turns into
  * bytes (outputs/chrome/chrome_shared.c). `line` returns 0, or an error
  * that stops the merge (returned).
  */
-typedef int (*weft__keyed_line_fn)(void *ctx, int run, const char *line, size_t len);
+typedef int (*weft__keyed_line_fn)(void *ctx, int run, const weft__line_key *key,
+				   const char *line);
 int weft__keyed_runs_merge_each(weft__keyed_runs *kr, weft__keyed_line_fn line,
 				void *line_ctx, void (*progress)(void *ctx), void *ctx);
+/*
+ * Makes run `run` one that the merging thread feeds itself (another
+ * rank's lines, received as the merge needs them): when the merge has
+ * read its lines, `source` gives the next chunk: *text (*len bytes) and
+ * *keys (*count keys, their lengths adding up to *len), both from
+ * malloc() (the runs free them), and returns 1; or returns 0 at the
+ * run's end, or an error, which stops the merge. No writer uses the run.
+ */
+typedef int (*weft__keyed_source_fn)(void *ctx, int run, char **text, size_t *len,
+				     weft__line_key **keys, size_t *count);
+void weft__keyed_run_set_source(weft__keyed_runs *kr, int run, weft__keyed_source_fn source,
+				void *ctx);
 /* Tells the writers to stop (their next call fails); for a merge that
  * will not run. */
 void weft__keyed_runs_abort(weft__keyed_runs *kr);

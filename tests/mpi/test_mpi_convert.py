@@ -4,8 +4,9 @@ says (N = 1, 2, 4: with two or more, one thread reads and merges the
 streams while another writes, outputs/pipeline.c; chrome with three or
 more shares the streams among threads, outputs/chrome/chrome_shared.c,
 also tested on a trace made for it below), and `mpiexec -n R
-weft-mpi convert` writes what `weft convert` writes (R = 1, 2, 4: rank 0
-converts, docs/mpi.md), on traces of every format and into every output.
+weft-mpi convert` writes what `weft convert` writes (R = 1, 2, 4: pallas,
+otf2 and chrome shared among the ranks, the others converted by rank 0,
+docs/mpi.md), on traces of every format and into every output.
 A stale pointer into a reused batch of events, or an event handed over
 twice or not at all, shows here as a difference."""
 
@@ -152,6 +153,66 @@ def test_chrome_shared_among_threads_with_a_damaged_stream(tmp_path, looms_trace
     assert filecmp.cmp(reference, out, shallow=False)
 
 
+def make_long_trace(root, streams=4, tasks=10000):
+    """An ovni trace whose Chrome output is about 11 MB: several chunks
+    of records per rank, more than rank 0 asks for at once."""
+    for stream in range(streams):
+        clock = 1_000_000 + stream * 3
+        events = [ovni_event("OHx", clock, struct.pack("<iii", 0, -1, 0))]
+        for task in range(tasks):
+            clock += 100
+            events += [ovni_event("VAs", clock),
+                       ovni_event("VTx", clock + 10, struct.pack("<II", task + 1, 1)),
+                       ovni_event("VTe", clock + 60, struct.pack("<II", task + 1, 1)),
+                       ovni_event("VAS", clock + 80)]
+        events.append(ovni_event("OHe", clock + 200))
+        write_ovni_stream(root, events, loom=f"node{stream}", pid=10 + stream,
+                          tid=100 + stream, cpus=((0, 0), (1, 1)))
+    return root
+
+
+def test_chrome_on_ranks_writes_what_one_process_writes(mpi_runner, tmp_path):
+    """Chrome on ranks: each rank converts its share on its threads and
+    sends its records to rank 0 a chunk at a time; the trace made for the
+    shared conversion (ties, fresh tids, unclosed, too deep) and a long
+    one (several chunks per rank), on 2 and 4 ranks with 1 and 2 threads
+    each."""
+    mpiexec, runner = mpi_runner
+    traces = {"hard": make_hard_trace(tmp_path / "hard"),
+              "long": make_long_trace(tmp_path / "long")}
+    for name, trace in traces.items():
+        reference = tmp_path / f"{name}.json"
+        expected = convert([WEFT], trace, "chrome", reference, ["--raw", "--threads", "1"])
+        assert expected.returncode in (0, 1), expected.stderr
+        if name == "long":
+            assert reference.stat().st_size > 8 << 20
+        for ranks, threads in ((2, 1), (2, 2), (4, 1)):
+            out = tmp_path / f"{name}-{ranks}-{threads}.json"
+            got = convert([mpiexec, "-n", str(ranks), runner], trace, "chrome", out,
+                          ["--raw", "--threads", str(threads)])
+            what = f"{name} on {ranks} ranks of {threads} threads"
+            assert got.returncode == expected.returncode, what + "\n" + got.stderr
+            assert got.stderr == expected.stderr, what
+            assert filecmp.cmp(reference, out, shallow=False), what
+
+
+def test_chrome_on_ranks_with_a_damaged_stream(mpi_runner, tmp_path, looms_trace):  # noqa: F811
+    """A stream that cannot be read to its end, read by another rank: its
+    events up to there in rank 0's output, the others whole, and the
+    message where one process says it."""
+    mpiexec, runner = mpi_runner
+    trace = damaged_copy(tmp_path, 15)
+    reference = tmp_path / "one.json"
+    expected = convert([WEFT], trace, "chrome", reference, ["--raw", "--threads", "1"])
+    assert expected.returncode == 1 and "stream.obs" in expected.stderr, expected.stderr
+    for ranks in (2, 4):
+        out = tmp_path / f"ranks{ranks}.json"
+        got = convert([mpiexec, "-n", str(ranks), runner], trace, "chrome", out, ["--raw"])
+        assert got.returncode == expected.returncode, got.stderr
+        assert got.stderr == expected.stderr
+        assert filecmp.cmp(reference, out, shallow=False), f"{ranks} ranks"
+
+
 def test_table_threads_do_not_change_the_output(tmp_path):
     run_dir = DATA_DIR / "ross" / "im-everything" / "np1"  # every level
     for level in ("pe", "kp", "lp", "event", "model"):
@@ -176,7 +237,9 @@ RANK_TRACES = {
     "pallas": SHARED,
     "otf2": SHARED,
     "perfetto": ("ovni-v3-mpi", "heph", "ross"),
-    "chrome": ("ovni-v3-mpi", "otf2", "ross"),
+    # chrome: every rank converts its share, rank 0 merges (docs/mpi.md)
+    "chrome": ("ovni-v3-mpi", "ovni-v3-nosv", "heph", "pallas", "otf2", "ross",
+               "ovni-64-looms"),
     "paraver": ("ovni-v3-mpi", "heph", "ross"),
 }
 
@@ -192,11 +255,14 @@ def test_ranks_convert_what_one_process_converts(mpi_runner, tmp_path, looms_tra
         reference = tmp_path / name / "serial"
         reference.parent.mkdir(parents=True)
         expected = convert([WEFT], trace, output, reference, options + ["--threads", "1"])
-        assert expected.returncode == 0, expected.stderr
+        # 1 is fine for the generated trace: the viewers say its OHx fields
+        # cannot be decoded (no model declared)
+        assert expected.returncode == 0 or (name == "ovni-64-looms" and
+                                            expected.returncode == 1), expected.stderr
         for ranks in (1, 2, 4):
             out = tmp_path / name / f"ranks{ranks}"
             got = convert([mpiexec, "-n", str(ranks), runner], trace, output, out, options)
-            assert got.returncode == 0, got.stderr
+            assert got.returncode == expected.returncode, got.stderr
             assert got.stderr == expected.stderr, f"{output} of {name} on {ranks} ranks"
             assert outputs_of(out, output) == outputs_of(reference, output), \
                 f"{output} of {name} on {ranks} ranks"

@@ -105,16 +105,20 @@ def test_rank_0_profiles_the_whole_trace(name, by):
 
 
 def tree(path):
+    if os.path.isfile(path):
+        return {".": open(path, "rb").read()}
     return {os.path.relpath(os.path.join(d, f), path): open(os.path.join(d, f), "rb").read()
             for d, _, files in os.walk(path) for f in files}
 
 
-@pytest.mark.parametrize("to", ["pallas", "otf2"])
+@pytest.mark.parametrize("to", ["pallas", "otf2", "chrome"])
 @pytest.mark.parametrize("name", TRACES)
 def test_ranks_convert_what_one_process_writes(name, to, tmp_path):
     """convert(to="pallas" or "otf2") on a shared trace is collective:
     each rank writes its streams' thread or event files, rank 0 the
-    definitions; the files are one process's."""
+    definitions; the files are one process's. to="chrome": each rank
+    formats its streams, rank 0 merges them a chunk at a time through
+    the communicator's gather and writes the file, one process's bytes."""
     path = str(DATA / name)
     with weft.open(path) as trace:
         trace.convert(str(tmp_path / "serial"), to=to)
@@ -123,6 +127,7 @@ def test_ranks_convert_what_one_process_writes(name, to, tmp_path):
         got = run_ranks(size, path, (out, to), main=rank_convert_main)
         assert all(status == "ok" for status, _ in got), got
         assert tree(out) == tree(tmp_path / "serial"), f"{name} on {size} ranks"
+        assert tree(out), f"{name} to {to}: nothing written"
 
 
 def test_a_communicator_of_one_is_no_communicator():

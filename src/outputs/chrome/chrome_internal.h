@@ -14,7 +14,7 @@
  *   chrome_compat.c   the Heph-compatible mode (events as read)
  *   chrome_fixup.c    Heph's same-start fix-up of that mode
  *   chrome_json.c     JSON text: strings, numbers, fields as "args"
- *   chrome_shared.c   the view mode on streams shared among threads
+ *   chrome_shared.c   the view mode on streams shared among threads, ranks
  *
  * Internal to the Chrome writer (weft__chrome_ prefix).
  */
@@ -75,6 +75,10 @@ typedef struct chrome_track {
 typedef struct chrome_part {
 	weft__keyed_runs *runs;
 	int run;
+	/* A track's number in the records: its view id * stride + part, so
+	 * that the parts of one rank, merged into one run for rank 0, never
+	 * give two tracks one number. */
+	uint32_t stride, part;
 	uint64_t time;           /* the key of the records being written: */
 	uint32_t stream;         /* the event the view is at */
 	int finishing;           /* the view's finish: after every event */

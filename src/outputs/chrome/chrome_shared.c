@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * outputs/chrome/chrome_shared.c - the view mode on streams shared among
- * threads, byte for byte the output of one thread.
+ * threads, and among ranks ("Ranks" below), byte for byte the output of
+ * one thread.
  *
  * One thread writes the events in the merged order of the streams, and
  * three things in them depend on that order across streams: the pids and
@@ -34,10 +35,12 @@
  * compatible bytes, traces whose streams share files.
  *
  * Record layout (native byte order: they never leave the process):
- *   D: 'D', kind (1), part's track id (4), stream (4), name (the rest)
- *   L: 'L', part's track id (4), phase (1), text (the rest)
- *   F: 'F', part's track id (4), time (8), flow key (8), end (1)
+ *   D: 'D', kind (1), track (4), stream (4), name (the rest)
+ *   L: 'L', track (4), phase (1), text (the rest)
+ *   F: 'F', track (4), time (8), flow key (8), end (1)
+ * where track is the part's view id * its rank's parts + the part (chrome_part).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +60,12 @@ static void part_key_finishing(chrome_part *pt, const weft__view_track *t)
 	}
 }
 
+/* The number of a track in the part's records (chrome_part). */
+static inline uint32_t record_track(const chrome_part *pt, const weft__view_track *t)
+{
+	return t->id * pt->stride + pt->part;
+}
+
 void weft__chrome_part_line_end(weft__chrome_writer *w)
 {
 	chrome_part *pt = w->part;
@@ -70,7 +79,7 @@ void weft__chrome_part_declare(weft__chrome_writer *w, const weft__view_track *t
 {
 	chrome_part *pt = w->part;
 	uint8_t kind = (uint8_t)t->kind;
-	uint32_t id = t->id, stream = (uint32_t)t->stream;
+	uint32_t id = record_track(pt, t), stream = (uint32_t)t->stream;
 	const char *name = t->kind == WEFT__TRACK_THREAD ? "" : t->name;
 
 	if (t->kind == WEFT__TRACK_PROCESS)
@@ -91,7 +100,7 @@ char *weft__chrome_part_head(weft__chrome_writer *w, char *p, const weft__view_t
 			     char ph)
 {
 	chrome_part *pt = w->part;
-	uint32_t id = t->id;
+	uint32_t id = record_track(pt, t);
 
 	part_key_finishing(pt, t);
 	pt->start = (size_t)(p - w->out.buf);
@@ -105,7 +114,7 @@ void weft__chrome_part_flow(weft__chrome_writer *w, const weft__view_track *t,
 			    uint64_t time, const weft__view_item *it)
 {
 	chrome_part *pt = w->part;
-	uint32_t id = t->id;
+	uint32_t id = record_track(pt, t);
 	char *p = weft__outbuf_reserve(&w->out, 22);
 
 	part_key_finishing(pt, t);
@@ -197,21 +206,28 @@ static int find_first_time(weft_trace *trace, const weft__chrome_shared *job, fi
 
 /* ---- The parts -------------------------------------------------------------------- */
 
-/* What the parts share, and what each leaves for the merge. */
+/* What the parts share, what each leaves, and what the merge keeps. */
 typedef struct shared_chrome {
 	weft__chrome_shared *job;
 	weft__keyed_runs *runs;
+	int parts;                        /* this process's: runs 0 .. parts - 1 */
+	int run_count;                    /* rank 0 of ranks: + one per other rank */
 	first_time first;
 	weft__view_stats *stats;          /* per part */
 	weft__chrome_stats *chrome_stats; /* per part */
 	weft__view_too_deep_timeline **too_deep; /* per part (channels copied) */
 	size_t *too_deep_count;
 	weft__parts_live *live;
-	/* The merge: per part, its track ids to the output's */
+	/* The merge: per run, its track ids to the output's */
 	weft__chrome_writer *out;
 	weft__view *view;
 	uint32_t **map;
 	uint32_t *map_cap;
+	/* Ranks (chrome_ranks below) */
+	const weft_dist *dist;
+	size_t *lens;                     /* per rank, for the gathers */
+	uint8_t *remote_ended;            /* rank 0: per rank, its last chunk came */
+	struct outbox *outbox;            /* the other ranks: chunks for rank 0 */
 } shared_chrome;
 
 /* A part's writer: part mode, the origin set, the run's chunks as its buffer. */
@@ -224,7 +240,8 @@ static int part_writer_create(weft_trace *handle, shared_chrome *sc, int part,
 		return rc;
 	weft__outbuf_destroy(&(*out)->out); /* the run's chunks are its buffers */
 	(*out)->part = pt;
-	*pt = (chrome_part){ .runs = sc->runs, .run = part };
+	*pt = (chrome_part){ .runs = sc->runs, .run = part, .stride = (uint32_t)sc->parts,
+			     .part = (uint32_t)part };
 	if (sc->first.found) {
 		(*out)->origin = weft__chrome_time_origin(sc->first.time);
 		(*out)->origin_set = 1;
@@ -344,9 +361,10 @@ static int bad_record(void)
 }
 
 /* One record of a part, in the merged order, into the output. */
-static int merge_record(void *ctx, int run, const char *rec, size_t len)
+static int merge_record(void *ctx, int run, const weft__line_key *line_key, const char *rec)
 {
 	shared_chrome *sc = ctx;
+	size_t len = line_key->len;
 	uint32_t id, stream, track;
 	uint64_t time, key;
 
@@ -382,113 +400,175 @@ static int merge_record(void *ctx, int run, const char *rec, size_t len)
 
 static void merge_progress(void *ctx)
 {
-	weft__parts_show_progress(((shared_chrome *)ctx)->live);
+	shared_chrome *sc = ctx;
+
+	if (sc->live != NULL)
+		weft__parts_show_progress(sc->live);
 }
+
+/* ---- Results ------------------------------------------------------------------------- */
 
 /*
- * The channels of the parts' timelines that lost spans, copied by the
- * parts, now the output view's (its strings outlive the parts). 1 when
- * one could not be kept.
+ * Adds counts and timelines that lost spans (their channels the output
+ * view's strings) into the job and the output's writer; the timelines
+ * kept in stream order. 0 or WEFT_ENOMEM.
  */
-static int intern_channels(shared_chrome *sc, int parts)
-{
-	int lost = 0;
-
-	for (int i = 0; i < parts; i++)
-		for (size_t k = 0; k < sc->too_deep_count[i]; k++) {
-			char *copy = (char *)sc->too_deep[i][k].channel;
-			if (copy == NULL)
-				continue;
-			sc->too_deep[i][k].channel = weft__view_intern(sc->view, copy, strlen(copy));
-			lost |= sc->too_deep[i][k].channel == NULL;
-			free(copy);
-		}
-	return lost;
-}
-
-/* The parts' counts added into the job and the output's writer. */
-static int add_results(shared_chrome *sc, int parts)
+static int job_add(shared_chrome *sc, const weft__view_stats *vs, const weft__chrome_stats *cs,
+		   const weft__view_too_deep_timeline *t, size_t n)
 {
 	weft__chrome_shared *job = sc->job;
-	weft__view_stats own;
-	size_t n = 0;
 
-	weft__view_stats_get(sc->view, &own);
-	int lost = intern_channels(sc, parts);
-	for (int i = 0; i < parts; i++) {
-		weft__view_stats_add(&job->stats, &sc->stats[i]);
-		sc->out->stats.events += sc->chrome_stats[i].events;
-		sc->out->stats.before_origin += sc->chrome_stats[i].before_origin;
-		sc->out->stats.beyond_exact += sc->chrome_stats[i].beyond_exact;
-		n += sc->too_deep_count[i];
-	}
-	job->stats.tracks = own.tracks;
-	job->too_deep = n ? calloc(n, sizeof *job->too_deep) : NULL;
-	if (lost || (n > 0 && job->too_deep == NULL))
+	weft__view_stats_add(&job->stats, vs);
+	sc->out->stats.events += cs->events;
+	sc->out->stats.before_origin += cs->before_origin;
+	sc->out->stats.beyond_exact += cs->beyond_exact;
+	if (n == 0)
+		return 0;
+	weft__view_too_deep_timeline *all = realloc(job->too_deep,
+						    (job->too_deep_count + n) * sizeof *all);
+	if (all == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	/* each part's in stream order; together, in stream order */
-	for (int i = 0; i < parts; i++)
-		for (size_t k = 0; k < sc->too_deep_count[i]; k++) {
-			size_t at = job->too_deep_count++;
-			while (at > 0 && job->too_deep[at - 1].stream > sc->too_deep[i][k].stream) {
-				job->too_deep[at] = job->too_deep[at - 1];
-				at--;
-			}
-			job->too_deep[at] = sc->too_deep[i][k];
+	job->too_deep = all;
+	for (size_t k = 0; k < n; k++) {
+		size_t at = job->too_deep_count++;
+		while (at > 0 && all[at - 1].stream > t[k].stream) {
+			all[at] = all[at - 1];
+			at--;
 		}
+		all[at] = t[k];
+	}
 	return 0;
 }
 
-static void shared_free(shared_chrome *sc, int parts)
+/*
+ * The channels of a part's timelines that lost spans, copied by the
+ * part, made the output view's (its strings outlive the parts); the
+ * copies freed. 1 when one could not be kept.
+ */
+static int intern_channels(shared_chrome *sc, weft__view_too_deep_timeline *t, size_t n)
 {
-	for (int i = 0; sc->map != NULL && i < parts; i++)
+	int lost = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		char *copy = (char *)t[k].channel;
+		if (copy == NULL)
+			continue;
+		t[k].channel = weft__view_intern(sc->view, copy, strlen(copy));
+		lost |= t[k].channel == NULL;
+		free(copy);
+	}
+	return lost;
+}
+
+/* This process's parts' results into the job (rank 0, or threads alone). */
+static int add_local_results(shared_chrome *sc)
+{
+	int rc = 0;
+
+	for (int i = 0; i < sc->parts; i++) {
+		if (intern_channels(sc, sc->too_deep[i], sc->too_deep_count[i]))
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		int add_rc = job_add(sc, &sc->stats[i], &sc->chrome_stats[i], sc->too_deep[i],
+				     sc->too_deep_count[i]);
+		rc = rc < 0 ? rc : add_rc;
+		free(sc->too_deep[i]); /* copied into the job */
+		sc->too_deep[i] = NULL;
+		sc->too_deep_count[i] = 0;
+	}
+	return rc;
+}
+
+/* The tracks the output's view declared: the output's (its parts' do not count). */
+static uint64_t output_tracks(const shared_chrome *sc)
+{
+	weft__view_stats own;
+
+	weft__view_stats_get(sc->view, &own);
+	return own.tracks;
+}
+
+/* The per-part and per-run tables; -1 without memory. */
+static int shared_alloc(shared_chrome *sc, int parts, int run_count)
+{
+	size_t np = (size_t)(parts > 0 ? parts : 1), nr = (size_t)(run_count > 0 ? run_count : 1);
+
+	sc->parts = parts;
+	sc->run_count = run_count;
+	sc->runs = run_count > 0 ? weft__keyed_runs_create(run_count) : NULL;
+	sc->stats = calloc(np, sizeof *sc->stats);
+	sc->chrome_stats = calloc(np, sizeof *sc->chrome_stats);
+	sc->too_deep = calloc(np, sizeof *sc->too_deep);
+	sc->too_deep_count = calloc(np, sizeof *sc->too_deep_count);
+	sc->map = calloc(nr, sizeof *sc->map);
+	sc->map_cap = calloc(nr, sizeof *sc->map_cap);
+	return (run_count > 0 && sc->runs == NULL) || sc->stats == NULL ||
+	       sc->chrome_stats == NULL || sc->too_deep == NULL || sc->too_deep_count == NULL ||
+	       sc->map == NULL || sc->map_cap == NULL ? -1 : 0;
+}
+
+static void shared_free(shared_chrome *sc)
+{
+	for (int i = 0; sc->map != NULL && i < sc->run_count; i++)
 		free(sc->map[i]);
-	for (int i = 0; sc->too_deep != NULL && i < parts; i++)
-		free(sc->too_deep[i]); /* their channels: add_results() */
+	for (int i = 0; sc->too_deep != NULL && i < sc->parts; i++) {
+		for (size_t k = 0; sc->too_deep[i] != NULL && k < sc->too_deep_count[i]; k++)
+			free((char *)sc->too_deep[i][k].channel); /* copies not interned */
+		free(sc->too_deep[i]);
+	}
 	free(sc->map);
 	free(sc->map_cap);
 	free(sc->too_deep);
 	free(sc->too_deep_count);
 	free(sc->stats);
 	free(sc->chrome_stats);
+	free(sc->lens);
+	free(sc->remote_ended);
 	weft__keyed_runs_free(sc->runs);
+}
+
+/* Starts this process's parts over `among`; the parts' error or the count. */
+static int start_parts(weft_trace *trace, shared_chrome *sc, const uint8_t *among)
+{
+	return weft__parts_start(trace, among, sc->parts, chrome_part_run, chrome_part_end, sc,
+				 &sc->live);
+}
+
+/* Sets the output's origin from the first time (rank 0 or threads alone). */
+static void set_origin(shared_chrome *sc)
+{
+	if (sc->first.found) {
+		sc->out->origin = weft__chrome_time_origin(sc->first.time);
+		sc->out->origin_set = 1;
+	}
+}
+
+/* The job's results emptied before a conversion. */
+static void job_reset(weft__chrome_shared *job)
+{
+	memset(&job->stats, 0, sizeof job->stats);
+	free(job->too_deep);
+	job->too_deep = NULL;
+	job->too_deep_count = 0;
+	job->write_failed = 0;
 }
 
 int weft__chrome_convert_shared(weft_trace *trace, weft__chrome_writer *w, weft__view *view,
 				weft__chrome_shared *job)
 {
-	int parts = job->parts;
-	size_t np = (size_t)parts;
 	shared_chrome sc = { .job = job, .out = w, .view = view };
 
-	memset(&job->stats, 0, sizeof job->stats);
-	job->too_deep = NULL;
-	job->too_deep_count = 0;
-	job->write_failed = 0;
-	sc.runs = weft__keyed_runs_create(parts);
-	sc.stats = calloc(np, sizeof *sc.stats);
-	sc.chrome_stats = calloc(np, sizeof *sc.chrome_stats);
-	sc.too_deep = calloc(np, sizeof *sc.too_deep);
-	sc.too_deep_count = calloc(np, sizeof *sc.too_deep_count);
-	sc.map = calloc(np, sizeof *sc.map);
-	sc.map_cap = calloc(np, sizeof *sc.map_cap);
-	if (sc.runs == NULL || sc.stats == NULL || sc.chrome_stats == NULL ||
-	    sc.too_deep == NULL || sc.too_deep_count == NULL || sc.map == NULL ||
-	    sc.map_cap == NULL) {
-		shared_free(&sc, parts);
+	job_reset(job);
+	if (shared_alloc(&sc, job->parts, job->parts) < 0) {
+		shared_free(&sc);
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
 	int rc = find_first_time(trace, job, &sc.first);
 	if (rc < 0) {
-		shared_free(&sc, parts);
+		shared_free(&sc);
 		return rc;
 	}
-	if (sc.first.found) {
-		w->origin = weft__chrome_time_origin(sc.first.time);
-		w->origin_set = 1;
-	}
-	int started = weft__parts_start(trace, job->among, parts, chrome_part_run,
-					chrome_part_end, &sc, &sc.live);
+	set_origin(&sc);
+	int started = start_parts(trace, &sc, job->among);
 	int write_rc = 0;
 	weft__error_copy write_error, start_error;
 	if (started < 0) {
@@ -503,11 +583,479 @@ int weft__chrome_convert_shared(weft_trace *trace, weft__chrome_writer *w, weft_
 	int read_rc = weft__parts_finish(sc.live);
 	if (started < 0 && read_rc == 0) /* no part said more */
 		read_rc = weft__error_raise(&start_error);
-	rc = add_results(&sc, parts);
-	shared_free(&sc, parts);
+	sc.live = NULL;
+	rc = add_local_results(&sc);
+	job->stats.tracks = output_tracks(&sc);
+	shared_free(&sc);
 	if (write_rc < 0) {
 		job->write_failed = 1;
 		return weft__error_raise(&write_error);
 	}
 	return read_rc < 0 ? read_rc : rc;
+}
+
+/* ---- Ranks ------------------------------------------------------------------------- */
+
+/*
+ * On ranks (weft_dist), every rank converts its share of the streams on
+ * parts of its own. Rank 0 merges its parts' runs and one run per other
+ * rank, whose chunks it asks for as its merge needs them, a round at a
+ * time: rank 0 broadcasts the rank it wants (or ROUND_DONE), then every
+ * rank takes part in a gather where only that rank gives bytes: its next
+ * chunk of records, with their keys. The other ranks merge their parts'
+ * runs on a thread into chunks for rank 0 (at most OUTBOX_DEPTH waiting:
+ * memory stays bounded), while their calling thread answers the rounds.
+ * weft__dist_combine() then brings the ranks' counts, timelines that lost
+ * spans, diagnostics and status to rank 0.
+ *
+ * A chunk: the records, their keys (count weft__line_key, native
+ * layout: the ranks run one program), count (8), end (1 byte: 1 for the
+ * rank's last). The records come first, so that both ends keep them in
+ * the buffer they were written to (or received in).
+ */
+#define ROUND_DONE (-1)
+#define OUTBOX_DEPTH 4
+#define OUTBOX_CHUNK (1u << 20)
+#define CHUNK_TAIL 9u
+
+typedef struct outbox {
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	char *msg[OUTBOX_DEPTH];  /* ring of sealed chunks */
+	size_t len[OUTBOX_DEPTH];
+	int head, count;
+	int aborted;              /* rank 0 wants no more: the packing stops */
+	int done;                 /* the packing ended */
+	/* the chunk being filled (packing thread) */
+	weft__line_key *keys;
+	size_t key_count, key_cap;
+	char *text;
+	size_t text_len, text_cap;
+	pthread_t thread;
+	int started;
+} outbox;
+
+/* Room for `n` more of `size` bytes in a growing array; -1 without memory. */
+static int grow(void **array, size_t *cap, size_t used, size_t n, size_t size)
+{
+	if (used + n <= *cap)
+		return 0;
+	size_t want = *cap ? *cap : 4096;
+	while (want < used + n)
+		want *= 2;
+	void *a = realloc(*array, want * size);
+	if (a == NULL)
+		return -1;
+	*array = a;
+	*cap = want;
+	return 0;
+}
+
+/*
+ * Seals the chunk being filled (`end`: the last): its records' buffer
+ * becomes the chunk, the keys and the trailer appended, and a buffer of
+ * the same size is taken for the next. Queues it, waiting while
+ * OUTBOX_DEPTH wait. 0, or an error (no memory, rank 0 stopped).
+ */
+static int outbox_seal(outbox *ob, int end)
+{
+	size_t key_bytes = ob->key_count * sizeof *ob->keys, cap = ob->text_cap;
+	uint64_t count = ob->key_count;
+
+	if (grow((void **)&ob->text, &ob->text_cap, ob->text_len, key_bytes + CHUNK_TAIL, 1) < 0)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	char *msg = ob->text;
+	size_t len = ob->text_len + key_bytes + CHUNK_TAIL;
+	if (key_bytes > 0)
+		memcpy(msg + ob->text_len, ob->keys, key_bytes);
+	memcpy(msg + len - CHUNK_TAIL, &count, 8);
+	msg[len - 1] = (char)end;
+	ob->key_count = 0;
+	ob->text_len = 0;
+	ob->text = malloc(cap ? cap : 1);
+	ob->text_cap = ob->text != NULL ? cap : 0;
+	pthread_mutex_lock(&ob->lock);
+	while (ob->count == OUTBOX_DEPTH && !ob->aborted)
+		pthread_cond_wait(&ob->changed, &ob->lock);
+	int aborted = ob->aborted;
+	if (!aborted) {
+		int at = (ob->head + ob->count++) % OUTBOX_DEPTH;
+		ob->msg[at] = msg;
+		ob->len[at] = len;
+		pthread_cond_broadcast(&ob->changed);
+	}
+	pthread_mutex_unlock(&ob->lock);
+	if (aborted) {
+		free(msg);
+		return weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET,
+				   "the output stopped (rank 0 ended it)");
+	}
+	return 0;
+}
+
+/* One record of this rank's merged parts into the chunk being filled. */
+static int pack_record(void *ctx, int run, const weft__line_key *key, const char *rec)
+{
+	outbox *ob = ((shared_chrome *)ctx)->outbox;
+
+	(void)run;
+	if (grow((void **)&ob->keys, &ob->key_cap, ob->key_count, 1, sizeof *ob->keys) < 0 ||
+	    grow((void **)&ob->text, &ob->text_cap, ob->text_len, key->len, 1) < 0)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	ob->keys[ob->key_count++] = *key;
+	memcpy(ob->text + ob->text_len, rec, key->len);
+	ob->text_len += key->len;
+	return ob->text_len >= OUTBOX_CHUNK ? outbox_seal(ob, 0) : 0;
+}
+
+/* The packing thread: this rank's parts merged into chunks, the last marked. */
+static void *pack_main(void *arg)
+{
+	shared_chrome *sc = arg;
+	outbox *ob = sc->outbox;
+	int rc = weft__keyed_runs_merge_each(sc->runs, pack_record, sc, NULL, NULL);
+
+	if (rc == 0)
+		outbox_seal(ob, 1);
+	pthread_mutex_lock(&ob->lock);
+	ob->done = 1;
+	pthread_cond_broadcast(&ob->changed);
+	pthread_mutex_unlock(&ob->lock);
+	return NULL;
+}
+
+/* The next chunk for rank 0 (waiting for it), or NULL when there is none
+ * (the packing failed: its parts say why). */
+static char *outbox_pop(outbox *ob, size_t *len)
+{
+	char *msg = NULL;
+
+	pthread_mutex_lock(&ob->lock);
+	while (ob->count == 0 && !ob->done)
+		pthread_cond_wait(&ob->changed, &ob->lock);
+	if (ob->count > 0) {
+		msg = ob->msg[ob->head];
+		*len = ob->len[ob->head];
+		ob->head = (ob->head + 1) % OUTBOX_DEPTH;
+		ob->count--;
+		pthread_cond_broadcast(&ob->changed);
+	}
+	pthread_mutex_unlock(&ob->lock);
+	return msg;
+}
+
+/* Starts the packing thread over this rank's runs; -1 when it cannot. */
+static int outbox_start(shared_chrome *sc)
+{
+	outbox *ob = calloc(1, sizeof *ob);
+
+	if (ob == NULL)
+		return -1;
+	if (pthread_mutex_init(&ob->lock, NULL) != 0) {
+		free(ob);
+		return -1;
+	}
+	if (pthread_cond_init(&ob->changed, NULL) != 0) {
+		pthread_mutex_destroy(&ob->lock);
+		free(ob);
+		return -1;
+	}
+	sc->outbox = ob;
+	ob->started = pthread_create(&ob->thread, NULL, pack_main, sc) == 0;
+	ob->done = !ob->started; /* rank 0 then gets an empty last chunk */
+	return ob->started ? 0 : -1;
+}
+
+/* Stops the packing (its parts too) and frees the outbox. */
+static void outbox_stop(shared_chrome *sc)
+{
+	outbox *ob = sc->outbox;
+
+	if (ob == NULL)
+		return;
+	pthread_mutex_lock(&ob->lock);
+	ob->aborted = 1;
+	pthread_cond_broadcast(&ob->changed);
+	pthread_mutex_unlock(&ob->lock);
+	weft__keyed_runs_abort(sc->runs);
+	if (ob->started)
+		pthread_join(ob->thread, NULL);
+	for (int i = 0; i < ob->count; i++)
+		free(ob->msg[(ob->head + i) % OUTBOX_DEPTH]);
+	pthread_cond_destroy(&ob->changed);
+	pthread_mutex_destroy(&ob->lock);
+	free(ob->keys);
+	free(ob->text);
+	free(ob);
+	sc->outbox = NULL;
+}
+
+/*
+ * The other ranks' side of the rounds until rank 0 says ROUND_DONE: when
+ * asked, this rank's next chunk (the last one, empty, when there is no
+ * more: a rank whose parts could not start says so at the end).
+ */
+static int serve_rounds(shared_chrome *sc)
+{
+	const weft_dist *d = sc->dist;
+	static const char last[CHUNK_TAIL] = { 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+
+	for (;;) {
+		int32_t wanted = ROUND_DONE;
+		int rc = d->broadcast(d->user, &wanted, sizeof wanted);
+		if (rc < 0 || wanted == ROUND_DONE)
+			return rc;
+		size_t len = 0;
+		char *msg = wanted == d->rank && sc->outbox != NULL ? outbox_pop(sc->outbox, &len)
+				  : NULL;
+		const char *bytes = msg != NULL ? msg : last;
+		if (msg == NULL)
+			len = wanted == d->rank ? sizeof last : 0;
+		void *all = NULL;
+		rc = d->gather(d->user, bytes, len, &all, sc->lens);
+		free(msg);
+		free(all);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/*
+ * A chunk received from another rank (`m`, `n` bytes: the records, their
+ * keys, the count and the end mark), checked, as a run's next chunk: its
+ * records stay in `m` (the runs free it), the keys are copied out.
+ */
+static int unpack_chunk(char *m, size_t n, char **text, size_t *len,
+			weft__line_key **keys, size_t *count, uint8_t *ended)
+{
+	uint64_t c = 0;
+	size_t sum = 0;
+
+	if (n >= CHUNK_TAIL)
+		memcpy(&c, m + n - CHUNK_TAIL, 8);
+	if (n < CHUNK_TAIL || c > (n - CHUNK_TAIL) / sizeof **keys)
+		return bad_record();
+	size_t key_bytes = (size_t)c * sizeof **keys, text_len = n - CHUNK_TAIL - key_bytes;
+	*keys = malloc(key_bytes ? key_bytes : 1);
+	if (*keys == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	memcpy(*keys, m + text_len, key_bytes);
+	*text = m;
+	for (size_t i = 0; i < c; i++)
+		sum += (*keys)[i].len;
+	*len = text_len;
+	*count = (size_t)c;
+	*ended = m[n - 1] == 1;
+	return sum == text_len ? 1 : bad_record(); /* the runs free what was given */
+}
+
+/* Rank 0: the next chunk of the run of another rank, asked for in a round. */
+static int remote_source(void *ctx, int run, char **text, size_t *len,
+			 weft__line_key **keys, size_t *count)
+{
+	shared_chrome *sc = ctx;
+	const weft_dist *d = sc->dist;
+	int32_t wanted = run - sc->parts + 1;
+	void *all = NULL;
+
+	if (sc->remote_ended[wanted])
+		return 0;
+	int rc = d->broadcast(d->user, &wanted, sizeof wanted);
+	if (rc == 0)
+		rc = d->gather(d->user, "", 0, &all, sc->lens);
+	if (rc < 0) {
+		free(all);
+		return weft__error(rc, NULL, WEFT_NO_OFFSET,
+				   "the ranks cannot exchange the output's events");
+	}
+	for (int r = 0; r < d->ranks; r++)
+		if (r != wanted && sc->lens[r] != 0) {
+			free(all);
+			return bad_record(); /* only the rank asked gives bytes */
+		}
+	rc = unpack_chunk(all, sc->lens[wanted], text, len, keys, count,
+			  &sc->remote_ended[wanted]);
+	if (*text != all)
+		free(all);
+	return rc;
+}
+
+/* Another rank's counts and timelines that lost spans (weft__dist_pack_fn). */
+static void pack_results(weft__pack *out, const void *ctx)
+{
+	const shared_chrome *sc = ctx;
+	weft__view_stats vs;
+	weft__chrome_stats cs;
+	uint64_t n = 0;
+
+	memset(&vs, 0, sizeof vs);
+	memset(&cs, 0, sizeof cs);
+	for (int i = 0; i < sc->parts; i++) {
+		weft__view_stats_add(&vs, &sc->stats[i]);
+		cs.events += sc->chrome_stats[i].events;
+		cs.before_origin += sc->chrome_stats[i].before_origin;
+		cs.beyond_exact += sc->chrome_stats[i].beyond_exact;
+		n += sc->too_deep_count[i];
+	}
+	for (size_t k = 0; k < sizeof vs / sizeof(uint64_t); k++)
+		weft__pack_u64(out, ((const uint64_t *)&vs)[k]);
+	weft__pack_u64(out, cs.events);
+	weft__pack_u64(out, cs.before_origin);
+	weft__pack_u64(out, cs.beyond_exact);
+	weft__pack_u64(out, n);
+	for (int i = 0; i < sc->parts; i++)
+		for (size_t k = 0; k < sc->too_deep_count[i]; k++) {
+			const weft__view_too_deep_timeline *t = &sc->too_deep[i][k];
+			weft__pack_u64(out, t->stream);
+			weft__pack_u64(out, t->channel != NULL);
+			weft__pack_text(out, t->channel);
+			weft__pack_u64(out, t->lost);
+			weft__pack_u64(out, t->deepest);
+		}
+}
+
+/* Rank 0: another rank's results into the job (weft__dist_merge_fn). */
+static int merge_results(void *ctx, weft__unpack *in)
+{
+	shared_chrome *sc = ctx;
+	weft__view_stats vs;
+	weft__chrome_stats cs;
+
+	memset(&cs, 0, sizeof cs);
+	for (size_t k = 0; k < sizeof vs / sizeof(uint64_t); k++)
+		((uint64_t *)&vs)[k] = weft__unpack_u64(in);
+	cs.events = weft__unpack_u64(in);
+	cs.before_origin = weft__unpack_u64(in);
+	cs.beyond_exact = weft__unpack_u64(in);
+	uint64_t n = weft__unpack_u64(in);
+	int rc = job_add(sc, &vs, &cs, NULL, 0);
+	for (uint64_t k = 0; rc == 0 && k < n && !in->bad; k++) {
+		weft__view_too_deep_timeline t = { 0 };
+		t.stream = (uint32_t)weft__unpack_u64(in);
+		int has_channel = weft__unpack_u64(in) != 0;
+		const char *channel = weft__unpack_text(in);
+		t.lost = weft__unpack_u64(in);
+		t.deepest = weft__unpack_u64(in);
+		if (has_channel && (t.channel = weft__view_intern(sc->view, channel,
+								  strlen(channel))) == NULL)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		if (rc == 0 && !in->bad)
+			rc = job_add(sc, &(weft__view_stats){ 0 }, &(weft__chrome_stats){ 0 }, &t, 1);
+	}
+	return rc == 0 && in->bad ? bad_record() : rc;
+}
+
+/*
+ * This rank's streams among those converted, its parts, and the tables
+ * (rank 0: a run more per other rank); parts 0 when it has no stream.
+ */
+static int rank_setup(weft_trace *trace, shared_chrome *sc, uint8_t **mine)
+{
+	const uint8_t *share = weft__dist_selected(trace), *among = sc->job->among;
+	size_t n = trace->stream_count, count = 0;
+	int ranks = sc->dist->ranks;
+
+	*mine = malloc(n ? n : 1);
+	if (*mine == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		count += (*mine)[i] = (uint8_t)((share == NULL || share[i]) && among[i]);
+	int parts = count == 0 ? 0 : weft__parts_threads(trace, *mine, 0, WEFT__WORK_HEAVY);
+	if (parts < 0)
+		parts = 1;
+	int runs = parts + (sc->dist->rank == 0 ? ranks - 1 : 0);
+	sc->lens = calloc((size_t)ranks, sizeof *sc->lens);
+	sc->remote_ended = calloc((size_t)ranks, 1);
+	if (shared_alloc(sc, parts, runs) < 0 || sc->lens == NULL || sc->remote_ended == NULL)
+		return -1;
+	for (int r = parts; sc->dist->rank == 0 && r < runs; r++)
+		weft__keyed_run_set_source(sc->runs, r, remote_source, sc);
+	return 0;
+}
+
+/* The first time, found by rank 0, on every rank; 0 or an error. */
+static int share_first_time(weft_trace *trace, shared_chrome *sc, int rc)
+{
+	uint64_t first[2] = { 0, 0 };
+
+	if (sc->dist->rank == 0 && rc == 0 && (rc = find_first_time(trace, sc->job,
+								    &sc->first)) == 0) {
+		first[0] = (uint64_t)sc->first.found;
+		first[1] = sc->first.time;
+	}
+	int brc = sc->dist->broadcast(sc->dist->user, first, sizeof first);
+	sc->first.found = first[0] != 0;
+	sc->first.time = first[1];
+	return rc < 0 ? rc : brc;
+}
+
+/* Rank 0: its parts and the other ranks' chunks merged into the output. */
+static int rank0_merge(weft_trace *trace, shared_chrome *sc, const uint8_t *mine, int rc)
+{
+	int32_t done = ROUND_DONE;
+	weft__error_copy start_error;
+	int started = 0;
+
+	set_origin(sc);
+	if (rc == 0 && sc->parts > 0 && (started = start_parts(trace, sc, mine)) < 0) {
+		weft__error_save(&start_error, started);
+		weft__keyed_runs_abort(sc->runs);
+	}
+	if (rc == 0 && started >= 0) {
+		rc = weft__keyed_runs_merge_each(sc->runs, merge_record, sc, merge_progress, sc);
+		sc->job->write_failed = rc < 0 && weft__chrome_writer_failed(sc->out);
+	}
+	sc->dist->broadcast(sc->dist->user, &done, sizeof done);
+	int read_rc = sc->live != NULL || started < 0 ? weft__parts_finish(sc->live) : 0;
+	sc->live = NULL;
+	if (started < 0 && read_rc == 0)
+		read_rc = weft__error_raise(&start_error);
+	int add_rc = add_local_results(sc);
+	return rc < 0 ? rc : read_rc < 0 ? read_rc : add_rc;
+}
+
+/* Another rank: its parts merged on a thread, sent to rank 0 as it asks. */
+static int rank_follow(weft_trace *trace, shared_chrome *sc, const uint8_t *mine, int rc)
+{
+	weft__error_copy start_error;
+	int started = 0;
+
+	if (rc == 0 && sc->parts > 0 && (started = start_parts(trace, sc, mine)) < 0) {
+		weft__error_save(&start_error, started);
+		weft__keyed_runs_abort(sc->runs);
+	}
+	if (rc == 0 && sc->parts > 0 && started >= 0 && outbox_start(sc) < 0)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "cannot start a thread");
+	int serve_rc = serve_rounds(sc);
+	outbox_stop(sc);
+	int read_rc = sc->live != NULL || started < 0 ? weft__parts_finish(sc->live) : 0;
+	sc->live = NULL;
+	if (started < 0 && read_rc == 0)
+		read_rc = weft__error_raise(&start_error);
+	return rc < 0 ? rc : serve_rc < 0 ? serve_rc : read_rc;
+}
+
+int weft__chrome_convert_ranks(weft_trace *trace, weft__chrome_writer *w, weft__view *view,
+			       weft__chrome_shared *job, int share)
+{
+	const weft_dist *d = trace->options.dist;
+	shared_chrome sc = { .job = job, .out = w, .view = view, .dist = d };
+	int64_t verdict = share;
+	uint8_t *mine = NULL;
+
+	job_reset(job);
+	if (d->broadcast(d->user, &verdict, sizeof verdict) < 0 || verdict == 0)
+		return 0; /* rank 0 converts alone */
+	size_t diags = weft_trace_diag_count(trace);
+	int rc = job->among == NULL || rank_setup(trace, &sc, &mine) < 0
+		 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
+	rc = share_first_time(trace, &sc, rc);
+	rc = d->rank == 0 ? rank0_merge(trace, &sc, mine, rc) : rank_follow(trace, &sc, mine, rc);
+	rc = weft__dist_combine(trace, rc, diags, d->rank == 0 ? NULL : pack_results,
+				d->rank == 0 ? merge_results : NULL, &sc);
+	if (d->rank == 0)
+		job->stats.tracks = output_tracks(&sc);
+	free(mine);
+	shared_free(&sc);
+	return rc < 0 ? rc : 1;
 }
