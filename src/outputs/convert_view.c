@@ -357,6 +357,7 @@ typedef struct view_writer {
 	weft__view_options view_options; /* the view's (with the window) */
 	int shared;               /* chrome converted on shared streams: */
 	weft__chrome_shared shared_job; /* what its parts met */
+	int failed_rc;            /* < 0: the shared conversion failed (said) */
 	char *read_error;         /* the caller's reading stopped: why (first time) */
 } view_writer;
 
@@ -559,7 +560,9 @@ static int view_writer_finish(weft_output_writer *w, int failed)
 	int lost = 0;
 
 	memset(&stats, 0, sizeof stats);
-	(void)failed; /* the writers say why themselves when they finish */
+	if (failed && v->failed_rc < 0) /* said already; free removes the files */
+		return v->failed_rc;
+	/* otherwise the writers say why themselves when they finish */
 	int rc = v->compat ? compat_end(job, v, &stats) : view_end(job, v, &lost);
 	if (!v->compat) {
 		v->o->free(v->writer);
@@ -663,7 +666,15 @@ static int view_convert_shared(weft_output_writer *w)
 		rc = weft__chrome_convert_ranks(trace, share ? v->writer : NULL, v->view, job, share);
 		if (rc == 0)
 			return 0; /* rank 0 converts alone */
-		rc = rc < 0 ? rc : 0;
+		if (rc < 0) { /* a rank failed (not a stream: those are diagnostics) */
+			weft__trace_diags_sort(trace, diags);
+			v->failed_rc = weft__convert_fail(w->job.report, job->write_failed
+							  ? "writing the output failed"
+							  : "cannot convert the streams", rc);
+			weft__output_writer_fail(w);
+			return 1;
+		}
+		rc = 0;
 	} else {
 		rc = weft__chrome_convert_shared(trace, v->writer, v->view, job);
 	}

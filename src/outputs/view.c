@@ -917,12 +917,16 @@ void weft__view_stats_get(const weft__view *v, weft__view_stats *out)
 	*out = v->stats;
 }
 
+/* Every member of weft__view_stats is a uint64_t count, added as an
+ * array: a new member must be one too (then change the count here). */
+_Static_assert(sizeof(weft__view_stats) == 15 * sizeof(uint64_t),
+	       "weft__view_stats: every member a uint64_t count");
+
 void weft__view_stats_add(weft__view_stats *sum, const weft__view_stats *part)
 {
 	uint64_t *s = (uint64_t *)sum;
 	const uint64_t *p = (const uint64_t *)part;
 
-	/* every member is a uint64_t count */
 	for (size_t i = 0; i < sizeof *sum / sizeof(uint64_t); i++)
 		s[i] += p[i];
 }

@@ -459,6 +459,24 @@ def test_shared_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_p
     assert list((tmp_path / "out").iterdir()) == [], "an output or a leftover"
 
 
+@pytest.mark.parametrize("rank", [0, 1, 3])
+def test_chrome_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_path, rank):
+    """Chrome on ranks: a rank whose parts cannot start (WEFT_TEST_CHROME_FAIL
+    =parts@R, as if out of memory) still answers every round and the
+    combination, failing it: rank 0 says which rank failed, every rank
+    ends (no hang: the run's timeout), exit status 2, and nothing is left
+    next to the output (no partial JSON under the final name)."""
+    mpiexec, runner = mpi_runner
+    (tmp_path / "out").mkdir()
+    env = dict(os.environ, WEFT_TEST_CHROME_FAIL=f"parts@{rank}")
+    got = run([mpiexec, "-n", "4", runner, "convert", TRACES["ovni-v3-mpi"], "-t", "chrome",
+               "-o", tmp_path / "out" / "trace.json"], env=env)
+    assert got.returncode == 2, got.stderr
+    who = f"rank {rank}: " if rank else ""
+    assert got.stderr == f"weft convert: cannot convert the streams: {who}out of memory\n"
+    assert list((tmp_path / "out").iterdir()) == [], "an output or a leftover"
+
+
 @pytest.mark.parametrize("output", ("pallas", "otf2"))
 @pytest.mark.parametrize("budget", ["20", "60"])
 def test_shared_over_the_string_budget_is_converted_as_one_thread_does(

@@ -973,6 +973,20 @@ static int rank_setup(weft_trace *trace, shared_chrome *sc, uint8_t **mine)
 	return 0;
 }
 
+/*
+ * Test hook: WEFT_TEST_CHROME_FAIL="parts@RANK" makes rank RANK unable to
+ * start its parts, as if memory ran out: the path where a rank must fail
+ * without leaving the others waiting, which no test could reach
+ * otherwise (tests/mpi/test_mpi_convert.py).
+ */
+static int test_fault(const weft_dist *d)
+{
+	const char *spec = getenv("WEFT_TEST_CHROME_FAIL");
+
+	return spec != NULL && strncmp(spec, "parts@", 6) == 0 &&
+	       strtol(spec + 6, NULL, 10) == d->rank;
+}
+
 /* The first time, found by rank 0, on every rank; 0 or an error. */
 static int share_first_time(weft_trace *trace, shared_chrome *sc, int rc)
 {
@@ -1047,7 +1061,7 @@ int weft__chrome_convert_ranks(weft_trace *trace, weft__chrome_writer *w, weft__
 	if (d->broadcast(d->user, &verdict, sizeof verdict) < 0 || verdict == 0)
 		return 0; /* rank 0 converts alone */
 	size_t diags = weft_trace_diag_count(trace);
-	int rc = job->among == NULL || rank_setup(trace, &sc, &mine) < 0
+	int rc = job->among == NULL || rank_setup(trace, &sc, &mine) < 0 || test_fault(d)
 		 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
 	rc = share_first_time(trace, &sc, rc);
 	rc = d->rank == 0 ? rank0_merge(trace, &sc, mine, rc) : rank_follow(trace, &sc, mine, rc);
