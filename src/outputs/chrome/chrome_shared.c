@@ -501,9 +501,14 @@ static int shared_alloc(shared_chrome *sc, int parts, int run_count)
 	sc->too_deep_count = calloc(np, sizeof *sc->too_deep_count);
 	sc->map = calloc(nr, sizeof *sc->map);
 	sc->map_cap = calloc(nr, sizeof *sc->map_cap);
-	return (run_count > 0 && sc->runs == NULL) || sc->stats == NULL ||
-	       sc->chrome_stats == NULL || sc->too_deep == NULL || sc->too_deep_count == NULL ||
-	       sc->map == NULL || sc->map_cap == NULL ? -1 : 0;
+	if ((run_count > 0 && sc->runs == NULL) || sc->stats == NULL ||
+	    sc->chrome_stats == NULL || sc->too_deep == NULL || sc->too_deep_count == NULL ||
+	    sc->map == NULL || sc->map_cap == NULL) {
+		sc->parts = 0; /* nothing indexes the tables; shared_free() frees them */
+		sc->run_count = 0;
+		return -1;
+	}
+	return 0;
 }
 
 static void shared_free(shared_chrome *sc)
