@@ -32,10 +32,11 @@
  * status. Everything else (cursors, dump) reads the whole trace on every
  * rank: run it on one rank. weft_convert() is collective too: into
  * Pallas and OTF2 each rank converts its share of the streams (rank 0
- * writes the definitions and renames); into Chrome JSON each rank
- * formats its share and rank 0 merges and writes it; into the other
- * outputs rank 0 converts while the others wait; every rank returns
- * rank 0's status.
+ * writes the definitions and renames); into the viewers (Chrome JSON,
+ * Perfetto, Paraver) each rank reads its share and rank 0 merges and
+ * writes it; where an output cannot share (ovni's models emulated, ROSS)
+ * rank 0 converts while the others wait; every rank returns rank 0's
+ * status.
  */
 #ifndef WEFT_DIST_H
 #define WEFT_DIST_H

@@ -102,8 +102,8 @@ const cli_help_note cli_write_threads_notes[] = {
 	{ "threads", "here: with two CPUs or more (convert -t chrome: three), for 4 MiB of "
 		     "streams or more, one thread reads and merges the streams while another "
 		     "writes; 1 forces one thread, 2 or more two, except dump and convert -t "
-		     "chrome with 3 or more: N - 1 threads each format their share of the "
-		     "streams and one merges them; the same bytes either way." },
+		     "chrome, perfetto or paraver with 3 or more: N - 1 threads each read their "
+		     "share of the streams and one merges them; the same bytes either way." },
 	{ NULL, NULL }
 };
 

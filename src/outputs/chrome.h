@@ -97,45 +97,6 @@ void weft__chrome_writer_stats(const weft__chrome_writer *w, weft__chrome_stats 
 /* Releases the writer (nothing is flushed). NULL is accepted. */
 void weft__chrome_writer_free(weft__chrome_writer *w);
 
-/* ---- View mode on streams shared among threads (chrome/chrome_shared.c) --- */
-
-/* A conversion shared among threads: what it reads, and what it met. */
-typedef struct weft__chrome_shared {
-	const weft_filter *filter;   /* the cursor's: no time window */
-	const uint8_t *among;        /* per stream: converted */
-	int parts;                   /* threads that read them (2 or more) */
-	weft__view_options view;     /* no time window, real time */
-	/* Out: the parts' views' counts added (tracks: the output's); the
-	 * timelines that lost spans, in stream order (channels the output
-	 * view's strings; free() the array); 1 when the output failed (else
-	 * an error is the reading's). */
-	weft__view_stats stats;
-	weft__view_too_deep_timeline *too_deep;
-	size_t too_deep_count;
-	int write_failed;
-} weft__chrome_shared;
-
-/*
- * Converts the streams of `job` on job->parts threads into `w` (view
- * mode, begun, its sink feeding `view`, which has read nothing): the
- * bytes one thread writes from a merged cursor over them (see the file).
- * 0, or the first error of the parts in part order, or the output's.
- */
-int weft__chrome_convert_shared(weft_trace *trace, weft__chrome_writer *w, weft__view *view,
-				weft__chrome_shared *job);
-
-/*
- * The same on ranks (collective: every rank of the trace's weft_dist).
- * Rank 0 passes its writer and view and `share`, its verdict (0: it
- * converts alone: every rank returns 0 at once); the other ranks NULL,
- * NULL, and a job with their filter, streams and view options. Every rank
- * converts its share of the streams on threads of its own; rank 0 merges
- * them (see the file). Returns 0 (not shared), 1 (done), or the first
- * error in rank order (the same on every rank).
- */
-int weft__chrome_convert_ranks(weft_trace *trace, weft__chrome_writer *w, weft__view *view,
-			       weft__chrome_shared *job, int share);
-
 /* ---- Heph's same-start fix-up (outputs/chrome/chrome_fixup.c) ------------- */
 
 /*

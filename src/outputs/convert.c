@@ -169,7 +169,7 @@ static int read_merged(weft_output_writer *w)
 	weft_cursor *cursor = NULL;
 
 	if (w->ops->convert_shared != NULL && w->ops->convert_shared(w))
-		return 0; /* on the output's own threads (chrome) */
+		return 0; /* on the output's own threads (the viewers) */
 	weft_output_writer_filter(w, &filter);
 	int rc = weft_cursor_create(w->job.trace, &filter, &cursor);
 	if (rc < 0)
@@ -294,7 +294,7 @@ static int convert_with(weft_output_writer *w, weft_convert_report *report)
 /*
  * On a trace shared among ranks: rank 0 makes the writer and says to the
  * others whether the output shares the streams (convert_shared: then
- * every rank converts its share, the others through a follower; chrome,
+ * every rank converts its share, the others through a follower; a viewer,
  * read from one merged cursor, says again inside whether it shares this
  * time), or converts alone while they wait. Every rank returns rank 0's
  * status.
@@ -309,7 +309,7 @@ static int convert_on_ranks(weft_trace *trace, const weft_convert_options *optio
 
 	if (d->rank == 0) {
 		rc = weft__output_writer_create(trace, options, report, &w);
-		/* chrome's convert_shared (not by stream) says itself, to
+		/* a viewer's convert_shared (not by stream) says itself, to
 		 * the others, whether it shares this time */
 		word = rc < 0 ? rc : w->ops->convert_shared != NULL &&
 				     !weft_trace_file_order_default(trace);

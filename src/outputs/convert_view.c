@@ -23,6 +23,7 @@
 #include "outputs/paraver.h"
 #include "outputs/perfetto.h"
 #include "outputs/view.h"
+#include "outputs/view_shared.h"
 #include "outputs/writer.h"
 
 #define MAX_FILES 3
@@ -39,6 +40,10 @@ typedef struct view_output {
 	/* Optional: a warning about the output after finish, or NULL. */
 	const char *(*warning)(void *writer);
 	void (*free)(void *writer);
+	/* On shared streams (outputs/view_shared.h): the parts format the
+	 * events (Chrome's), or record the view's calls for the merge to make
+	 * again on the sink (NULL: weft__view_replay_ops). */
+	const weft__view_share_ops *share;
 } view_output;
 
 /* ---- The writers ----------------------------------------------------------- */
@@ -129,11 +134,11 @@ static void paraver_free(void *writer)
 
 static const view_output outputs[] = {
 	{ "chrome", 1, { NULL }, chrome_create, chrome_sink, chrome_finish, chrome_warning,
-	  chrome_free },
+	  chrome_free, &weft__chrome_share_ops },
 	{ "perfetto", 1, { NULL }, perfetto_create, perfetto_sink, perfetto_finish,
-	  NULL, perfetto_free },
+	  NULL, perfetto_free, NULL },
 	{ "paraver", 3, { ".prv", ".pcf", ".row" }, paraver_create, paraver_sink,
-	  paraver_finish, paraver_warning, paraver_free },
+	  paraver_finish, paraver_warning, paraver_free, NULL },
 };
 
 /* ---- Output files ---------------------------------------------------------- */
@@ -355,8 +360,9 @@ typedef struct view_writer {
 	void *writer;             /* the viewer writer (compat: weft__chrome_writer) */
 	weft__view *view;         /* NULL for compat */
 	weft__view_options view_options; /* the view's (with the window) */
-	int shared;               /* chrome converted on shared streams: */
-	weft__chrome_shared shared_job; /* what its parts met */
+	int shared;               /* converted on shared streams: */
+	weft__view_shared shared_job; /* what its parts met */
+	weft__view_replay *replay; /* the merge's calls on the sink (not chrome) */
 	int failed_rc;            /* < 0: the shared conversion failed (said) */
 	char *read_error;         /* the caller's reading stopped: why (first time) */
 } view_writer;
@@ -596,21 +602,24 @@ static void view_writer_free(weft_output_writer *w)
 	if (!v->files_done)
 		files_abort(&v->files);
 	free(v->shared_job.too_deep);
+	weft__view_replay_free(v->replay);
 	free(v->read_error);
 	free(v);
 	w->impl = NULL;
 }
 
 /*
- * Chrome on streams shared among threads (chrome/chrome_shared.c): 1 when
- * it did it (its failures said: a reading that stopped, or the output
- * failed), 0 when the caller reads the merged cursor: fewer than three
- * threads (two parts and the merge), a time window or virtual time (the
- * view's window opens at the first event of all streams), Heph's bytes,
- * streams that share files or are read in file order.
+ * The viewers on streams shared among threads and ranks
+ * (outputs/view_shared.h): 1 when done (its failures said: a reading
+ * that stopped, or the output failed), 0 when the caller reads the
+ * merged cursor: fewer than three threads (two parts and the merge), a
+ * time window or virtual time (the view's window opens at the first
+ * event of all streams), Heph's bytes, streams that share files or are
+ * read in file order.
  */
-/* 1 when chrome's streams can be shared (rank 0 or one process alone). */
-static int chrome_can_share(const weft_output_writer *w, const weft_filter *filter)
+
+/* 1 when the streams can be shared (rank 0 or one process alone). */
+static int can_share(const weft_output_writer *w, const weft_filter *filter)
 {
 	const view_writer *v = w->impl;
 
@@ -620,24 +629,54 @@ static int chrome_can_share(const weft_output_writer *w, const weft_filter *filt
 	       weft__cursor_merges_streams(w->job.trace, filter);
 }
 
-/*
- * Another rank's part of chrome on ranks (collective, with rank 0's
- * view_convert_shared): its share converted and sent to rank 0. A
- * follower that could not be made (no impl) takes part and fails.
- */
-static int chrome_follow(weft_output_writer *w)
+/* The output's part in the shared conversion: its calls, and what they act on. */
+static const weft__view_share_ops *share_ops(const view_output *o)
 {
-	weft__chrome_shared job;
+	return o != NULL && o->share != NULL ? o->share : &weft__view_replay_ops;
+}
+
+static void *share_target(view_writer *v)
+{
+	if (v->o->share != NULL)
+		return v->writer;
+	if (v->replay == NULL)
+		v->replay = weft__view_replay_create(v->o->sink(v->writer));
+	return v->replay;
+}
+
+/*
+ * Another rank's part of a shared conversion on ranks (collective, with
+ * rank 0's view_convert_shared): its share converted and sent to rank 0.
+ * A follower that could not be made (no impl) takes part and fails.
+ */
+static int follow(weft_output_writer *w)
+{
+	const view_writer *v = w->impl;
+	weft__view_shared job;
 	weft_filter filter;
 
 	memset(&job, 0, sizeof job);
 	weft_output_writer_filter(w, &filter);
 	job.filter = &filter;
-	job.among = w->impl != NULL ? w->selected : NULL;
+	job.among = v != NULL ? w->selected : NULL;
 	job.view = (weft__view_options){ .time_ordered = 1 };
-	int rc = weft__chrome_convert_ranks(w->job.trace, NULL, NULL, &job, 0);
+	int rc = weft__view_convert_ranks(w->job.trace, share_ops(v != NULL ? v->o : NULL), NULL,
+					  NULL, &job, 0);
 	free(job.too_deep);
 	return rc != 0;
+}
+
+/* A shared conversion that failed on a rank (not a stream: those are diagnostics). */
+static int ranks_failed(weft_output_writer *w, size_t diags, int rc)
+{
+	view_writer *v = w->impl;
+
+	weft__trace_diags_sort(w->job.trace, diags);
+	v->failed_rc = weft__convert_fail(w->job.report, v->shared_job.write_failed
+					  ? "writing the output failed"
+					  : "cannot convert the streams", rc);
+	weft__output_writer_fail(w);
+	return 1;
 }
 
 static int view_convert_shared(weft_output_writer *w)
@@ -650,33 +689,33 @@ static int view_convert_shared(weft_output_writer *w)
 	int rc;
 
 	if (w->follower)
-		return on_ranks ? chrome_follow(w) : 0;
+		return on_ranks ? follow(w) : 0;
 	weft_output_writer_filter(w, &filter);
-	int share = chrome_can_share(w, &filter);
+	int share = can_share(w, &filter);
 	int parts = share ? weft__parts_threads(trace, w->selected, 0, WEFT__WORK_HEAVY) - 1 : 0;
 	if (!on_ranks && parts < 2)
 		return 0;
-	weft__chrome_shared *job = &v->shared_job;
+	void *target = share ? share_target(v) : NULL;
+	if (share && target == NULL)
+		share = 0; /* no memory for the replay: rank 0 converts alone */
+	const weft__view_share_ops *ops = share_ops(v->o);
+	weft__view_shared *job = &v->shared_job;
 	job->filter = &filter;
 	job->among = w->selected;
 	job->parts = parts;
 	job->view = v->view_options;
 	size_t diags = weft_trace_diag_count(trace);
 	if (on_ranks) {
-		rc = weft__chrome_convert_ranks(trace, share ? v->writer : NULL, v->view, job, share);
+		rc = weft__view_convert_ranks(trace, ops, target, v->view, job, share);
 		if (rc == 0)
 			return 0; /* rank 0 converts alone */
-		if (rc < 0) { /* a rank failed (not a stream: those are diagnostics) */
-			weft__trace_diags_sort(trace, diags);
-			v->failed_rc = weft__convert_fail(w->job.report, job->write_failed
-							  ? "writing the output failed"
-							  : "cannot convert the streams", rc);
-			weft__output_writer_fail(w);
-			return 1;
-		}
+		if (rc < 0)
+			return ranks_failed(w, diags, rc);
 		rc = 0;
 	} else {
-		rc = weft__chrome_convert_shared(trace, v->writer, v->view, job);
+		if (target == NULL)
+			return 0;
+		rc = weft__view_convert_shared(trace, ops, target, v->view, job);
 	}
 	v->shared = 1;
 	weft__trace_diags_sort(trace, diags); /* the parts' in stream order */
@@ -694,6 +733,6 @@ static int view_convert_shared(weft_output_writer *w)
 #define VIEW_WRITER_OPS(cpus, shared) { 0, view_writer_create, view_writer_event, NULL, \
 					view_writer_read_failed, view_writer_finish, \
 					view_writer_free, cpus, shared }
-const weft__writer_ops weft__perfetto_writer_ops = VIEW_WRITER_OPS(0, NULL);
+const weft__writer_ops weft__perfetto_writer_ops = VIEW_WRITER_OPS(0, view_convert_shared);
 const weft__writer_ops weft__chrome_writer_ops = VIEW_WRITER_OPS(3, view_convert_shared);
-const weft__writer_ops weft__paraver_writer_ops = VIEW_WRITER_OPS(0, NULL);
+const weft__writer_ops weft__paraver_writer_ops = VIEW_WRITER_OPS(0, view_convert_shared);

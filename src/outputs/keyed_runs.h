@@ -70,7 +70,7 @@ int weft__keyed_runs_merge(weft__keyed_runs *kr, weft__outbuf *out,
 /*
  * The same, each line handed to `line` (with the run it came from and
  * its key, whose len is the line's) instead of copied: for lines that are records the merge turns into
- * bytes (outputs/chrome/chrome_shared.c). `line` returns 0, or an error
+ * bytes (outputs/view_shared.c). `line` returns 0, or an error
  * that stops the merge (returned).
  */
 typedef int (*weft__keyed_line_fn)(void *ctx, int run, const weft__line_key *key,

@@ -226,7 +226,7 @@ void weft__view_stats_get(const weft__view *view, weft__view_stats *out);
 /* Adds the counts of `part` to `sum` (tracks too: set them apart). */
 void weft__view_stats_add(weft__view_stats *sum, const weft__view_stats *part);
 /*
- * For a conversion shared among threads (outputs/chrome/chrome_shared.c),
+ * For a conversion shared among threads (outputs/view_shared.c),
  * where each part runs a view of its own over some streams and one view
  * numbers the tracks and flows for the whole output, in the merged order:
  *   - weft__view_declare() declares the track a part met first (kind,

@@ -61,12 +61,12 @@ typedef struct weft__writer_ops {
 	 * for by_stream outputs ranks) with the same output as one thread:
 	 * 1 when it did (its failures said, the writer failed), 0 when the
 	 * caller reads the streams (too few threads asked, or the output
-	 * cannot share them this time). Outputs of one merged cursor
-	 * (chrome) share among threads only, on the rank that converts. On a
-	 * trace shared among ranks, for by_stream outputs, it is collective:
-	 * rank 0 calls it with its writer, the others with a follower
-	 * (weft__output_writer_follow); 0 on rank 0 leaves the conversion to
-	 * it alone.
+	 * cannot share them this time). On a trace shared among ranks it is
+	 * collective: rank 0 calls it with its writer, the others with a
+	 * follower (weft__output_writer_follow); 0 on rank 0 leaves the
+	 * conversion to it alone. Outputs of one merged cursor (the viewers,
+	 * outputs/view_shared.h) say there, to the others, whether they
+	 * share this time.
 	 */
 	int (*convert_shared)(weft_output_writer *w);
 } weft__writer_ops;

@@ -2,11 +2,11 @@
 """`weft convert` and `weft table` give the same bytes whatever --threads
 says (N = 1, 2, 4: with two or more, one thread reads and merges the
 streams while another writes, outputs/pipeline.c; chrome with three or
-more shares the streams among threads, outputs/chrome/chrome_shared.c,
+more the viewers share the streams among threads, outputs/view_shared.c,
 also tested on a trace made for it below), and `mpiexec -n R
 weft-mpi convert` writes what `weft convert` writes (R = 1, 2, 4: pallas,
-otf2 and chrome shared among the ranks, the others converted by rank 0,
-docs/mpi.md), on traces of every format and into every output.
+otf2 and the viewers shared among the ranks, docs/mpi.md), on traces of
+every format and into every output.
 A stale pointer into a reused batch of events, or an event handed over
 twice or not at all, shows here as a difference."""
 
@@ -123,34 +123,41 @@ def make_hard_trace(root):
     return root
 
 
+VIEWERS = ("chrome", "perfetto", "paraver")
+
+
+@pytest.mark.parametrize("output", VIEWERS)
 @pytest.mark.parametrize("extra", [[], ["--allow-loss"]])
-def test_chrome_shared_among_threads_writes_what_one_thread_writes(tmp_path, extra):
+def test_viewer_shared_among_threads_writes_what_one_thread_writes(tmp_path, extra, output):
     trace = make_hard_trace(tmp_path / "trace")
-    reference = tmp_path / "one.json"
-    expected = convert([WEFT], trace, "chrome", reference, ["--raw", "--threads", "1"] + extra)
+    reference = tmp_path / "one.out"
+    expected = convert([WEFT], trace, output, reference, ["--raw", "--threads", "1"] + extra)
     # the trace meets what it is made for
     assert "never closed" in expected.stderr
     assert "nested deeper than 512" in expected.stderr
     assert expected.returncode == 1, expected.stderr  # OHx's fields: no model declared
+    want = outputs_of(reference, output)
     for threads in (3, 4, 8):
-        out = tmp_path / f"threads{threads}.json"
-        got = convert([WEFT], trace, "chrome", out, ["--raw", "--threads", str(threads)] + extra)
-        what = f"{threads} threads"
+        out = tmp_path / f"threads{threads}.out"
+        got = convert([WEFT], trace, output, out, ["--raw", "--threads", str(threads)] + extra)
+        what = f"{output} on {threads} threads"
         assert_same_run(expected, got, what)
-        assert filecmp.cmp(reference, out, shallow=False), what
+        assert outputs_of(out, output) == want, what
 
 
-def test_chrome_shared_among_threads_with_a_damaged_stream(tmp_path, looms_trace):  # noqa: F811
+@pytest.mark.parametrize("output", VIEWERS)
+def test_viewer_shared_among_threads_with_a_damaged_stream(tmp_path, looms_trace,  # noqa: F811
+                                                           output):
     """A stream that cannot be read to its end: its events up to there,
     the others whole, the same message, on one thread and on four."""
     trace = damaged_copy(tmp_path, 15)
-    reference = tmp_path / "one.json"
-    expected = convert([WEFT], trace, "chrome", reference, ["--raw", "--threads", "1"])
+    reference = tmp_path / "one.out"
+    expected = convert([WEFT], trace, output, reference, ["--raw", "--threads", "1"])
     assert expected.returncode == 1 and "stream.obs" in expected.stderr, expected.stderr
-    out = tmp_path / "four.json"
-    got = convert([WEFT], trace, "chrome", out, ["--raw", "--threads", "4"])
-    assert_same_run(expected, got, "4 threads")
-    assert filecmp.cmp(reference, out, shallow=False)
+    out = tmp_path / "four.out"
+    got = convert([WEFT], trace, output, out, ["--raw", "--threads", "4"])
+    assert_same_run(expected, got, f"{output} on 4 threads")
+    assert outputs_of(out, output) == outputs_of(reference, output)
 
 
 def make_long_trace(root, streams=4, tasks=10000):
@@ -171,46 +178,50 @@ def make_long_trace(root, streams=4, tasks=10000):
     return root
 
 
-def test_chrome_on_ranks_writes_what_one_process_writes(mpi_runner, tmp_path):
-    """Chrome on ranks: each rank converts its share on its threads and
-    sends its records to rank 0 a chunk at a time; the trace made for the
-    shared conversion (ties, fresh tids, unclosed, too deep) and a long
-    one (several chunks per rank), on 2 and 4 ranks with 1 and 2 threads
-    each."""
+@pytest.mark.parametrize("output", VIEWERS)
+def test_viewer_on_ranks_writes_what_one_process_writes(mpi_runner, tmp_path, output):
+    """The viewers on ranks: each rank converts its share on its threads
+    and sends its records to rank 0 a chunk at a time; the trace made for
+    the shared conversion (ties, fresh tids, unclosed, too deep) and a
+    long one (several chunks per rank), on 2 and 4 ranks with 1 and 2
+    threads each."""
     mpiexec, runner = mpi_runner
     traces = {"hard": make_hard_trace(tmp_path / "hard"),
               "long": make_long_trace(tmp_path / "long")}
     for name, trace in traces.items():
-        reference = tmp_path / f"{name}.json"
-        expected = convert([WEFT], trace, "chrome", reference, ["--raw", "--threads", "1"])
+        reference = tmp_path / f"{name}.out"
+        expected = convert([WEFT], trace, output, reference, ["--raw", "--threads", "1"])
         assert expected.returncode in (0, 1), expected.stderr
-        if name == "long":
+        if name == "long" and output == "chrome":
             assert reference.stat().st_size > 8 << 20
+        want = outputs_of(reference, output)
         for ranks, threads in ((2, 1), (2, 2), (4, 1)):
-            out = tmp_path / f"{name}-{ranks}-{threads}.json"
-            got = convert([mpiexec, "-n", str(ranks), runner], trace, "chrome", out,
+            out = tmp_path / f"{name}-{ranks}-{threads}.out"
+            got = convert([mpiexec, "-n", str(ranks), runner], trace, output, out,
                           ["--raw", "--threads", str(threads)])
-            what = f"{name} on {ranks} ranks of {threads} threads"
+            what = f"{output} of {name} on {ranks} ranks of {threads} threads"
             assert got.returncode == expected.returncode, what + "\n" + got.stderr
             assert got.stderr == expected.stderr, what
-            assert filecmp.cmp(reference, out, shallow=False), what
+            assert outputs_of(out, output) == want, what
 
 
-def test_chrome_on_ranks_with_a_damaged_stream(mpi_runner, tmp_path, looms_trace):  # noqa: F811
+@pytest.mark.parametrize("output", VIEWERS)
+def test_viewer_on_ranks_with_a_damaged_stream(mpi_runner, tmp_path, looms_trace,  # noqa: F811
+                                               output):
     """A stream that cannot be read to its end, read by another rank: its
     events up to there in rank 0's output, the others whole, and the
     message where one process says it."""
     mpiexec, runner = mpi_runner
     trace = damaged_copy(tmp_path, 15)
-    reference = tmp_path / "one.json"
-    expected = convert([WEFT], trace, "chrome", reference, ["--raw", "--threads", "1"])
+    reference = tmp_path / "one.out"
+    expected = convert([WEFT], trace, output, reference, ["--raw", "--threads", "1"])
     assert expected.returncode == 1 and "stream.obs" in expected.stderr, expected.stderr
     for ranks in (2, 4):
-        out = tmp_path / f"ranks{ranks}.json"
-        got = convert([mpiexec, "-n", str(ranks), runner], trace, "chrome", out, ["--raw"])
+        out = tmp_path / f"ranks{ranks}.out"
+        got = convert([mpiexec, "-n", str(ranks), runner], trace, output, out, ["--raw"])
         assert got.returncode == expected.returncode, got.stderr
         assert got.stderr == expected.stderr
-        assert filecmp.cmp(reference, out, shallow=False), f"{ranks} ranks"
+        assert outputs_of(out, output) == outputs_of(reference, output), f"{ranks} ranks"
 
 
 def test_table_threads_do_not_change_the_output(tmp_path):
@@ -228,6 +239,8 @@ def test_table_threads_do_not_change_the_output(tmp_path):
             assert filecmp.cmp(reference, out, shallow=False), f"{level}, {threads} threads"
 
 
+VIEWER_TRACES = ("ovni-v3-mpi", "ovni-v3-nosv", "heph", "pallas", "otf2", "ross",
+                 "ovni-64-looms")
 SHARED = ("ovni-v3-mpi", "ovni-v3-nosv", "heph", "pallas", "pallas-generic", "otf2", "ross",
           "ovni-64-looms")
 RANK_TRACES = {
@@ -236,11 +249,12 @@ RANK_TRACES = {
     # rank 0
     "pallas": SHARED,
     "otf2": SHARED,
-    "perfetto": ("ovni-v3-mpi", "heph", "ross"),
-    # chrome: every rank converts its share, rank 0 merges (docs/mpi.md)
-    "chrome": ("ovni-v3-mpi", "ovni-v3-nosv", "heph", "pallas", "otf2", "ross",
-               "ovni-64-looms"),
-    "paraver": ("ovni-v3-mpi", "heph", "ross"),
+    # the viewers: every rank converts its share, rank 0 merges
+    # (docs/mpi.md; ovni traces converted emulated into perfetto and
+    # paraver run on rank 0)
+    "perfetto": VIEWER_TRACES,
+    "chrome": VIEWER_TRACES,
+    "paraver": VIEWER_TRACES,
 }
 
 
@@ -459,18 +473,21 @@ def test_shared_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_p
     assert list((tmp_path / "out").iterdir()) == [], "an output or a leftover"
 
 
+@pytest.mark.parametrize("output,name", [("chrome", "trace.json"),
+                                         ("paraver", "trace")])
 @pytest.mark.parametrize("rank", [0, 1, 3])
-def test_chrome_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_path, rank):
-    """Chrome on ranks: a rank whose parts cannot start (WEFT_TEST_CHROME_FAIL
+def test_viewer_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_path, rank,
+                                                               output, name):
+    """A viewer on ranks: a rank whose parts cannot start (WEFT_TEST_SHARE_FAIL
     =parts@R, as if out of memory) still answers every round and the
     combination, failing it: rank 0 says which rank failed, every rank
     ends (no hang: the run's timeout), exit status 2, and nothing is left
     next to the output (no partial JSON under the final name)."""
     mpiexec, runner = mpi_runner
     (tmp_path / "out").mkdir()
-    env = dict(os.environ, WEFT_TEST_CHROME_FAIL=f"parts@{rank}")
-    got = run([mpiexec, "-n", "4", runner, "convert", TRACES["ovni-v3-mpi"], "-t", "chrome",
-               "-o", tmp_path / "out" / "trace.json"], env=env)
+    env = dict(os.environ, WEFT_TEST_SHARE_FAIL=f"parts@{rank}")
+    got = run([mpiexec, "-n", "4", runner, "convert", "--raw", TRACES["ovni-v3-mpi"], "-t",
+               output, "-o", tmp_path / "out" / name], env=env)
     assert got.returncode == 2, got.stderr
     who = f"rank {rank}: " if rank else ""
     assert got.stderr == f"weft convert: cannot convert the streams: {who}out of memory\n"

@@ -60,13 +60,19 @@ def rank_main(rank, size, conns, path, by, out):
         out.send(("error", repr(e)))
 
 
+def convert_options(to):
+    """Perfetto and Paraver: the generic mapping, which the ranks share
+    (ovni's models emulated run on rank 0)."""
+    return {"emulate": False} if to in ("perfetto", "paraver") else {}
+
+
 def rank_convert_main(rank, size, conns, path, target, out):
     """One rank: opens collectively, converts (target: (directory, output))
     collectively."""
     out_dir, to = target
     try:
         with weft.open(path, comm=PipeComm(rank, size, conns)) as trace:
-            report = trace.convert(out_dir, to=to)
+            report = trace.convert(out_dir, to=to, **convert_options(to))
             out.send(("ok", report["data_lost"]))
     except Exception as e:
         out.send(("error", repr(e)))
@@ -111,20 +117,22 @@ def tree(path):
             for d, _, files in os.walk(path) for f in files}
 
 
-@pytest.mark.parametrize("to", ["pallas", "otf2", "chrome"])
+@pytest.mark.parametrize("to", ["pallas", "otf2", "chrome", "perfetto", "paraver"])
 @pytest.mark.parametrize("name", TRACES)
 def test_ranks_convert_what_one_process_writes(name, to, tmp_path):
     """convert(to="pallas" or "otf2") on a shared trace is collective:
     each rank writes its streams' thread or event files, rank 0 the
-    definitions; the files are one process's. to="chrome": each rank
-    formats its streams, rank 0 merges them a chunk at a time through
-    the communicator's gather and writes the file, one process's bytes."""
+    definitions; the files are one process's. The viewers: each rank
+    reads its streams, rank 0 merges them a chunk at a time through the
+    communicator's gather and writes the files, one process's bytes."""
     path = str(DATA / name)
     with weft.open(path) as trace:
-        trace.convert(str(tmp_path / "serial"), to=to)
+        (tmp_path / "serial").mkdir()
+        trace.convert(str(tmp_path / "serial" / "out"), to=to, **convert_options(to))
     for size in (2, 3):
-        out = str(tmp_path / f"ranks{size}")
-        got = run_ranks(size, path, (out, to), main=rank_convert_main)
+        out = tmp_path / f"ranks{size}"
+        out.mkdir()
+        got = run_ranks(size, path, (str(out / "out"), to), main=rank_convert_main)
         assert all(status == "ok" for status, _ in got), got
         assert tree(out) == tree(tmp_path / "serial"), f"{name} on {size} ranks"
         assert tree(out), f"{name} to {to}: nothing written"

@@ -14,7 +14,8 @@
  *   chrome_compat.c   the Heph-compatible mode (events as read)
  *   chrome_fixup.c    Heph's same-start fix-up of that mode
  *   chrome_json.c     JSON text: strings, numbers, fields as "args"
- *   chrome_shared.c   the view mode on streams shared among threads, ranks
+ *   chrome_shared.c   part mode: the view mode on streams shared among
+ *                     threads and ranks (the engine: outputs/view_shared.c)
  *
  * Internal to the Chrome writer (weft__chrome_ prefix).
  */
@@ -31,6 +32,7 @@
 #include "outputs/keyed_runs.h"
 #include "outputs/outputs.h"
 #include "outputs/view.h"
+#include "outputs/view_shared.h"
 
 /* Strings up to this length are copied in one reservation when plain. */
 #define SHORT_STRING_MAX 256
@@ -67,25 +69,6 @@ typedef struct chrome_track {
 	weft__clock_cache ts;
 } chrome_track;
 
-/*
- * Part mode (chrome_shared.c): the writer of one part of a conversion
- * shared among threads writes records into its keyed run instead of JSON
- * events; the merge makes them the events.
- */
-typedef struct chrome_part {
-	weft__keyed_runs *runs;
-	int run;
-	/* A track's number in the records: its view id * stride + part, so
-	 * that the parts of one rank, merged into one run for rank 0, never
-	 * give two tracks one number. */
-	uint32_t stride, part;
-	uint64_t time;           /* the key of the records being written: */
-	uint32_t stream;         /* the event the view is at */
-	int finishing;           /* the view's finish: after every event */
-	size_t start;            /* where the record being written began */
-	int rc;                  /* the first error of the run (stops the part) */
-} chrome_part;
-
 struct weft__chrome_writer {
 	weft__outbuf out;
 	const weft_trace *trace;
@@ -108,7 +91,10 @@ struct weft__chrome_writer {
 	uint64_t origin;
 	int origin_set;
 	char warning[256];       /* weft__chrome_writer_warning() */
-	chrome_part *part;       /* part mode, else NULL */
+	/* Part mode (chrome_shared.c): a part of a conversion shared among
+	 * threads, writing records into its keyed run instead of JSON
+	 * events; the merge makes them the events. Else NULL. */
+	weft__view_part *part;
 };
 
 /* Appends a constant string. */
