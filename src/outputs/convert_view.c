@@ -428,6 +428,10 @@ static int view_writer_create(weft_output_writer *w)
 {
 	view_writer *v = calloc(1, sizeof *v);
 
+	if (v != NULL && w->follower && weft__view_share_test_fault(w->job.trace, "follow")) {
+		free(v); /* as if out of memory: a follower without impl */
+		v = NULL;
+	}
 	w->impl = v;
 	if (v == NULL)
 		return weft__convert_fail(w->job.report, "cannot start the output",
@@ -437,7 +441,7 @@ static int view_writer_create(weft_output_writer *w)
 	v->compat = w->options.heph_compat;
 	w->filter.order = weft_trace_file_order_default(w->job.trace)
 			  ? WEFT_ORDER_TIME : weft_trace_natural_order(w->job.trace);
-	if (w->follower) { /* another rank's part of chrome on ranks: no file */
+	if (w->follower) { /* another rank's part of a viewer on ranks: no file */
 		v->files_done = 1;
 		w->filter.from = 0;
 		w->filter.to = 0;
@@ -660,8 +664,10 @@ static int follow(weft_output_writer *w)
 	job.filter = &filter;
 	job.among = v != NULL ? w->selected : NULL;
 	job.view = (weft__view_options){ .time_ordered = 1 };
-	int rc = weft__view_convert_ranks(w->job.trace, share_ops(v != NULL ? v->o : NULL), NULL,
-					  NULL, &job, 0);
+	/* the output's own calls, also without impl: every rank must make
+	 * the same collectives (Chrome's exchange its first time) */
+	int rc = weft__view_convert_ranks(w->job.trace, share_ops(find_output(w->info->name)),
+					  NULL, NULL, &job, 0);
 	free(job.too_deep);
 	return rc != 0;
 }

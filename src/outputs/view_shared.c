@@ -890,17 +890,21 @@ static int rank_setup(weft_trace *trace, shared_view *sc, uint8_t **mine)
 }
 
 /*
- * Test hook: WEFT_TEST_SHARE_FAIL="parts@RANK" makes rank RANK unable to
- * start its parts, as if memory ran out: the path where a rank must fail
- * without leaving the others waiting, which no test could reach
+ * Test hook: WEFT_TEST_SHARE_FAIL="STEP@RANK" makes rank RANK fail STEP as
+ * if memory ran out: "parts", the start of its parts; "follow" (not rank
+ * 0), the making of its follower, which then takes part in the
+ * collectives without an output of its own. The paths where a rank must
+ * fail without leaving the others waiting, which no test could reach
  * otherwise (tests/mpi/test_mpi_convert.py).
  */
-static int test_fault(const weft_dist *d)
+int weft__view_share_test_fault(const weft_trace *trace, const char *step)
 {
 	const char *spec = getenv("WEFT_TEST_SHARE_FAIL");
+	size_t n = strlen(step);
+	const weft_dist *d = trace->options.dist;
 
-	return spec != NULL && strncmp(spec, "parts@", 6) == 0 &&
-	       strtol(spec + 6, NULL, 10) == d->rank;
+	return spec != NULL && d != NULL && strncmp(spec, step, n) == 0 && spec[n] == '@' &&
+	       strtol(spec + n + 1, NULL, 10) == d->rank;
 }
 
 /* The first time, found by rank 0, on every rank; 0 or an error. */
@@ -979,7 +983,8 @@ int weft__view_convert_ranks(weft_trace *trace, const weft__view_share_ops *ops,
 	if (d->broadcast(d->user, &verdict, sizeof verdict) < 0 || verdict == 0)
 		return 0; /* rank 0 converts alone */
 	size_t diags = weft_trace_diag_count(trace);
-	int rc = job->among == NULL || rank_setup(trace, &sc, &mine) < 0 || test_fault(d)
+	int rc = job->among == NULL || rank_setup(trace, &sc, &mine) < 0 ||
+		 weft__view_share_test_fault(trace, "parts")
 		 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : 0;
 	rc = share_first_time(trace, &sc, rc);
 	rc = d->rank == 0 ? rank0_merge(trace, &sc, mine, rc) : rank_follow(trace, &sc, mine, rc);

@@ -156,4 +156,8 @@ int weft__view_convert_shared(weft_trace *trace, const weft__view_share_ops *ops
 int weft__view_convert_ranks(weft_trace *trace, const weft__view_share_ops *ops, void *out,
 			     weft__view *view, weft__view_shared *job, int share);
 
+/* 1 when the test hook WEFT_TEST_SHARE_FAIL fails `step` on this rank
+ * (view_shared.c says which steps). */
+int weft__view_share_test_fault(const weft_trace *trace, const char *step);
+
 #endif /* WEFT_OUTPUTS_VIEW_SHARED_H */

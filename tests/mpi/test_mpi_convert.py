@@ -475,17 +475,21 @@ def test_shared_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_p
 
 @pytest.mark.parametrize("output,name", [("chrome", "trace.json"),
                                          ("paraver", "trace")])
-@pytest.mark.parametrize("rank", [0, 1, 3])
-def test_viewer_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_path, rank,
-                                                               output, name):
-    """A viewer on ranks: a rank whose parts cannot start (WEFT_TEST_SHARE_FAIL
-    =parts@R, as if out of memory) still answers every round and the
-    combination, failing it: rank 0 says which rank failed, every rank
-    ends (no hang: the run's timeout), exit status 2, and nothing is left
-    next to the output (no partial JSON under the final name)."""
+@pytest.mark.parametrize("step,rank", [("parts", 0), ("parts", 1), ("parts", 3),
+                                       ("follow", 1), ("follow", 3)])
+def test_viewer_ranks_end_together_when_one_runs_out_of_memory(mpi_runner, tmp_path, step,
+                                                               rank, output, name):
+    """A viewer on ranks: a rank whose parts cannot start
+    (WEFT_TEST_SHARE_FAIL=parts@R), or whose follower cannot be made
+    (follow@R: it takes part without an output of its own), as if out of
+    memory, still answers every round and the combination, failing it:
+    rank 0 says which rank failed, every rank ends (no hang: the run's
+    timeout; Chrome's first time is exchanged by the failed follower
+    too), exit status 2, and nothing is left next to the output (no
+    partial file under the final name)."""
     mpiexec, runner = mpi_runner
     (tmp_path / "out").mkdir()
-    env = dict(os.environ, WEFT_TEST_SHARE_FAIL=f"parts@{rank}")
+    env = dict(os.environ, WEFT_TEST_SHARE_FAIL=f"{step}@{rank}")
     got = run([mpiexec, "-n", "4", runner, "convert", "--raw", TRACES["ovni-v3-mpi"], "-t",
                output, "-o", tmp_path / "out" / name], env=env)
     assert got.returncode == 2, got.stderr
