@@ -241,6 +241,8 @@ int weft__keyed_run_end(weft__keyed_runs *kr, int run_index, weft__outbuf *out, 
 			rn->spare[rn->spare_count++] = rn->writing;
 			rn->writing = -1;
 		}
+	} else {
+		free(out->buf); /* grown by the writer after its next chunk never came */
 	}
 	out->buf = NULL;
 	out->cap = out->len = 0;

@@ -42,7 +42,9 @@ int weft__outbuf_init(weft__outbuf *ob, int fd, size_t cap)
  */
 static int grow(weft__outbuf *ob, size_t room)
 {
-	size_t cap = ob->cap;
+	/* no buffer (a keyed run's writer whose next chunk never came):
+	 * a new one, or the doubling would never end */
+	size_t cap = ob->cap > 0 ? ob->cap : OUTBUF_MIN_SIZE;
 	while (cap - ob->len < room)
 		cap *= 2;
 	char *bigger = cap > ob->cap ? realloc(ob->buf, cap) : ob->buf;

@@ -103,6 +103,8 @@ static char *put_field(char *b, const weft_field *f)
  */
 static char *record_room(recorder *r, size_t n)
 {
+	if (r->p->rc != 0)
+		return NULL; /* the part stops at the end of its event: nothing more is kept */
 	char *b = r->out.error == 0 ? weft__outbuf_reserve(&r->out, n) : NULL;
 
 	if (r->out.error != 0) {

@@ -5,7 +5,8 @@
  * stream) merge of all the streams gives them, also when streams go back
  * in time, across many chunks, with a line longer than a chunk, an empty
  * run and a run that never began; a writer that fails ends its run
- * without a hang; an output that fails stops the writers.
+ * without a hang; an output that fails stops the writers, whose last
+ * writes neither hang nor leak.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -258,6 +259,35 @@ static void failing_output_case(const streams *s)
 	close(pipe_fds[1]);
 }
 
+/*
+ * A writer whose chunk was handed on when the runs were already stopped
+ * (its next chunk never comes: the buffer has none) may still write the
+ * rest of its event into `out`: the buffer grows on its own (no endless
+ * doubling of a zero capacity) and the end of the run frees it (no leak,
+ * under ASan).
+ */
+static void write_after_stop_case(void)
+{
+	weft__keyed_runs *kr = weft__keyed_runs_create(1);
+	weft__outbuf out = { .fd = WEFT__OUTBUF_GROW };
+	REQUIRE(kr != NULL);
+	REQUIRE(weft__keyed_run_begin(kr, 0, &out) == 0);
+	weft__keyed_runs_abort(kr);
+	size_t start = out.len;
+	char *p = weft__outbuf_reserve(&out, 1u << 20); /* a chunk: handed on */
+	memset(p, 'x', 1u << 20);
+	weft__outbuf_commit(&out, p + (1u << 20));
+	CHECK(weft__keyed_run_line(kr, 0, &out, 1, 0, start) != 0); /* no next chunk */
+	CHECK(out.cap == 0);
+	p = weft__outbuf_reserve(&out, 100); /* the rest of the event */
+	CHECK(out.error == 0 && out.cap >= 100);
+	memset(p, 'y', 100);
+	weft__outbuf_commit(&out, p + 100);
+	weft__keyed_run_end(kr, 0, &out, 1);
+	CHECK(out.buf == NULL);
+	weft__keyed_runs_free(kr);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -275,6 +305,7 @@ int main(void)
 	merge_case(&s, 1, (const unsigned[]){ 0x7f }, all_begin, 0x7f);
 	failing_writer_case(&s);
 	failing_output_case(&s);
+	write_after_stop_case();
 	for (int i = 0; i < STREAMS; i++)
 		free(s.times[i]);
 	return tu_result();
