@@ -28,7 +28,9 @@
 
 /* ---- Output buffer (outputs/outbuf.c) ------------------------------------ */
 
-/* The largest single reservation: callers chunk anything longer. */
+/* The largest single reservation: callers chunk anything longer (but a
+ * buffer in memory, WEFT__OUTBUF_GROW, grows to any reservation: the
+ * shared viewers' records rely on it, outputs/view_replay.c). */
 #define WEFT__OUTBUF_MAX_RESERVE 4096
 /* Default size of the buffer of the dump writers. */
 #define WEFT__OUTBUF_DEFAULT_SIZE (1u << 20)
