@@ -17,7 +17,8 @@
  * Built for speed: each stream is read alone, in stored order (no merge,
  * no sorting), a 3-letter ASCII code costs one look-up in a flat table,
  * and no payload is decoded. Formats whose streams share files (ROSS) are
- * read in one pass over their files. On several cores the streams are
+ * read in one pass over their files (among ranks, a byte piece of each
+ * file per rank: docs/mpi.md). On several cores the streams are
  * shared among threads, each with the trace opened again (a trace
  * belongs to one thread), and with a weft_dist among MPI ranks
  * (weft/dist.h); the counts do not depend on the number of threads or

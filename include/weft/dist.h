@@ -76,7 +76,9 @@ typedef struct weft_dist {
  * stream). The streams are dealt largest first, each to the part with the
  * fewest bytes so far (ties: the lower part), so the parts' bytes are
  * within one stream of each other; deterministic. Traces whose streams
- * share files (weft_trace_shared_files: ROSS) are read whole by part 0.
+ * share files (weft_trace_shared_files: ROSS) are given whole to part 0
+ * (the library's own analyses share a ROSS run among ranks by byte
+ * pieces of its files instead: docs/mpi.md).
  * Returns the number of streams of the part, or WEFT_EINVAL.
  */
 int64_t weft_trace_share(const weft_trace *trace, int part, int parts, uint8_t *selected);

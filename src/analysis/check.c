@@ -397,31 +397,55 @@ static int sort_problems_by_stream(weft_check_report *r, size_t streams)
 	return 0;
 }
 
+/* The problems of a report, for the report of another thread or rank. */
+static void pack_problems(weft__pack *p, const weft_check_report *r)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		const problem *q = &r->items[i];
+		weft__pack_u64(p, q->stream);
+		weft__pack_u64(p, (uint64_t)(int64_t)q->diag.severity);
+		weft__pack_u64(p, (uint64_t)(int64_t)q->diag.status);
+		weft__pack_text(p, q->diag.file);
+		weft__pack_u64(p, q->diag.offset);
+		weft__pack_text(p, q->diag.message);
+	}
+}
+
+/* One packed problem, its texts in the pack: 0, or -1 (u->bad set). */
+static int unpack_problem(weft__unpack *u, size_t streams, problem *q)
+{
+	uint64_t stream = weft__unpack_u64(u);
+	q->diag.severity = (int)(int64_t)weft__unpack_u64(u);
+	q->diag.status = (int)(int64_t)weft__unpack_u64(u);
+	q->diag.file = weft__unpack_text(u);
+	q->diag.offset = weft__unpack_u64(u);
+	q->diag.message = weft__unpack_text(u);
+	q->stream = (uint32_t)stream;
+	if (u->bad || stream >= streams) {
+		u->bad = 1;
+		return -1;
+	}
+	return 0;
+}
+
 /*
- * Formats whose merged cursor reads each file once (ROSS): every stream
- * in one pass, with a mismatch count per stream, then the problems in
- * stream order: the same lines as reading the streams one by one, for
- * one read of the files instead of one per stream. Returns the events
+ * The payload checks of every event of one merged pass (of this rank's
+ * pieces when `pieces`), with a mismatch count per stream in `bad`, and
+ * the nesting of its spans when `nesting` is given. Returns the events
  * read.
  */
-static uint64_t check_merged(weft_check_report *r, weft__view *nesting)
+static uint64_t check_pass(weft_check_report *r, weft__view *nesting, int pieces, uint64_t *bad)
 {
 	weft_trace *trace = r->trace;
-	size_t streams = weft_trace_stream_count(trace);
-	uint64_t *bad = calloc(streams ? streams : 1, sizeof *bad);
 	weft_field fields[32];
 	weft_cursor *cursor;
 	const weft_event *ev;
 	uint64_t events = 0;
-	int rc = bad == NULL ? WEFT_ENOMEM : weft_cursor_create(trace, NULL, &cursor);
-
+	int rc = pieces ? weft__cursor_create_pieces(trace, NULL, &cursor)
+		 : weft_cursor_create(trace, NULL, &cursor);
 	if (rc < 0) {
 		r->stream = 0;
-		if (bad == NULL)
-			weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		add_read_failure(r, rc, weft_trace_path(trace),
-				 bad == NULL ? "out of memory" : "cannot read the streams");
-		free(bad);
+		add_read_failure(r, rc, weft_trace_path(trace), "cannot read the streams");
 		return 0;
 	}
 	while (weft_cursor_next(cursor, &ev) == 1) {
@@ -433,15 +457,127 @@ static uint64_t check_merged(weft_check_report *r, weft__view *nesting)
 		events++;
 	}
 	weft_cursor_free(cursor);
+	return events;
+}
+
+/* The lines that end each stream's problems, then the problems in stream order. */
+static void end_streams(weft_check_report *r, weft__view *nesting, const uint64_t *bad)
+{
+	size_t streams = weft_trace_stream_count(r->trace);
 	for (size_t i = 0; i < streams; i++) {
 		r->stream = (uint32_t)i;
-		add_payload_overflow(weft_trace_stream(trace, i), bad[i], r);
-		add_nesting_problems(nesting, weft_trace_stream(trace, i), r);
+		add_payload_overflow(weft_trace_stream(r->trace, i), bad[i], r);
+		add_nesting_problems(nesting, weft_trace_stream(r->trace, i), r);
 	}
-	free(bad);
 	if (sort_problems_by_stream(r, streams) < 0)
 		r->out_of_memory = 1;
+}
+
+/*
+ * Formats whose merged cursor reads each file once (ROSS): every stream
+ * in one pass, with a mismatch count per stream, then the problems in
+ * stream order: the same lines as reading the streams one by one, for
+ * one read of the files instead of one per stream. Returns the events
+ * read.
+ */
+static uint64_t check_merged(weft_check_report *r, weft__view *nesting)
+{
+	size_t streams = weft_trace_stream_count(r->trace);
+	uint64_t *bad = calloc(streams ? streams : 1, sizeof *bad);
+	if (bad == NULL) {
+		r->stream = 0;
+		weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		add_read_failure(r, WEFT_ENOMEM, weft_trace_path(r->trace), "out of memory");
+		return 0;
+	}
+	uint64_t events = check_pass(r, nesting, 0, bad);
+	end_streams(r, nesting, bad);
+	free(bad);
 	return events;
+}
+
+/* ---- Pieces of the files, on ranks ------------------------------------------------ */
+
+/* What the ranks found in their pieces of the files (weft__dist_pieces). */
+typedef struct check_pieces {
+	weft_check_report *report;
+	uint64_t *bad;    /* payloads not matching their signature, per stream */
+	uint64_t *listed; /* rank 0: of which listed so far, per stream */
+} check_pieces;
+
+/* The events read, the mismatch counts, the problems. */
+static void pack_pieces(weft__pack *p, const void *ctx)
+{
+	const check_pieces *c = ctx;
+	const weft_check_report *r = c->report;
+	weft__pack_u64(p, r->events);
+	weft__pack_u64(p, (uint64_t)r->out_of_memory);
+	for (size_t i = 0; i < weft_trace_stream_count(r->trace); i++) {
+		if (c->bad[i] == 0)
+			continue;
+		weft__pack_u64(p, i);
+		weft__pack_u64(p, c->bad[i]);
+	}
+	weft__pack_u64(p, UINT64_MAX); /* the end of the counts */
+	pack_problems(p, r);
+}
+
+/*
+ * Rank 0: another rank's findings, in rank order (the order of the
+ * pieces in the files): its mismatches added to the counts, and listed
+ * while the stream has fewer than one pass lists.
+ */
+static int merge_pieces(void *ctx, weft__unpack *u)
+{
+	check_pieces *c = ctx;
+	weft_check_report *r = c->report;
+	size_t streams = weft_trace_stream_count(r->trace);
+	r->events += weft__unpack_u64(u);
+	r->out_of_memory |= weft__unpack_u64(u) != 0;
+	for (uint64_t i; !u->bad && (i = weft__unpack_u64(u)) != UINT64_MAX;) {
+		uint64_t bad = weft__unpack_u64(u);
+		if (i >= streams) {
+			u->bad = 1;
+			break;
+		}
+		c->bad[i] += bad;
+	}
+	while (!u->bad && u->pos < u->len) {
+		problem q;
+		if (unpack_problem(u, streams, &q) < 0)
+			break;
+		if (c->listed[q.stream]++ < MAX_REPORTS_PER_KIND)
+			append_problem(r, q.stream, q.diag.severity, q.diag.status, q.diag.file,
+				       q.diag.offset, q.diag.message);
+	}
+	return 0;
+}
+
+/*
+ * Every rank checks the events of its pieces; rank 0 takes the others'
+ * findings and ends each stream as one pass does. Formats read in pieces
+ * have no spans to nest (ROSS: points and samples). 0, or an error every
+ * rank returns.
+ */
+static int check_in_pieces(weft_check_report *r)
+{
+	weft_trace *trace = r->trace;
+	size_t streams = weft_trace_stream_count(trace), diags = weft_trace_diag_count(trace);
+	check_pieces c = { r, calloc(streams ? streams : 1, sizeof *c.bad),
+			   calloc(streams ? streams : 1, sizeof *c.listed) };
+	int rc = c.bad != NULL && c.listed != NULL ? 0
+		 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (rc == 0)
+		r->events = check_pass(r, NULL, 1, c.bad);
+	for (size_t i = 0; rc == 0 && i < r->count; i++)
+		c.listed[r->items[i].stream]++;
+	rc = weft__dist_combine(trace, rc, diags, pack_pieces, merge_pieces, &c);
+	if (rc == 0 && weft__dist_root(trace))
+		end_streams(r, NULL, c.bad);
+	weft__trace_diags_sort(trace, diags);
+	free(c.bad);
+	free(c.listed);
+	return rc;
 }
 
 /* ---- The emulation (models) ---------------------------------------------------------- */
@@ -530,15 +666,7 @@ static void pack_check(weft__pack *p, const void *ctx)
 		weft__pack_u64(p, c->starts[i].offset);
 	}
 	weft__pack_u64(p, UINT64_MAX); /* the end of the starts */
-	for (size_t i = 0; i < r->count; i++) {
-		const problem *q = &r->items[i];
-		weft__pack_u64(p, q->stream);
-		weft__pack_u64(p, (uint64_t)(int64_t)q->diag.severity);
-		weft__pack_u64(p, (uint64_t)(int64_t)q->diag.status);
-		weft__pack_text(p, q->diag.file);
-		weft__pack_u64(p, q->diag.offset);
-		weft__pack_text(p, q->diag.message);
-	}
+	pack_problems(p, r);
 }
 
 /* Adds another part's findings to the report (the starts of its streams). */
@@ -559,17 +687,11 @@ static int merge_check(void *ctx, weft__unpack *u)
 			c->starts[i] = (weft__stream_start){ 1, time, offset };
 	}
 	while (!u->bad && u->pos < u->len) {
-		uint64_t stream = weft__unpack_u64(u);
-		int severity = (int)(int64_t)weft__unpack_u64(u);
-		int status = (int)(int64_t)weft__unpack_u64(u);
-		const char *file = weft__unpack_text(u);
-		uint64_t offset = weft__unpack_u64(u);
-		const char *message = weft__unpack_text(u);
-		if (u->bad || stream >= streams) {
-			u->bad = 1;
+		problem q;
+		if (unpack_problem(u, streams, &q) < 0)
 			break;
-		}
-		append_problem(r, (uint32_t)stream, severity, status, file, offset, message);
+		append_problem(r, q.stream, q.diag.severity, q.diag.status, q.diag.file,
+			       q.diag.offset, q.diag.message);
 	}
 	return 0;
 }
@@ -656,7 +778,9 @@ static int check_run(weft_trace *trace, const weft_check_options *options,
 	 * (weft_trace_share), the format's checks of the whole trace, the
 	 * emulation. */
 	int whole = weft__dist_root(trace);
-	if (weft_trace_file_order_default(trace)) {
+	if (weft_trace_file_order_default(trace) && weft__dist_pieces(trace) > 0) {
+		rc = check_in_pieces(r);
+	} else if (weft_trace_file_order_default(trace)) {
 		weft__view *nesting = whole ? nesting_view(trace) : NULL;
 		r->events = whole ? check_merged(r, nesting) : 0;
 		weft__view_free(nesting);

@@ -217,6 +217,7 @@ struct weft_counts {
 	/* The streams to read: this rank's or thread's (weft/dist.h,
 	 * core/parts.c), NULL: every stream. */
 	const uint8_t *share;
+	int pieces; /* reading this rank's pieces of the files (weft__dist_pieces) */
 };
 
 /* Reads the streams of the share (all without one), each into its counters. */
@@ -277,13 +278,16 @@ static void counts_release(weft_counts *st)
 /*
  * Formats whose merged cursor reads each file once (ROSS, many streams
  * per file): one pass over all the streams, on this thread, instead of a
- * read of the file per stream.
+ * read of the file per stream. With files cut for the ranks
+ * (weft__dist_pieces), this rank's pieces: the counts of every stream
+ * there, added up on rank 0.
  */
 static int count_merged(weft_trace *trace, weft_counts *st)
 {
 	weft_cursor *cursor;
 	weft_filter stored = { .order = WEFT_ORDER_STORED };
-	int rc = weft__cursor_create_selected(trace, &stored, st->share, &cursor);
+	int rc = st->pieces ? weft__cursor_create_pieces(trace, &stored, &cursor)
+		 : weft__cursor_create_selected(trace, &stored, st->share, &cursor);
 
 	if (rc == 0) {
 		rc = count_cursor(cursor, &st->table, st->per_stream, st->by_stream);
@@ -433,8 +437,12 @@ static int count_part(weft_trace *handle, const uint8_t *selected, weft__pack *r
 static int count_shared(weft_trace *trace, weft_counts *st, int threads_asked)
 {
 	st->share = weft__dist_selected(trace);
-	if (weft_trace_file_order_default(trace))
+	if (weft_trace_file_order_default(trace)) {
+		st->pieces = weft__dist_pieces(trace) > 0;
+		if (st->pieces)
+			st->share = NULL; /* every stream's counts, from this rank's pieces */
 		return count_merged(trace, st);
+	}
 	int threads = weft__parts_threads(trace, st->share, threads_asked, WEFT__WORK_LIGHT);
 	if (threads <= 1)
 		return count_streams(trace, st);
@@ -460,7 +468,11 @@ static int counts_run(weft_trace *trace, const weft_count_options *options,
 	}
 	size_t diags = weft_trace_diag_count(trace);
 	int rc = count_shared(trace, st, options->threads);
-	if (rc == 0 && options->span_time)
+	/* Span times from pieces: rank 0 reads the whole trace (the spans of
+	 * a stream cross pieces); the others' are dropped. */
+	if (rc == 0 && options->span_time && st->pieces && !weft__dist_root(trace))
+		clear_times(st);
+	else if (rc == 0 && options->span_time)
 		rc = add_span_times(trace, st);
 	if (weft__dist_active(trace))
 		rc = weft__dist_combine(trace, rc, diags, pack_counts, merge_counts, st);

@@ -134,7 +134,7 @@ static weft_profile_row *row_of_span(weft_profile *p, int64_t stream, const char
 
 /* Every span and instant of the streams of `selected` (NULL: all). */
 static int profile_spans(weft_trace *trace, const weft_profile_options *o,
-			 const uint8_t *selected, weft_profile *p)
+			 const uint8_t *selected, int pieces, weft_profile *p)
 {
 	weft_span_options so;
 	weft_span_iter *it;
@@ -147,7 +147,8 @@ static int profile_spans(weft_trace *trace, const weft_profile_options *o,
 	so.emulate = o->emulate;
 	so.all_models = o->all_models;
 	so.channels = o->channels;
-	int rc = weft__span_iter_create_selected(trace, &so, selected, &it);
+	int rc = pieces ? weft__span_iter_create_pieces(trace, &so, &it)
+		 : weft__span_iter_create_selected(trace, &so, selected, &it);
 	if (rc < 0)
 		return rc;
 	while ((rc = weft_span_iter_next(it, &s)) == 1) {
@@ -317,7 +318,7 @@ static int profile_streams(weft_trace *trace, const weft_profile_options *o,
 {
 	int stored = p->source == WEFT_PROFILE_DURATIONS || p->source == WEFT_PROFILE_HEADERS;
 	if (!stored)
-		return profile_spans(trace, o, selected, p);
+		return profile_spans(trace, o, selected, 0, p);
 	int rc = 0;
 	for (size_t s = 0; rc == 0 && s < weft_trace_stream_count(trace); s++)
 		if (selected == NULL || selected[s])
@@ -355,6 +356,10 @@ static int profile_shared(weft_trace *trace, const weft_profile_options *o, weft
 	const uint8_t *share = weft__dist_selected(trace);
 	if (o->emulate)
 		return weft__dist_root(trace) ? profile_streams(trace, o, NULL, p) : 0;
+	/* Files cut for the ranks (ROSS): each its pieces, whose spans are
+	 * instants (weft__span_iter_create_pieces), added up on rank 0. */
+	if (p->source == WEFT_PROFILE_SPANS && weft__dist_pieces(trace) > 0)
+		return profile_spans(trace, o, NULL, 1, p);
 	int threads = weft__parts_threads(trace, share, o->threads, WEFT__WORK_HEAVY);
 	if (threads <= 1)
 		return profile_streams(trace, o, share, p);

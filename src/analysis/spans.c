@@ -338,7 +338,7 @@ void weft_span_iter_stats(const weft_span_iter *it, weft_span_stats *out)
 
 /* The iterator over the streams of `selected` (NULL: every stream). */
 static int span_iter_create(weft_trace *trace, const weft_span_options *options,
-			    const uint8_t *selected, weft_span_iter **out)
+			    const uint8_t *selected, int pieces, weft_span_iter **out)
 {
 	static const weft__view_sink sink_template = {
 		NULL, on_track, on_begin, on_end, on_complete, on_instant, on_counter
@@ -379,7 +379,8 @@ static int span_iter_create(weft_trace *trace, const weft_span_options *options,
 			       .order = WEFT_ORDER_TIME };
 	weft__view_sink sink = sink_template;
 	sink.ctx = it;
-	int rc = weft__cursor_create_selected(trace, &select, selected, &it->cursor);
+	int rc = pieces ? weft__cursor_create_pieces(trace, &select, &it->cursor)
+		 : weft__cursor_create_selected(trace, &select, selected, &it->cursor);
 	if (rc == 0) {
 		/* Formats read whole files merged by time (ROSS) may go back in
 		 * time within a file: the view reads them to the end. */
@@ -403,7 +404,7 @@ static int span_iter_create(weft_trace *trace, const weft_span_options *options,
 int weft_span_iter_create(weft_trace *trace, const weft_span_options *options,
 			  weft_span_iter **out)
 {
-	return span_iter_create(trace, options, NULL, out);
+	return span_iter_create(trace, options, NULL, 0, out);
 }
 
 int weft__span_iter_create_selected(weft_trace *trace, const weft_span_options *options,
@@ -412,7 +413,16 @@ int weft__span_iter_create_selected(weft_trace *trace, const weft_span_options *
 	if (selected != NULL && options != NULL && options->emulate)
 		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
 				   "the emulation reads every stream: it is not shared");
-	return span_iter_create(trace, options, selected, out);
+	return span_iter_create(trace, options, selected, 0, out);
+}
+
+int weft__span_iter_create_pieces(weft_trace *trace, const weft_span_options *options,
+				  weft_span_iter **out)
+{
+	if (options != NULL && options->emulate)
+		return weft__error(WEFT_EUNSUPPORTED, NULL, WEFT_NO_OFFSET,
+				   "the emulation reads every stream: it is not shared");
+	return span_iter_create(trace, options, NULL, 1, out);
 }
 
 void weft_span_iter_free(weft_span_iter *it)

@@ -20,4 +20,13 @@
 int weft__span_iter_create_selected(weft_trace *trace, const weft_span_options *options,
 				    const uint8_t *selected, weft_span_iter **out);
 
+/*
+ * weft_span_iter_create() over this rank's pieces of the files
+ * (weft__dist_pieces: ROSS on ranks). Only for formats whose spans are
+ * instants (ROSS: points and samples): an interval's ends could be in two
+ * pieces. Not for the emulation (WEFT_EUNSUPPORTED).
+ */
+int weft__span_iter_create_pieces(weft_trace *trace, const weft_span_options *options,
+				  weft_span_iter **out);
+
 #endif /* WEFT_SPANS_SHARE_H */

@@ -56,11 +56,13 @@ int weft_trace_stream_stats(weft_trace *trace, uint32_t stream, weft_stream_stat
 	return read_stream_stats(trace, stream, out);
 }
 
-int weft_trace_stats_merged(weft_trace *trace, weft_stream_stats *stats)
+/* The figures of every stream in one merged pass (of this rank's pieces). */
+static int stats_merged(weft_trace *trace, int pieces, weft_stream_stats *stats)
 {
 	weft_cursor *cursor;
 	const weft_event *ev;
-	int rc = weft_cursor_create(trace, NULL, &cursor);
+	int rc = pieces ? weft__cursor_create_pieces(trace, NULL, &cursor)
+		 : weft_cursor_create(trace, NULL, &cursor);
 
 	memset(stats, 0, trace->stream_count * sizeof *stats);
 	if (rc < 0)
@@ -69,6 +71,11 @@ int weft_trace_stats_merged(weft_trace *trace, weft_stream_stats *stats)
 		weft_stream_stats_add(&stats[ev->stream], ev);
 	weft_cursor_free(cursor);
 	return rc;
+}
+
+int weft_trace_stats_merged(weft_trace *trace, weft_stream_stats *stats)
+{
+	return stats_merged(trace, 0, stats);
 }
 
 /* ---- Every stream, shared among threads and ranks ---------------------------------- */
@@ -123,7 +130,29 @@ static void pack_stats(weft__pack *p, const void *ctx)
 	}
 }
 
-/* Takes another part's streams into the table (each stream has one part). */
+/*
+ * Adds the figures of another part of a stream: a stream read in pieces
+ * by several ranks (weft__dist_pieces); else the stream's only part.
+ */
+static void stats_add_part(weft_stream_stats *all, int *status, const weft_stream_stats *s,
+			   int part_status)
+{
+	if (*status == 0)
+		*status = part_status;
+	if (all->events == 0 && !all->stored && all->detail[0] == '\0') {
+		*all = *s;
+		return;
+	}
+	int timed = all->events > all->untimed, part_timed = s->events > s->untimed;
+	if (part_timed && (!timed || s->first < all->first))
+		all->first = s->first;
+	if (part_timed && (!timed || s->last > all->last))
+		all->last = s->last;
+	all->events += s->events;
+	all->untimed += s->untimed;
+}
+
+/* Takes another part's streams into the table. */
 static int merge_stats(void *ctx, weft__unpack *u)
 {
 	stats_table *t = ctx;
@@ -142,8 +171,7 @@ static int merge_stats(void *ctx, weft__unpack *u)
 			break;
 		}
 		strcpy(s.detail, detail);
-		t->stats[i] = s;
-		t->status[i] = status;
+		stats_add_part(&t->stats[i], &t->status[i], &s, status);
 	}
 	return 0;
 }
@@ -173,10 +201,15 @@ static int stats_shared(weft_trace *trace, int threads_asked, stats_table *t)
 	const uint8_t *share = weft__dist_selected(trace);
 	t->selected = share;
 	if (weft_trace_file_order_default(trace)) {
-		/* One pass over the files; their streams are rank 0's share. */
-		if (!weft__dist_root(trace))
+		/* One pass over the files: this rank's pieces of them, each
+		 * stream's figures added up on rank 0; else the whole files,
+		 * rank 0's share. */
+		int pieces = weft__dist_pieces(trace) > 0;
+		if (pieces)
+			t->selected = NULL;
+		else if (!weft__dist_root(trace))
 			return 0;
-		int rc = weft_trace_stats_merged(trace, t->stats);
+		int rc = stats_merged(trace, pieces, t->stats);
 		return rc == WEFT_ENOMEM ? rc : (rc < 0 ? (t->status[0] = rc, 0) : 0);
 	}
 	int threads = weft__parts_threads(trace, share, threads_asked, WEFT__WORK_LIGHT);

@@ -304,10 +304,12 @@ weft_order weft_cursor_order(const weft_cursor *c)
 /*
  * The slots of a cursor over whole files: one per data file, each fed by
  * the backend's file reader (events of many streams in file order), merged
- * by time across files. The stream pattern is applied per event through a
- * table of selected streams.
+ * by time across files (or, `piece` >= 0, that piece of each file, cut
+ * for the ranks: weft__dist_pieces). The stream pattern is applied per
+ * event through a table of selected streams.
  */
-static int cursor_add_files(weft_cursor *c, const char *stream_pattern, const uint8_t *share)
+static int cursor_add_files(weft_cursor *c, const char *stream_pattern, const uint8_t *share,
+			    int piece)
 {
 	weft_trace *trace = c->trace;
 	if (stream_pattern != NULL || share != NULL) {
@@ -325,7 +327,9 @@ static int cursor_add_files(weft_cursor *c, const char *stream_pattern, const ui
 		slot->batch = malloc(c->batch_cap * sizeof *slot->batch);
 		if (slot->batch == NULL)
 			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		int rc = trace->backend->file_open(trace, f, &slot->state);
+		int rc = piece >= 0
+			 ? trace->backend->dist_open->piece_open(trace, f, (size_t)piece, &slot->state)
+			 : trace->backend->file_open(trace, f, &slot->state);
 		if (rc < 0) {
 			slot->state = NULL;
 			return rc;
@@ -360,9 +364,12 @@ static void cursor_set_unfiltered(weft_cursor *c)
 			c->stream_selected == NULL && c->code_pattern == NULL;
 }
 
-/* A merged cursor over the streams that match `filter` and `share` (NULL: all). */
+/*
+ * A merged cursor over the streams that match `filter` and `share` (NULL:
+ * all); over piece `piece` of each file when >= 0 (whole files: -1).
+ */
 static int cursor_create(weft_trace *trace, const weft_filter *filter, const uint8_t *share,
-			 weft_cursor **out)
+			 int piece, weft_cursor **out)
 {
 	weft_order order;
 	*out = NULL;
@@ -377,7 +384,7 @@ static int cursor_create(weft_trace *trace, const weft_filter *filter, const uin
 	const char *stream_pattern = filter != NULL ? filter->stream_pattern : NULL;
 	rc = cursor_set_filter(c, filter);
 	if (rc == 0 && file_order)
-		rc = cursor_add_files(c, stream_pattern, share);
+		rc = cursor_add_files(c, stream_pattern, share, piece);
 	if (rc < 0) {
 		weft_cursor_free(c);
 		return rc;
@@ -416,13 +423,27 @@ int weft__cursor_merges_streams(const weft_trace *trace, const weft_filter *filt
 int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 		       weft_cursor **out)
 {
-	return cursor_create(trace, filter, NULL, out);
+	return cursor_create(trace, filter, NULL, -1, out);
+}
+
+int weft__cursor_create_pieces(weft_trace *trace, const weft_filter *filter,
+			       weft_cursor **out)
+{
+	*out = NULL;
+	if (weft__dist_pieces(trace) == 0)
+		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
+				   "the trace's files are not cut into pieces (a bug)");
+	weft_filter pieces = { 0 };
+	if (filter != NULL)
+		pieces = *filter;
+	pieces.order = WEFT_ORDER_STORED; /* whole files: the pieces of each */
+	return cursor_create(trace, &pieces, NULL, trace->options.dist->rank, out);
 }
 
 int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,
 				 const uint8_t *selected, weft_cursor **out)
 {
-	return cursor_create(trace, filter, selected, out);
+	return cursor_create(trace, filter, selected, -1, out);
 }
 
 int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,

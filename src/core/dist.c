@@ -438,3 +438,103 @@ int weft__dist_combine(weft_trace *trace, int rc, size_t diag_from, weft__dist_p
 		weft__error((int)final, NULL, WEFT_NO_OFFSET, "another rank failed (rank 0 says why)");
 	return (int)final;
 }
+
+/* ---- The collective open's scan ------------------------------------------------- */
+
+/* The hooks of a trace whose open left its scan to the ranks, or NULL. */
+static const weft__dist_open_hooks *pending_scan(const weft_trace *trace)
+{
+	const weft__dist_open_hooks *h = trace != NULL ? trace->backend->dist_open : NULL;
+	return h != NULL && h->pending(trace) ? h : NULL;
+}
+
+/* A rank's scan, sent as its result; rank 0 merges the others' in rank order. */
+typedef struct open_scan {
+	weft_trace *trace;
+	const weft__dist_open_hooks *hooks;
+	weft__pack scan;
+	int next_rank;
+} open_scan;
+
+static void pack_scan(weft__pack *p, const void *ctx)
+{
+	const open_scan *s = ctx;
+	weft__pack_raw(p, s->scan.data, s->scan.len);
+}
+
+static int merge_scan(void *ctx, weft__unpack *u)
+{
+	open_scan *s = ctx;
+	return s->hooks->merge(s->trace, s->next_rank++, u);
+}
+
+/*
+ * Every rank's scan of its pieces, merged on rank 0 (its own first); 0,
+ * or an error every rank returns.
+ */
+static int gather_scans(weft_trace *trace, const weft_dist *d, int rc,
+			const weft__dist_open_hooks *h)
+{
+	weft_trace failed = { .options = { .dist = d } };
+	weft_trace *t = rc == 0 ? trace : &failed;
+	open_scan s = { trace, h, { 0 }, 1 };
+	if (rc == 0) {
+		size_t before = weft_trace_diag_count(trace);
+		uint64_t dropped = trace->diags_dropped;
+		rc = h->scan(trace, &s.scan);
+		if (rc == 0 && s.scan.failed)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		/* A piece that has a problem is scanned again whole, which
+		 * reports it: the pieces' scans report nothing. */
+		weft__trace_diags_forget(trace, before, dropped);
+	}
+	if (rc == 0 && d->rank == 0) {
+		weft__unpack own = { .data = s.scan.data, .len = s.scan.len };
+		rc = h->merge(trace, 0, &own);
+	}
+	rc = weft__dist_combine(t, rc, weft_trace_diag_count(t), pack_scan, merge_scan, &s);
+	weft__pack_release(&s.scan);
+	return rc;
+}
+
+int weft__dist_open_scan(weft_trace *trace, const weft_dist *d, int rc)
+{
+	/* Rank 0 says whether a scan follows: its open left one. */
+	uint64_t pending = d->rank == 0 && rc == 0 && pending_scan(trace) != NULL;
+	int b = d->broadcast(d->user, &pending, sizeof pending);
+	if (b < 0 && rc == 0)
+		rc = weft__error(b, NULL, WEFT_NO_OFFSET, "the ranks could not start the open");
+	if (!pending || b < 0)
+		return rc;
+	const weft__dist_open_hooks *h = rc == 0 ? pending_scan(trace) : NULL;
+	if (rc == 0 && h == NULL)
+		rc = weft__error(WEFT_EFORMAT, trace->path, WEFT_NO_OFFSET,
+				 "rank %d opened the trace as %s, not as rank 0 did", d->rank,
+				 weft_format_name(weft_trace_format(trace)));
+	rc = gather_scans(trace, d, rc, h);
+	if (rc < 0) /* the same status on every rank: no rank waits below */
+		return rc;
+	weft__pack result = { 0 };
+	if (d->rank == 0) {
+		rc = h->result(trace, &result);
+		if (rc == 0 && result.failed)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		if (rc < 0) /* sent empty: the others fail to take it */
+			weft__pack_release(&result);
+	}
+	int brc = weft__dist_broadcast_pack(d, &result, 0);
+	if (rc == 0)
+		rc = brc;
+	if (rc == 0) {
+		weft__unpack u = { .data = result.data, .len = result.len };
+		rc = h->apply(trace, &u);
+	}
+	weft__pack_release(&result);
+	return rc;
+}
+
+size_t weft__dist_pieces(const weft_trace *trace)
+{
+	const weft__dist_open_hooks *h = trace->backend->dist_open;
+	return weft__dist_active(trace) && h != NULL ? h->pieces(trace) : 0;
+}

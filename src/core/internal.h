@@ -104,6 +104,29 @@ typedef struct weft__check_hooks {
 
 /* ---- Backends --------------------------------------------------------------- */
 
+struct weft__pack;
+struct weft__unpack;
+
+/*
+ * A collective open, for formats whose open scans files that many streams
+ * share (ROSS), under a weft_dist of several ranks (weft__dist_open_scan):
+ * the backend's open leaves its scan pending; each rank scans its piece
+ * of each file and packs what it found (scan); rank 0 takes the packs in
+ * rank order, its own first (merge), and packs the outcome (result),
+ * which every rank applies to finish its open (apply). The files are then
+ * cut into `pieces` (0: not cut), and a rank's analyses read its own
+ * pieces (piece_open, through weft__cursor_create_pieces).
+ */
+typedef struct weft__dist_open_hooks {
+	int (*pending)(const weft_trace *trace);
+	int (*scan)(weft_trace *trace, struct weft__pack *out);
+	int (*merge)(weft_trace *trace, int rank, struct weft__unpack *u);
+	int (*result)(weft_trace *trace, struct weft__pack *out);
+	int (*apply)(weft_trace *trace, struct weft__unpack *u);
+	size_t (*pieces)(const weft_trace *trace);
+	int (*piece_open)(weft_trace *trace, size_t file, size_t piece, void **state);
+} weft__dist_open_hooks;
+
 typedef struct weft_backend {
 	weft_format format;
 	const char *name;
@@ -195,6 +218,8 @@ typedef struct weft_backend {
 	 * can check the size of its own streams' files.
 	 */
 	const char *(*stream_data_path)(const weft_trace *trace, uint32_t stream);
+	/* Optional: the collective open and the pieces above. */
+	const weft__dist_open_hooks *dist_open;
 } weft_backend;
 
 /* Backend i of the table (src/core/trace.c), NULL past the end. */
@@ -478,8 +503,29 @@ const uint8_t *weft__dist_selected(const weft_trace *trace);
 /* Deals this rank's streams (weft_trace_share) into trace->dist_selected
  * when the trace is shared: 0, or ENOMEM (weft_trace_open fails then). */
 int weft__dist_deal(weft_trace *trace);
+/*
+ * Collective, after each rank's own open (`rc`, its status; `trace` NULL
+ * when it failed): the scan the backend left pending (weft__dist_open_hooks),
+ * shared by the ranks. Returns 0 or an error every rank returns (rank 0
+ * names the rank and why).
+ */
+int weft__dist_open_scan(weft_trace *trace, const weft_dist *d, int rc);
+/*
+ * The number of pieces the trace's files are cut into for its ranks, each
+ * rank reading its own (weft__cursor_create_pieces); 0 when they are not:
+ * then rank 0 reads the files that streams share.
+ */
+size_t weft__dist_pieces(const weft_trace *trace);
 /* weft_cursor_create() over the streams of `selected` (a byte per stream;
  * NULL: every stream). */
+/*
+ * A merged cursor over this rank's piece of each file (weft__dist_pieces:
+ * the trace's files cut for its ranks), every stream of the piece; the
+ * events in each file's order, files merged by time. WEFT_EINVAL when
+ * the files are not cut.
+ */
+int weft__cursor_create_pieces(weft_trace *trace, const weft_filter *filter,
+			       weft_cursor **out);
 int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,
 				 const uint8_t *selected, weft_cursor **out);
 /*

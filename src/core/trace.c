@@ -407,6 +407,14 @@ int weft_trace_open(const char *path, const weft_open_options *options,
 				   d->rank, d->ranks);
 	int replayed, booked;
 	int rc = open_shared(path, options, d, out, &replayed, &booked);
+	/* A backend that scans files many streams share (ROSS) left the scan
+	 * to the ranks: each scans a piece of each file. */
+	rc = weft__dist_open_scan(rc == 0 ? *out : NULL, d, rc);
+	if (rc < 0 && *out != NULL) {
+		with_first_problem(*out); /* as when its own open fails */
+		weft_trace_free(*out);
+		*out = NULL;
+	}
 	/* The agreement needs a trace to report on: a failed rank's stand-in. */
 	weft_trace failed = { .options = { .dist = d } };
 	int agreed = replayed ? 0 : weft__dist_agree_sizes(rc == 0 ? *out : NULL, d);

@@ -210,7 +210,22 @@ typedef struct ross_file {
 	uint64_t records;
 	int truncated;         /* ends inside a record */
 	int readable;          /* has a detected kind and is read */
+	/*
+	 * Under a weft_dist of several ranks (ross_share.c): the file cut
+	 * into one piece per rank at record boundaries, piece k being
+	 * [cuts[k], cuts[k + 1]) (parts + 1 entries); NULL otherwise.
+	 */
+	uint64_t *cuts;
 } ross_file;
+
+/* What the pass notes about a file's records, added up over its pieces. */
+typedef struct ross_notes {
+	uint64_t clamped, first_clamped;
+	uint64_t reversed, first_reversed;
+	uint64_t short_model, first_short_model;
+	int lp_sizes;          /* bit 0: 36-byte LP bodies, bit 1: 48 */
+	int saw_end_time;      /* a virtual time of DBL_MAX */
+} ross_notes;
 
 /* A stream: the records of one class of one PE/KP/LP in one file. */
 typedef struct ross_key {
@@ -240,6 +255,16 @@ typedef struct ross_data {
 	double time_scale;     /* 1e9 / clock rate, or 1 */
 	ross_schemas schemas;
 	int resync;
+	ross_kind forced;      /* the ross.kind option, ROSS_KIND_NONE = none */
+	double clock_rate;     /* the ross.clock_rate option, 0 = none */
+	int single_file;       /* the trace is one file, not a directory */
+	/*
+	 * Under a weft_dist of several ranks: the files are cut into `parts`
+	 * pieces (1: not cut), and `pending` while the open waits for the
+	 * ranks to scan them (ross_share.c); `share` is rank 0's merge.
+	 */
+	int parts, pending;
+	struct ross_share *share;
 	uint64_t window;       /* bytes held per stream reader (window) */
 	uint64_t file_window;  /* bytes held per file reader (window) */
 	/* The event kinds (weft/schema.h): one per record layout. */
@@ -302,11 +327,60 @@ int weft__ross_detect(weft_mapfile *mf, uint64_t start, ross_kind hint, int only
 int weft__ross_detect_resync(weft_mapfile *mf, uint64_t limit, ross_kind hint,
 			     int only_family, uint64_t *start, ross_detection *out);
 
+/* ---- The open's pass, shared by the ranks (ross_open.c, ross_share.c) ---------------------- */
+
+/* One rank's piece of a file, as its scan found it. */
+typedef struct ross_piece {
+	int clean;             /* framed from a record start to its end, no problem */
+	uint64_t size;         /* the file's, when this rank scanned it */
+	uint64_t start, end;   /* the first record's offset, and the end of the last */
+	uint64_t records;
+	ross_notes notes;
+} ross_piece;
+
+/* A file as the ranks scanned it: in pieces (clean), else whole on every rank. */
+typedef struct ross_file_scanned {
+	int clean;
+	uint64_t records;
+	ross_notes notes;
+} ross_file_scanned;
+
+/* First byte of piece k of `parts` of a file of `size` bytes (k = parts: size). */
+static inline uint64_t weft__ross_piece_bound(uint64_t size, int k, int parts)
+{
+	return size / (uint64_t)parts * (uint64_t)k + size % (uint64_t)parts * (uint64_t)k /
+	       (uint64_t)parts;
+}
+
+/*
+ * Scans piece `part` (of d->parts) of file `file`: its kind chosen as
+ * the open would (without its warning), the first record start at or
+ * after the piece's first byte found, then records framed up to the
+ * first boundary at or after its last, their streams filed in the
+ * backend's table. Anything unusual (no record start, a bad or cut
+ * record) leaves the piece unclean, as does a file too small to cut: the
+ * file is then scanned whole by every rank. Returns 0, or WEFT_ENOMEM.
+ */
+int weft__ross_scan_piece(weft_trace *trace, uint32_t file, int part, ross_piece *out);
+/*
+ * Finishes the open: each file either takes what the ranks found
+ * (`scanned[i].clean`: its streams are in the table, its cuts set) or is
+ * scanned whole here; then the hierarchy and the metadata. `scanned`
+ * NULL: every file scanned here (the open of one process).
+ */
+int weft__ross_open_finish(weft_trace *trace, const ross_file_scanned *scanned);
+/* The collective hooks of the open's scan on ranks (core/dist.c). */
+extern const weft__dist_open_hooks weft__ross_dist_open;
+/* Rank 0's merge of the ranks' scans (ross_share.c), freed with the trace. */
+void weft__ross_share_free(struct ross_share *share);
+
 /* ---- Readers (ross_stream.c) ------------------------------------------------------------ */
 
 int weft__ross_stream_open(weft_trace *trace, uint32_t stream, int stored,
 			   void **state);
 int weft__ross_file_open(weft_trace *trace, size_t file, void **state);
+/* A reader of piece `piece` of a file cut for ranks (ross_file.cuts). */
+int weft__ross_piece_open(weft_trace *trace, size_t file, size_t piece, void **state);
 size_t weft__ross_file_count(const weft_trace *trace);
 int weft__ross_stream_next(void *state, weft_event *event);
 int weft__ross_stream_next_batch(void *state, weft_event *events, size_t cap);

@@ -140,9 +140,7 @@ int64_t weft__ross_stream_insert(ross_data *d, const ross_key *key)
 typedef struct open_ctx {
 	weft_trace *trace;
 	ross_data *d;
-	ross_kind forced;          /* ROSS_KIND_NONE when the data decides */
-	double clock_rate;         /* the ross.clock_rate option, 0 = none */
-	int single_file;
+	int quiet;                 /* a rank's piece: no warning about the kind */
 	uint64_t records;
 	uint64_t unfiled_records;  /* beyond the stream limit */
 } open_ctx;
@@ -230,7 +228,7 @@ static int discover(open_ctx *c, const char *path)
 		return weft__error_errno(path, "cannot open");
 	if (!S_ISDIR(st.st_mode)) {
 		const char *slash = strrchr(path, '/');
-		c->single_file = 1;
+		c->d->single_file = 1;
 		return add_file(c, path, slash != NULL && slash[1] != '\0' ? slash + 1 : path);
 	}
 	char **names = NULL;
@@ -263,12 +261,9 @@ typedef struct file_scan {
 	weft_mapfile mf;
 	int kind_from_data;        /* an engine kind the name did not give */
 	const char *detected_from; /* for the metadata */
-	uint64_t clamped, first_clamped;
-	uint64_t reversed, first_reversed;
-	uint64_t short_model, first_short_model;
+	ross_notes notes;
 	uint64_t skipped_bytes;
-	int lp_sizes;              /* bit 0: 36-byte LP bodies, bit 1: 48 */
-	int saw_end_time;          /* a virtual time of DBL_MAX */
+	int next_cut;              /* the next of the file's cuts to find */
 	/*
 	 * Stream prediction (as in the readers): the stream that followed
 	 * each of this file's streams last time, relative to `base` (the
@@ -330,7 +325,7 @@ static int choose_kind(file_scan *s)
 {
 	ross_file *f = s->f;
 	ross_detection det;
-	ross_kind forced = s->c->forced;
+	ross_kind forced = s->c->d->forced;
 	int only = forced != ROSS_KIND_NONE ? (int)weft__ross_kind_family(forced) : -1;
 	if (f->size == 0 && forced == ROSS_KIND_NONE && f->name_kind == ROSS_KIND_NONE)
 		return weft__error(WEFT_EFORMAT, f->name, WEFT_NO_OFFSET,
@@ -356,7 +351,7 @@ static int choose_kind(file_scan *s)
 			   f->kind == f->name_kind ? "name and data" : "data (not the name)";
 	if (start > 0)
 		s->detected_from = "data after garbage (resync)";
-	if (f->name_kind != ROSS_KIND_NONE && f->kind != f->name_kind)
+	if (f->name_kind != ROSS_KIND_NONE && f->kind != f->name_kind && !s->c->quiet)
 		weft__trace_diag(s->c->trace, WEFT_SEV_WARNING, WEFT_EFORMAT, f->name, 0,
 				 "named like a %s file, but its records are %s: read as %s",
 				 weft__ross_kind_name(f->name_kind),
@@ -435,21 +430,22 @@ static int file_record(file_scan *s, const ross_record *rec, uint64_t offset)
 /* The sanity notes of a record: times, sizes, the schema. */
 static void note_record(file_scan *s, const ross_record *rec, uint64_t offset)
 {
+	ross_notes *n = &s->notes;
 	int clamped = 0;
 	if (rec->cls != ROSS_REC_ANALYSIS) /* ROSS leaves that real time unset */
 		weft__ross_time_ns(rec->real_time, s->c->d->time_scale, &clamped);
-	if (clamped && s->clamped++ == 0)
-		s->first_clamped = offset;
+	if (clamped && n->clamped++ == 0)
+		n->first_clamped = offset;
 	if (rec->cls == ROSS_REC_EVENT && rec->recv_time < rec->virtual_time &&
-	    s->reversed++ == 0)
-		s->first_reversed = offset;
+	    n->reversed++ == 0)
+		n->first_reversed = offset;
 	if (rec->cls == ROSS_REC_LP)
-		s->lp_sizes |= rec->fixed == ROSS_SAMPLE_HEADER + ROSS_LP_OLD_BODY ? 1 : 2;
+		n->lp_sizes |= rec->fixed == ROSS_SAMPLE_HEADER + ROSS_LP_OLD_BODY ? 1 : 2;
 	if (rec->cls != ROSS_REC_EVENT && rec->virtual_time == DBL_MAX)
-		s->saw_end_time = 1;
+		n->saw_end_time = 1;
 	const ross_schema *sc = s->c->d->schemas.by_class[rec->cls];
-	if (sc != NULL && rec->data_size < sc->size && s->short_model++ == 0)
-		s->first_short_model = offset;
+	if (sc != NULL && rec->data_size < sc->size && n->short_model++ == 0)
+		n->first_short_model = offset;
 }
 
 /*
@@ -460,7 +456,7 @@ static void note_record(file_scan *s, const ross_record *rec, uint64_t offset)
 static int widen_to_analysis(file_scan *s, uint64_t offset)
 {
 	ross_file *f = s->f;
-	if (s->c->forced != ROSS_KIND_NONE || f->parse.family != ROSS_FAMILY_SAMPLES)
+	if (s->c->d->forced != ROSS_KIND_NONE || f->parse.family != ROSS_FAMILY_SAMPLES)
 		return 0;
 	ross_parse_ctx ctx = { ROSS_FAMILY_ANALYSIS, f->parse.big_endian, NULL };
 	ross_record rec;
@@ -583,6 +579,19 @@ static int handle_bad(file_scan *s, ross_parse_status st, uint64_t *offset)
 /* How far ahead of the record being framed the file is prefetched. */
 #define SCAN_PREFETCH 2048
 
+/*
+ * The file's cuts for the ranks (f->cuts) met at record `offset`: cut k
+ * is the first record boundary at or after the k-th of `parts` equal
+ * byte pieces, the boundary a rank's piece scan starts from.
+ */
+static void note_cuts(file_scan *s, uint64_t offset)
+{
+	ross_file *f = s->f;
+	int parts = s->c->d->parts;
+	while (s->next_cut < parts && offset >= weft__ross_piece_bound(f->size, s->next_cut, parts))
+		f->cuts[s->next_cut++] = offset;
+}
+
 /* Frames every record of the file, up to the end or the first problem. */
 static int scan_file(file_scan *s)
 {
@@ -597,6 +606,8 @@ static int scan_file(file_scan *s)
 		if (st == ROSS_PARSE_OK && offset + SCAN_PREFETCH < s->mf.map_start + s->mf.map_len)
 			__builtin_prefetch(p + SCAN_PREFETCH);
 		if (st == ROSS_PARSE_OK) {
+			if (f->cuts != NULL)
+				note_cuts(s, offset);
 			int rc = file_record(s, &rec, offset);
 			if (rc < 0)
 				return rc;
@@ -608,12 +619,14 @@ static int scan_file(file_scan *s)
 			return WEFT_EIO; /* the mapping set the error */
 		if (st == ROSS_PARSE_BAD && widen_to_analysis(s, offset))
 			continue;
-		if (offset == 0 && st == ROSS_PARSE_BAD && s->c->single_file && !s->c->d->resync)
+		if (offset == 0 && st == ROSS_PARSE_BAD && s->c->d->single_file && !s->c->d->resync)
 			return WEFT_EFORMAT; /* the error names the first record */
 		if (!handle_bad(s, st, &offset))
 			break;
 	}
 	f->valid_end = offset < f->size ? offset : f->size;
+	for (int k = s->next_cut; f->cuts != NULL && k <= s->c->d->parts; k++)
+		f->cuts[k] = f->valid_end;
 	return 0;
 }
 
@@ -622,22 +635,23 @@ static void report_notes(file_scan *s)
 {
 	weft_trace *t = s->c->trace;
 	const char *file = s->f->name;
-	if (s->clamped)
-		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, s->first_clamped,
+	const ross_notes *n = &s->notes;
+	if (n->clamped)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, n->first_clamped,
 				 "%llu record(s) with a real time that is negative, NaN or too "
 				 "large: their event time is clamped to 0 or to the largest time "
-				 "(first here)", (unsigned long long)s->clamped);
-	if (s->reversed)
-		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, s->first_reversed,
+				 "(first here)", (unsigned long long)n->clamped);
+	if (n->reversed)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, n->first_reversed,
 				 "%llu event record(s) received before they were sent "
 				 "(virtual_recv_time < virtual_send_time; first here)",
-				 (unsigned long long)s->reversed);
-	if (s->short_model)
-		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, s->first_short_model,
+				 (unsigned long long)n->reversed);
+	if (n->short_model)
+		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, n->first_short_model,
 				 "%llu record(s) with less model data than the model schema "
 				 "describes: their fields cannot be decoded (first here)",
-				 (unsigned long long)s->short_model);
-	if (s->lp_sizes == 3)
+				 (unsigned long long)n->short_model);
+	if (n->lp_sizes == 3)
 		weft__trace_diag(t, WEFT_SEV_WARNING, WEFT_EFORMAT, file, WEFT_NO_OFFSET,
 				 "LP samples of both 36 bytes (older ROSS) and 48 bytes");
 }
@@ -660,6 +674,52 @@ static json_t *file_metadata(const file_scan *s)
 }
 
 /*
+ * Starts the pass over file `index`: maps it and chooses its kind.
+ * Returns 1 (then end_file), or < 0 when it is not ROSS data or cannot
+ * be read (the error set).
+ */
+static int begin_file(open_ctx *c, uint32_t index, file_scan *s)
+{
+	memset(s, 0, sizeof *s);
+	s->c = c;
+	s->f = &c->d->files[index];
+	s->index = index;
+	s->base = (uint32_t)c->d->stream_count;
+	s->previous = UINT32_MAX;
+	s->f->parse.file = s->f->name;
+	s->f->records = 0;
+	int rc = weft__mapfile_open(&s->mf, s->f->path, s->f->name, ROSS_WINDOW);
+	weft__mapfile_count(&s->mf, c->trace);
+	if (rc < 0)
+		return rc;
+	s->f->size = s->mf.size;
+	rc = choose_kind(s);
+	if (rc != 1)
+		weft__mapfile_close(&s->mf);
+	return rc;
+}
+
+/* Ends the pass begun by begin_file. */
+static void end_file(file_scan *s)
+{
+	weft__mapfile_close(&s->mf);
+	free(s->successor);
+	s->successor = NULL;
+}
+
+/* What the pass found, once the records are counted: kind, warnings, metadata. */
+static int finish_file(file_scan *s, json_t **meta)
+{
+	if (s->kind_from_data && s->f->kind == ROSS_KIND_GVT && s->notes.saw_end_time)
+		s->f->kind = ROSS_KIND_RT; /* only real-time sampling ends with DBL_MAX */
+	report_notes(s);
+	s->f->readable = 1;
+	*meta = file_metadata(s);
+	return *meta != NULL ? 0 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+					       "out of memory");
+}
+
+/*
  * Opens, recognises and scans one file. A file that is not ROSS data
  * fails the open of a single-file trace; in a directory it becomes an
  * error diagnostic and is left out. The root metadata is kept in *meta.
@@ -667,26 +727,14 @@ static json_t *file_metadata(const file_scan *s)
 static int open_file(open_ctx *c, uint32_t index, json_t **meta)
 {
 	file_scan s;
-	memset(&s, 0, sizeof s);
-	s.c = c;
-	s.f = &c->d->files[index];
-	s.index = index;
-	s.base = (uint32_t)c->d->stream_count;
-	s.previous = UINT32_MAX;
-	s.f->parse.file = s.f->name;
 	*meta = NULL;
 	size_t streams_before = c->d->stream_count;
-	int rc = weft__mapfile_open(&s.mf, s.f->path, s.f->name, ROSS_WINDOW);
-	weft__mapfile_count(&s.mf, c->trace);
-	if (rc == 0) {
-		s.f->size = s.mf.size;
-		rc = choose_kind(&s);
-		if (rc == 1)
-			rc = scan_file(&s);
-		weft__mapfile_close(&s.mf);
+	int rc = begin_file(c, index, &s);
+	if (rc == 1) {
+		rc = scan_file(&s);
+		end_file(&s);
 	}
-	free(s.successor);
-	if (rc < 0 && c->single_file)
+	if (rc < 0 && c->d->single_file)
 		return rc;
 	if (rc < 0) {
 		/* Forget what the pass filed before it failed. */
@@ -698,13 +746,121 @@ static int open_file(open_ctx *c, uint32_t index, json_t **meta)
 		c->d->stream_count = streams_before;
 		return weft__ross_map_rebuild(c->d);
 	}
-	if (s.kind_from_data && s.f->kind == ROSS_KIND_GVT && s.saw_end_time)
-		s.f->kind = ROSS_KIND_RT; /* only real-time sampling ends with DBL_MAX */
-	report_notes(&s);
-	s.f->readable = 1;
-	*meta = file_metadata(&s);
-	return *meta != NULL ? 0 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-					       "out of memory");
+	return finish_file(&s, meta);
+}
+
+/*
+ * A file the ranks scanned in pieces (ross_share.c): its streams are in
+ * the table already; its kind is chosen again here, as open_file would,
+ * with its warning, and the ranks' counts and notes taken.
+ */
+static int install_file(open_ctx *c, uint32_t index, const ross_file_scanned *scanned,
+			json_t **meta)
+{
+	file_scan s;
+	*meta = NULL;
+	int rc = begin_file(c, index, &s);
+	if (rc == 1) {
+		end_file(&s);
+		rc = s.f->size == s.f->cuts[c->d->parts] ? 0
+		     : weft__error(WEFT_ETRUNCATED, s.f->name, s.f->cuts[c->d->parts],
+				   "the file changed while the ranks opened it: it had %llu "
+				   "bytes, it now has %llu",
+				   (unsigned long long)s.f->cuts[c->d->parts],
+				   (unsigned long long)s.f->size);
+	}
+	if (rc < 0)
+		return rc;
+	s.notes = scanned->notes;
+	s.f->records = scanned->records;
+	s.f->valid_end = s.f->size;
+	c->records += scanned->records;
+	weft__progress_count(c->trace, scanned->records);
+	return finish_file(&s, meta);
+}
+
+/* How far past the start of its piece a rank looks for a record start. */
+#define PIECE_SEARCH (2u << 20)
+
+/*
+ * The first record start at or after `from` (a run of real-looking
+ * records), or the file's end when none starts before it; UINT64_MAX when
+ * none is found within PIECE_SEARCH bytes.
+ */
+static uint64_t piece_start(file_scan *s, uint64_t from)
+{
+	uint64_t size = s->f->size;
+	uint64_t limit = size - from > PIECE_SEARCH ? from + PIECE_SEARCH : size;
+	for (uint64_t o = from; o < limit; o++)
+		if (run_starts_at(s, o))
+			return o;
+	return limit == size ? size : UINT64_MAX;
+}
+
+/* Frames the records of a piece (see weft__ross_scan_piece). */
+static int scan_piece(file_scan *s, uint64_t from, uint64_t to, ross_piece *out)
+{
+	ross_file *f = s->f;
+	uint64_t offset = from == 0 ? 0 : piece_start(s, from);
+	if (offset == UINT64_MAX)
+		return 0;
+	out->start = offset;
+	while (offset < to && offset < f->size) {
+		ross_record rec;
+		const uint8_t *p;
+		if (weft__ross_read(&f->parse, &s->mf, offset, f->size, &rec, &p) != ROSS_PARSE_OK)
+			return 0; /* scanned whole by every rank, which reports it */
+		int rc = file_record(s, &rec, offset);
+		if (rc < 0)
+			return rc;
+		note_record(s, &rec, offset);
+		out->records++;
+		offset += rec.size;
+	}
+	out->end = offset;
+	out->notes = s->notes;
+	out->clean = s->c->unfiled_records == 0;
+	return 0;
+}
+
+/*
+ * Files below this many bytes per rank are scanned whole by every rank
+ * (the test hook WEFT_TEST_ROSS_PIECE_MIN lowers it, so that the tests'
+ * small runs are cut).
+ */
+#define PIECE_MIN (1u << 20)
+
+static uint64_t piece_min(void)
+{
+	const char *hook = getenv("WEFT_TEST_ROSS_PIECE_MIN");
+	char *end;
+	unsigned long long v = hook != NULL ? strtoull(hook, &end, 10) : 0;
+	return hook != NULL && *end == '\0' && v > 0 ? v : PIECE_MIN;
+}
+
+int weft__ross_scan_piece(weft_trace *trace, uint32_t file, int part, ross_piece *out)
+{
+	open_ctx c;
+	file_scan s;
+	memset(&c, 0, sizeof c);
+	memset(out, 0, sizeof *out);
+	c.trace = trace;
+	c.d = trace->backend_data;
+	c.quiet = 1;
+	int parts = c.d->parts;
+	int rc = begin_file(&c, file, &s);
+	if (rc == 1) {
+		uint64_t size = s.f->size;
+		out->size = size;
+		rc = size < (uint64_t)parts * piece_min() ? 0
+		     : scan_piece(&s, weft__ross_piece_bound(size, part, parts),
+				  weft__ross_piece_bound(size, part + 1, parts), out);
+		end_file(&s);
+	}
+	if (rc == WEFT_ENOMEM)
+		return rc;
+	weft__error_clear(); /* a file that is not ROSS: scanned whole, reported then */
+	return 0;
 }
 
 /* ---- Building the hierarchy ------------------------------------------------------------------ */
@@ -903,8 +1059,8 @@ static int set_trace_metadata(open_ctx *c)
 	json_object_set_new(m, "files", json_integer((json_int_t)c->d->file_count));
 	json_object_set_new(m, "readable_files", json_integer((json_int_t)readable));
 	json_object_set_new(m, "records", json_integer((json_int_t)c->records));
-	json_object_set_new(m, "clock_rate", c->clock_rate > 0 ?
-			    json_real(c->clock_rate) : json_null());
+	json_object_set_new(m, "clock_rate", c->d->clock_rate > 0 ?
+			    json_real(c->d->clock_rate) : json_null());
 	json_object_set_new(m, "model_schema", c->d->schemas.section_count > 0 ?
 			    json_true() : json_false());
 	return weft__trace_set_metadata_object(c->trace, m);
@@ -962,6 +1118,7 @@ static void ross_close(weft_trace *trace)
 		free(d->files[i].name);
 		free(d->files[i].prefix);
 		free(d->files[i].skips);
+		free(d->files[i].cuts);
 	}
 	free(d->files);
 	free(d->streams);
@@ -969,6 +1126,7 @@ static void ross_close(weft_trace *trace)
 	free(d->root);
 	weft__ross_schema_free(&d->schemas);
 	weft__ross_kinds_free(d);
+	weft__ross_share_free(d->share);
 	free(d);
 	trace->backend_data = NULL;
 }
@@ -989,37 +1147,11 @@ static int apply_options(open_ctx *c, const weft_open_options *o)
 		rc = weft__option_bool(o, "ross.resync", &resync);
 	if (rc < 0)
 		return rc;
-	c->forced = kind != NULL ? weft__ross_kind_from_name(kind) : ROSS_KIND_NONE;
-	c->clock_rate = rate;
+	d->forced = kind != NULL ? weft__ross_kind_from_name(kind) : ROSS_KIND_NONE;
+	d->clock_rate = rate;
 	d->time_scale = rate > 0 ? 1e9 / rate : 1.0;
 	d->resync = resync;
 	return weft__ross_schema_compile(schema, &d->schemas);
-}
-
-/* Opens every file, then builds the hierarchy and the metadata. */
-static int open_files(open_ctx *c, const weft_open_options *o)
-{
-	ross_data *d = c->d;
-	json_t **metas = calloc(d->file_count, sizeof *metas);
-	int rc = metas != NULL ? 0 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
-						 "out of memory");
-	size_t readable = 0;
-	for (uint32_t i = 0; rc == 0 && i < d->file_count; i++) {
-		rc = open_file(c, i, &metas[i]);
-		readable += rc == 0 && d->files[i].readable;
-	}
-	if (rc == 0 && readable == 0)
-		rc = weft__error(WEFT_EFORMAT, d->root, WEFT_NO_OFFSET,
-				 "expected ROSS data, found no readable file (see the diagnostics)");
-	if (rc == 0)
-		rc = build_hierarchy(c, metas);
-	if (rc == 0)
-		rc = set_trace_metadata(c);
-	c->trace->progress.events_total = c->records;
-	for (size_t i = 0; metas != NULL && i < d->file_count; i++)
-		json_decref(metas[i]);
-	free(metas);
-	return rc;
 }
 
 /* A reader's share of the read budget, within [64 KiB, ROSS_WINDOW]. */
@@ -1030,9 +1162,60 @@ static uint64_t reader_window(uint64_t budget, size_t readers)
 	       window > ROSS_WINDOW ? ROSS_WINDOW : window;
 }
 
+/* Each file's cuts for the ranks, when they share the files (d->parts > 1). */
+static int alloc_cuts(ross_data *d)
+{
+	for (size_t i = 0; d->parts > 1 && i < d->file_count; i++)
+		if (d->files[i].cuts == NULL &&
+		    (d->files[i].cuts = calloc((size_t)d->parts + 1, sizeof(uint64_t))) == NULL)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	return 0;
+}
+
+/*
+ * Every file scanned here or taken from the ranks' scan, then the
+ * hierarchy, the metadata and the window of each reader from the read
+ * budget.
+ */
+int weft__ross_open_finish(weft_trace *trace, const ross_file_scanned *scanned)
+{
+	open_ctx c;
+	memset(&c, 0, sizeof c);
+	c.trace = trace;
+	c.d = trace->backend_data;
+	ross_data *d = c.d;
+	d->pending = 0;
+	json_t **metas = calloc(d->file_count ? d->file_count : 1, sizeof *metas);
+	int rc = metas != NULL ? alloc_cuts(d) : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+							     "out of memory");
+	size_t readable = 0;
+	for (uint32_t i = 0; rc == 0 && i < d->file_count; i++) {
+		rc = scanned != NULL && scanned[i].clean ? install_file(&c, i, &scanned[i], &metas[i])
+		     : open_file(&c, i, &metas[i]);
+		readable += rc == 0 && d->files[i].readable;
+	}
+	if (rc == 0 && readable == 0)
+		rc = weft__error(WEFT_EFORMAT, d->root, WEFT_NO_OFFSET,
+				 "expected ROSS data, found no readable file (see the diagnostics)");
+	if (rc == 0)
+		rc = build_hierarchy(&c, metas);
+	if (rc == 0)
+		rc = set_trace_metadata(&c);
+	trace->progress.events_total = c.records;
+	for (size_t i = 0; metas != NULL && i < d->file_count; i++)
+		json_decref(metas[i]);
+	free(metas);
+	uint64_t budget = trace->options.read_budget_bytes ? trace->options.read_budget_bytes
+							   : (32ull << 20);
+	d->window = reader_window(budget, d->stream_count);
+	d->file_window = reader_window(budget, d->file_count);
+	return rc;
+}
+
 /*
  * The open: options, the files of the run, the pass over each, the
- * hierarchy; then the window of each reader from the read budget.
+ * hierarchy. Under a weft_dist of several ranks, the pass waits for them
+ * (ross_share.c: each scans a piece of each file).
  */
 static int ross_open(weft_trace *trace, const char *path, const weft_open_options *o)
 {
@@ -1045,19 +1228,19 @@ static int ross_open(weft_trace *trace, const char *path, const weft_open_option
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	}
 	trace->backend_data = c.d;
+	c.d->parts = o->dist != NULL && o->dist->ranks > 1 ? o->dist->ranks : 1;
 	int rc = apply_options(&c, o);
 	if (rc == 0)
 		rc = weft__ross_kinds_build(c.d);
 	if (rc == 0)
 		rc = discover(&c, path);
-	if (rc == 0)
-		rc = open_files(&c, o);
 	if (rc < 0)
 		return rc;
-	uint64_t budget = o->read_budget_bytes ? o->read_budget_bytes : (32ull << 20);
-	c.d->window = reader_window(budget, c.d->stream_count);
-	c.d->file_window = reader_window(budget, c.d->file_count);
-	return 0;
+	if (c.d->parts > 1) {
+		c.d->pending = 1;
+		return 0;
+	}
+	return weft__ross_open_finish(trace, NULL);
 }
 
 /* Fields of ROSS records that identify a sample or give its times. */
@@ -1142,6 +1325,7 @@ const weft_backend weft__ross_backend = {
 	.event_classify = ross_event_classify,
 	.event_schemas = weft__ross_event_schemas,
 	.counts_bytes = 1,
+	.dist_open = &weft__ross_dist_open,
 	.options = ross_options,
 	.option_count = sizeof ross_options / sizeof ross_options[0],
 };

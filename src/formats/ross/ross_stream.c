@@ -251,6 +251,30 @@ int weft__ross_file_open(weft_trace *trace, size_t file, void **state)
 }
 
 /*
+ * A reader of one piece of a file cut for the ranks (ross_share.c): the
+ * records from cut `piece` up to the next. The stored index of its events
+ * counts from the piece's start (the analyses that read pieces do not use
+ * it).
+ */
+int weft__ross_piece_open(weft_trace *trace, size_t file, size_t piece, void **state)
+{
+	const ross_data *d = trace->backend_data;
+	if (file >= d->file_count || d->files[file].cuts == NULL || piece >= (size_t)d->parts)
+		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
+				   "no piece %zu of ROSS file %zu (a bug)", piece, file);
+	ross_reader *r;
+	int rc = weft__ross_file_open(trace, file, (void **)&r);
+	if (rc < 0)
+		return rc;
+	r->offset = r->f->cuts[piece];
+	r->stop = r->f->cuts[piece + 1];
+	while (r->skip < r->f->skip_count && r->f->skips[r->skip].to <= r->offset)
+		r->skip++;
+	*state = r;
+	return 0;
+}
+
+/*
  * A reader of one stream: its file between the stream's first and last
  * records, other streams' records skipped.
  */

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: MIT
+"""ROSS runs on ranks (formats/ross/ross_share.c): each rank scans one byte
+piece of each file in the open and reads only its pieces in top, profile,
+info and check, and the output is exactly the serial command's (stdout,
+stderr, exit status). The tests' runs are small, so the test hook
+WEFT_TEST_ROSS_PIECE_MIN=1 cuts them (alone, files below 1 MiB a rank are
+scanned whole by every rank, which the command tests cover).
+
+What must not change the output: a piece whose first record start is a
+guess that is wrong (the test crafts one), a piece that meets a bad or
+cut record (the file is then scanned whole by every rank, which reports
+it), garbage skipped by --resync, a file that is no ROSS data, a run given
+as one file."""
+
+import os
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from weftlib import DATA_DIR, WEFT
+
+ROSS = DATA_DIR / "ross"
+RUNS = sorted(p for p in ROSS.glob("*/*") if p.is_dir())
+PIECES = dict(os.environ, WEFT_TEST_ROSS_PIECE_MIN="1")
+
+COMMANDS = (
+    ["top", "--streams"],
+    ["top", "--time"],
+    ["profile", "--by", "stream"],
+    ["info"],
+    ["check"],
+)
+
+
+def run(args, env=None):
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+def assert_same_on_ranks(mpi_runner, command, trace, ranks=(2, 3)):
+    mpiexec, runner = mpi_runner
+    expected = run([WEFT] + command + [trace])
+    for n in ranks:
+        got = run([mpiexec, "-n", n, runner] + command + [trace], env=PIECES)
+        what = f"{' '.join(command)} of {trace} on {n} ranks"
+        assert got.returncode == expected.returncode, what + "\n" + got.stderr
+        assert got.stdout == expected.stdout, what
+        assert got.stderr == expected.stderr, what
+    return expected
+
+
+def test_the_runs_are_the_tests_ross_runs():
+    assert len(RUNS) == 7, RUNS
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: "-".join(c))
+def test_pieces_print_what_one_process_prints(mpi_runner, command):
+    for trace in RUNS:
+        expected = assert_same_on_ranks(mpi_runner, command, trace)
+        assert expected.returncode in (0, 1), expected.stderr
+
+
+def evtrace_record(src, dst, send, recv, real, data=b""):
+    return struct.pack("<IIfffI", src, dst, send, recv, real, len(data)) + data
+
+
+def false_start_run(root, records=301):
+    """An event-trace run whose model data are copies of event records: a
+    piece that starts inside one finds a run of real-looking records there
+    (a wrong guess). Records of 96 bytes, an odd count: the middle of the
+    file is 24 bytes into a record's model data, where two copies and the
+    next record's header look like three records."""
+    fakes = b"".join(evtrace_record(1, 2, 1.0, 2.0, 0.5) for _ in range(3))
+    data = b"".join(evtrace_record(k % 3, (k + 1) % 3, float(k), float(k) + 1.5,
+                                   0.001 * (k + 1), fakes) for k in range(records))
+    root.mkdir()
+    (root / "ross-stats-evtrace.bin").write_bytes(data)
+    assert len(data) // 2 % 96 == 48
+    return root
+
+
+def test_a_wrong_guess_of_a_record_start_is_caught(mpi_runner, tmp_path):
+    """Rank 1's guess lands inside a record: rank 0's framing does not stop
+    where the guess starts, so the file is scanned whole, and the records
+    are counted once each (a guess taken would add the copies as records)."""
+    trace = false_start_run(tmp_path / "false-start")
+    for command in (["info"], ["top", "--streams"], ["check"]):
+        expected = assert_same_on_ranks(mpi_runner, command, trace)
+        assert expected.returncode == 0, expected.stderr
+    top = run([WEFT, "top", trace])
+    assert "301" in top.stdout and "EVENT" in top.stdout, top.stdout
+
+
+def damaged_runs(tmp_path):
+    """Copies of the gvt run of 2 PEs, damaged: cut inside its last
+    record; a record header overwritten in its middle; a junk file next to
+    it; and the run given as its one file."""
+    source = ROSS / "phold-gvt-pekplp" / "np2"
+    gvt = "ross-stats-gvt.bin"
+    runs = {}
+    cut = shutil.copytree(source, tmp_path / "cut")
+    data = (cut / gvt).read_bytes()
+    (cut / gvt).write_bytes(data[:-10])
+    runs["cut"] = cut
+    garbage = shutil.copytree(source, tmp_path / "garbage")
+    data = bytearray((garbage / gvt).read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 64] = b"\xff" * 64
+    (garbage / gvt).write_bytes(bytes(data))
+    runs["garbage"] = garbage
+    junk = shutil.copytree(source, tmp_path / "junk")
+    (junk / "notes-model.bin").write_bytes(b"not a ROSS file at all\n" * 100000)
+    runs["junk"] = junk
+    runs["one-file"] = source / gvt
+    return runs
+
+
+@pytest.mark.parametrize("damage", ["cut", "garbage", "junk", "one-file"])
+def test_damaged_runs_print_what_one_process_prints(mpi_runner, tmp_path, damage):
+    trace = damaged_runs(tmp_path)[damage]
+    for command in (["top", "--streams"], ["info"], ["check"]):
+        expected = assert_same_on_ranks(mpi_runner, command, trace)
+        if damage != "one-file":
+            assert expected.stderr or expected.returncode != 0 or "warning" in expected.stdout
+    if damage == "garbage":
+        assert_same_on_ranks(mpi_runner, ["top", "--streams", "--resync"], trace)
+        assert_same_on_ranks(mpi_runner, ["check", "--resync"], trace)
