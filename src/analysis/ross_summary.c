@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "analysis/ross_analysis.h"
+#include "util/fsum.h"
 
 /* ---- Values of a sample --------------------------------------------------------- */
 
@@ -85,7 +86,7 @@ typedef struct pe_total {
 	uint64_t pe;
 	uint64_t samples;
 	uint64_t counter[SL_COUNTERS];
-	double phase[PHASES];
+	weft__fsum phase[PHASES]; /* exact: the same whatever the order */
 	uint64_t num_gvts;      /* of the last sample */
 	uint64_t pq_max;
 	uint32_t has;           /* slots seen */
@@ -126,6 +127,11 @@ typedef struct summary {
 	slot_map *maps;
 	size_t map_count;
 	weft_field fields[64];
+	/* On ranks, files cut into pieces (weft__dist_pieces): the streams
+	 * of vt files (rank 0 reads them whole), and whether they are left
+	 * out of the pass over the pieces. */
+	uint8_t *vt_streams;
+	int pieces, skip_vt;
 } summary;
 
 /* The index of PE `pe`'s totals in a section, created on first sight. */
@@ -166,7 +172,7 @@ static int commit_sample(section *sec, stream_state *st, const sample *s)
 	for (int k = 0; k < SL_COUNTERS; k++)
 		t->counter[k] += (uint64_t)s->v[k];
 	for (int k = 0; k < PHASES; k++)
-		t->phase[k] += s->v[SL_PHASE0 + k];
+		weft__fsum_add(&t->phase[k], s->v[SL_PHASE0 + k]);
 	if (s->has & (1u << SL_NUM_GVTS))
 		t->num_gvts = (uint64_t)s->v[SL_NUM_GVTS];
 	if (s->v[SL_PQ_SIZE] > (double)t->pq_max)
@@ -305,6 +311,8 @@ static int summary_record(summary *s, const weft_event *ev)
 	section *sec = &s->sections[st->section];
 	level lv = level_of(ev);
 	int is_vt = strcmp(sec->kind, "vt") == 0;
+	if (is_vt && s->skip_vt)
+		return 0;
 	if (lv == LV_OTHER || (lv != sec->source && !is_vt))
 		return 0;
 	sample smp;
@@ -334,22 +342,177 @@ static int commit_pending(summary *s)
 	return 0;
 }
 
-/* One pass over the run: every record but event-trace records. */
-static int read_run(summary *s)
+/* Every record of a cursor made with status `rc` (freed here). */
+static int read_cursor(summary *s, int rc, weft_cursor *cursor)
 {
-	weft_filter filter;
-	weft_cursor *cursor;
 	const weft_event *ev;
-	memset(&filter, 0, sizeof filter);
-	filter.code_pattern = "[!E]*"; /* not EVENT */
-	int rc = weft_cursor_create(s->trace, &filter, &cursor);
 	if (rc < 0)
 		return rc;
 	while ((rc = weft_cursor_next(cursor, &ev)) == 1)
 		if ((rc = summary_record(s, ev)) < 0)
 			break;
 	weft_cursor_free(cursor);
-	return rc < 0 ? rc : commit_pending(s);
+	return rc;
+}
+
+/*
+ * One pass over the run: every record but event-trace records. On ranks
+ * that read pieces of the files, the gvt and rt files are read in pieces
+ * and their sums added up on rank 0 (merge_summary); the vt files are
+ * read whole by rank 0, since whether a sample is a duplicate or earlier
+ * depends on all its stream's samples before it.
+ */
+static int read_run(summary *s)
+{
+	weft_filter filter;
+	weft_cursor *cursor = NULL;
+	int rc;
+	memset(&filter, 0, sizeof filter);
+	filter.code_pattern = "[!E]*"; /* not EVENT */
+	if (!s->pieces) {
+		rc = weft_cursor_create(s->trace, &filter, &cursor);
+		return read_cursor(s, rc, cursor);
+	}
+	s->skip_vt = 1;
+	rc = weft__cursor_create_pieces(s->trace, &filter, &cursor);
+	rc = read_cursor(s, rc, cursor);
+	s->skip_vt = 0;
+	if (rc == 0 && weft__dist_root(s->trace)) {
+		filter.order = WEFT_ORDER_STORED;
+		rc = weft__cursor_create_selected(s->trace, &filter, s->vt_streams, &cursor);
+		rc = read_cursor(s, rc, cursor);
+	}
+	return rc;
+}
+
+/* ---- Ranks ---------------------------------------------------------------------------- */
+
+/* A double as its bits, and back (packed exactly). */
+static uint64_t double_bits(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, sizeof u);
+	return u;
+}
+
+static double bits_double(uint64_t u)
+{
+	double d;
+	memcpy(&d, &u, sizeof d);
+	return d;
+}
+
+static void pack_fsum(weft__pack *p, const weft__fsum *f)
+{
+	for (int i = 0; i < WEFT__FSUM_LIMBS; i++)
+		weft__pack_u64(p, f->limb[i]);
+	weft__pack_u64(p, double_bits(f->other));
+	weft__pack_u64(p, (uint64_t)(f->pos_inf | f->neg_inf << 1 | f->nan << 2));
+}
+
+static void unpack_fsum(weft__unpack *u, weft__fsum *f)
+{
+	for (int i = 0; i < WEFT__FSUM_LIMBS; i++)
+		f->limb[i] = weft__unpack_u64(u);
+	f->other = bits_double(weft__unpack_u64(u));
+	uint64_t flags = weft__unpack_u64(u);
+	f->pos_inf = flags & 1;
+	f->neg_inf = (flags >> 1) & 1;
+	f->nan = (flags >> 2) & 1;
+}
+
+/* A rank's sections: counts, times, and the totals of each PE. */
+static void pack_summary(weft__pack *p, const void *ctx)
+{
+	const summary *s = ctx;
+	weft__pack_u64(p, s->section_count);
+	for (size_t i = 0; i < s->section_count; i++) {
+		const section *sec = &s->sections[i];
+		for (int l = 0; l < LV_COUNT; l++) {
+			weft__pack_u64(p, sec->dup[l]);
+			weft__pack_u64(p, sec->earlier[l]);
+		}
+		weft__pack_u64(p, sec->dropped);
+		weft__pack_u64(p, sec->end_samples);
+		weft__pack_u64(p, (uint64_t)(sec->have_rt | sec->have_vt << 1));
+		weft__pack_u64(p, double_bits(sec->rt_first));
+		weft__pack_u64(p, double_bits(sec->rt_last));
+		weft__pack_u64(p, double_bits(sec->vt_last));
+		weft__pack_u64(p, sec->pe_count);
+		for (size_t k = 0; k < sec->pe_count; k++) {
+			const pe_total *t = &sec->pes[k];
+			weft__pack_u64(p, t->pe);
+			weft__pack_u64(p, t->samples);
+			for (int c = 0; c < SL_COUNTERS; c++)
+				weft__pack_u64(p, t->counter[c]);
+			for (int c = 0; c < PHASES; c++)
+				pack_fsum(p, &t->phase[c]);
+			weft__pack_u64(p, t->num_gvts);
+			weft__pack_u64(p, t->pq_max);
+			weft__pack_u64(p, t->has);
+		}
+	}
+}
+
+/*
+ * Adds one PE's totals from the next rank: sums, the largest queue, and
+ * num_gvts of the later piece that has one (the pieces come in file
+ * order, so its last sample is the file's).
+ */
+static void add_pe(pe_total *t, weft__unpack *u)
+{
+	t->samples += weft__unpack_u64(u);
+	for (int c = 0; c < SL_COUNTERS; c++)
+		t->counter[c] += weft__unpack_u64(u);
+	for (int c = 0; c < PHASES; c++) {
+		weft__fsum f;
+		unpack_fsum(u, &f);
+		weft__fsum_merge(&t->phase[c], &f);
+	}
+	uint64_t gvts = weft__unpack_u64(u), pq = weft__unpack_u64(u);
+	uint32_t has = (uint32_t)weft__unpack_u64(u);
+	if (has & (1u << SL_NUM_GVTS))
+		t->num_gvts = gvts;
+	if (pq > t->pq_max)
+		t->pq_max = pq;
+	t->has |= has;
+}
+
+/* Rank 0: another rank's sections, in rank order (file order). */
+static int merge_summary(void *ctx, weft__unpack *u)
+{
+	summary *s = ctx;
+	if (weft__unpack_u64(u) != s->section_count)
+		u->bad = 1;
+	for (size_t i = 0; i < s->section_count && !u->bad; i++) {
+		section *sec = &s->sections[i];
+		for (int l = 0; l < LV_COUNT; l++) {
+			sec->dup[l] += weft__unpack_u64(u);
+			sec->earlier[l] += weft__unpack_u64(u);
+		}
+		sec->dropped += weft__unpack_u64(u);
+		sec->end_samples += weft__unpack_u64(u);
+		uint64_t have = weft__unpack_u64(u);
+		double rt_first = bits_double(weft__unpack_u64(u));
+		double rt_last = bits_double(weft__unpack_u64(u));
+		double vt_last = bits_double(weft__unpack_u64(u));
+		if ((have & 1) && (!sec->have_rt || rt_first < sec->rt_first))
+			sec->rt_first = rt_first;
+		if ((have & 1) && (!sec->have_rt || rt_last > sec->rt_last))
+			sec->rt_last = rt_last;
+		if ((have & 2) && (!sec->have_vt || vt_last > sec->vt_last))
+			sec->vt_last = vt_last;
+		sec->have_rt |= (int)(have & 1);
+		sec->have_vt |= (int)((have >> 1) & 1);
+		uint64_t pes = weft__unpack_u64(u);
+		for (uint64_t k = 0; k < pes && !u->bad; k++) {
+			int64_t t = pe_index(sec, weft__unpack_u64(u));
+			if (t < 0)
+				return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+			add_pe(&sec->pes[t], u);
+		}
+	}
+	return 0;
 }
 
 /* ---- Sections ------------------------------------------------------------------------ */
@@ -426,6 +589,18 @@ static int assign_streams(summary *s)
 	return rc;
 }
 
+/* On ranks that read pieces: the streams of vt files, which rank 0 reads whole. */
+static int mark_vt_streams(summary *s)
+{
+	s->vt_streams = calloc(s->stream_count ? s->stream_count : 1, 1);
+	if (s->vt_streams == NULL)
+		return WEFT_ENOMEM;
+	for (size_t i = 0; i < s->stream_count; i++)
+		s->vt_streams[i] = s->streams[i].section >= 0 &&
+				   strcmp(s->sections[s->streams[i].section].kind, "vt") == 0;
+	return 0;
+}
+
 /* ---- Totals ------------------------------------------------------------------------- */
 
 /* 100 * (1 - rolled_back / (processed - rolled_back)); 0 when undefined. */
@@ -456,7 +631,7 @@ static void section_total(const section *sec, pe_total *all)
 		if (t->counter[SL_ALL_REDUCE] > all->counter[SL_ALL_REDUCE])
 			all->counter[SL_ALL_REDUCE] = t->counter[SL_ALL_REDUCE];
 		for (int k = 0; k < PHASES; k++)
-			all->phase[k] += t->phase[k];
+			weft__fsum_merge(&all->phase[k], &t->phase[k]);
 		if (t->num_gvts > all->num_gvts)
 			all->num_gvts = t->num_gvts;
 		if (t->pq_max > all->pq_max)
@@ -560,7 +735,7 @@ static void phases_row(text_table *t, const char *name, const pe_total *p, doubl
 {
 	cell(t, "%s", name);
 	for (int k = 0; k < PHASES; k++)
-		cell(t, "%.6f", p->phase[k] * scale);
+		cell(t, "%.6f", weft__fsum_value(&p->phase[k]) * scale);
 }
 
 /* The heading line of a section: file, samples, PEs, time spans. */
@@ -714,7 +889,8 @@ static json_t *json_totals(const pe_total *p, int64_t pe, double scale)
 			    json_integer((json_int_t)p->pq_max) : json_null());
 	json_t *phases = has_slot(p, SL_PHASE0) ? json_object() : json_null();
 	for (int k = 0; k < PHASES && json_is_object(phases); k++)
-		json_object_set_new(phases, slot_names[SL_PHASE0 + k], json_real(p->phase[k] * scale));
+		json_object_set_new(phases, slot_names[SL_PHASE0 + k],
+				    json_real(weft__fsum_value(&p->phase[k]) * scale));
 	json_object_set_new(o, "phase_times", phases);
 	return o;
 }
@@ -817,6 +993,7 @@ static void summary_free(summary *s)
 		free(s->streams[i].pending);
 	free(s->streams);
 	free(s->maps);
+	free(s->vt_streams);
 }
 
 void weft_ross_summary_options_init(weft_ross_summary_options *options)
@@ -844,9 +1021,24 @@ int weft_ross_summary_write(weft_trace *trace, const weft_ross_summary_options *
 	s.dedup = options->dedup;
 	double rate = weft__ross_clock_rate(trace);
 	s.time_scale = rate > 0 ? 1e9 / rate : 1;
+	s.pieces = weft__dist_pieces(trace) > 0;
+	size_t diags = weft_trace_diag_count(trace);
 	rc = assign_streams(&s);
+	if (rc == 0 && s.pieces)
+		rc = mark_vt_streams(&s);
 	if (rc == 0)
 		rc = read_run(&s);
+	if (rc == 0)
+		rc = commit_pending(&s);
+	if (s.pieces) {
+		/* every rank takes part, whatever its status; rank 0 writes */
+		rc = weft__dist_combine(trace, rc, diags, pack_summary, merge_summary, &s);
+		if (!weft__dist_root(trace)) {
+			summary_free(&s);
+			return rc;
+		}
+	}
+	weft__trace_diags_sort(trace, diags);
 	/* (A file without engine samples has no PE table: NULL, which
 	 * qsort() must not get even for 0 elements.) */
 	for (size_t i = 0; rc == 0 && i < s.section_count; i++)

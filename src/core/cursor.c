@@ -301,12 +301,35 @@ weft_order weft_cursor_order(const weft_cursor *c)
 	return c->order;
 }
 
+/* Opens data file `f` (or its piece) into a new slot and queues its first event. */
+static int cursor_add_file(weft_cursor *c, size_t f, int piece)
+{
+	weft_trace *trace = c->trace;
+	cursor_slot *slot = &c->slots[c->slot_count++];
+	slot->batch = malloc(c->batch_cap * sizeof *slot->batch);
+	if (slot->batch == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int rc = piece >= 0
+		 ? trace->backend->dist_open->piece_open(trace, f, (size_t)piece, &slot->state)
+		 : trace->backend->file_open(trace, f, &slot->state);
+	if (rc < 0) {
+		slot->state = NULL;
+		return rc;
+	}
+	if (slot_advance(c, slot)) {
+		c->heap[c->heap_count++] = slot_entry(c, (uint32_t)(slot - c->slots));
+		heap_sift_up(c, c->heap_count - 1);
+	}
+	return 0;
+}
+
 /*
  * The slots of a cursor over whole files: one per data file, each fed by
  * the backend's file reader (events of many streams in file order), merged
  * by time across files (or, `piece` >= 0, that piece of each file, cut
  * for the ranks: weft__dist_pieces). The stream pattern is applied per
- * event through a table of selected streams.
+ * event through a table of selected streams; a file that holds none of
+ * them is not opened (when the backend says which file holds a stream).
  */
 static int cursor_add_files(weft_cursor *c, const char *stream_pattern, const uint8_t *share,
 			    int piece)
@@ -322,24 +345,20 @@ static int cursor_add_files(weft_cursor *c, const char *stream_pattern, const ui
 				(stream_pattern == NULL ||
 				 fnmatch(stream_pattern, trace->streams[i].path, 0) == 0);
 	}
-	for (size_t f = 0; f < file_count(trace); f++) {
-		cursor_slot *slot = &c->slots[c->slot_count++];
-		slot->batch = malloc(c->batch_cap * sizeof *slot->batch);
-		if (slot->batch == NULL)
+	uint8_t *wanted = NULL; /* the files of the selected streams */
+	if (c->stream_selected != NULL && trace->backend->stream_file != NULL) {
+		if ((wanted = calloc(file_count(trace) + 1, 1)) == NULL)
 			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		int rc = piece >= 0
-			 ? trace->backend->dist_open->piece_open(trace, f, (size_t)piece, &slot->state)
-			 : trace->backend->file_open(trace, f, &slot->state);
-		if (rc < 0) {
-			slot->state = NULL;
-			return rc;
-		}
-		if (slot_advance(c, slot)) {
-			c->heap[c->heap_count++] = slot_entry(c, (uint32_t)(slot - c->slots));
-			heap_sift_up(c, c->heap_count - 1);
-		}
+		for (size_t i = 0; i < trace->stream_count; i++)
+			if (c->stream_selected[i])
+				wanted[trace->backend->stream_file(trace, (uint32_t)i)] = 1;
 	}
-	return 0;
+	int rc = 0;
+	for (size_t f = 0; rc == 0 && f < file_count(trace); f++)
+		if (wanted == NULL || wanted[f])
+			rc = cursor_add_file(c, f, piece);
+	free(wanted);
+	return rc;
 }
 
 /* Sets the time window and the code pattern of a new cursor. */

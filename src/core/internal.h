@@ -161,6 +161,9 @@ typedef struct weft_backend {
 	 */
 	size_t (*file_count)(const weft_trace *trace);
 	int (*file_open)(weft_trace *trace, size_t file, void **state);
+	/* Optional: the data file that holds a stream, so that a cursor over
+	 * some streams opens only their files. */
+	size_t (*stream_file)(const weft_trace *trace, uint32_t stream);
 	int file_order_default;
 	/*
 	 * The order the format is best read in (weft_trace_natural_order()):

@@ -38,7 +38,7 @@
 
 /* The commands whose library calls combine across ranks (weft/dist.h). */
 static const char *const shared_commands[] = { "top", "profile", "info", "check", "sort",
-						 "convert", NULL };
+						 "convert", "summary", NULL };
 
 /* weft_dist.gather over MPI: lengths first, then the bytes (MPI_Gatherv). */
 static int mpi_gather(void *user, const void *bytes, size_t len, void **all, size_t *lens)
@@ -129,9 +129,10 @@ static void print_usage(FILE *out)
 		"       mpiexec -n RANKS weft-mpi sync [OPTIONS] TRACE_DIR\n"
 		"\n"
 		"Runs a weft command on RANKS MPI ranks. top, profile, info, check,\n"
-		"sort and convert -t pallas, otf2, chrome, perfetto or paraver share the\n"
-		"streams among the ranks (balanced by bytes, read from the shared file\n"
-		"system) and combine their results: rank 0 prints (and writes) what\n"
+		"summary, sort and convert -t pallas, otf2, chrome, perfetto or paraver\n"
+		"share the work among the ranks (the streams balanced by bytes, read from\n"
+		"the shared file system; a ROSS run by byte pieces of each file) and\n"
+		"combine their results: rank 0 prints (and writes) what\n"
 		"'weft COMMAND' does. The other commands (and convert's emulation of\n"
 		"ovni models) run on rank 0 alone.\n"
 		"sync measures the clock offset of every rank against rank 0 and\n"

@@ -382,6 +382,7 @@ int weft__ross_file_open(weft_trace *trace, size_t file, void **state);
 /* A reader of piece `piece` of a file cut for ranks (ross_file.cuts). */
 int weft__ross_piece_open(weft_trace *trace, size_t file, size_t piece, void **state);
 size_t weft__ross_file_count(const weft_trace *trace);
+size_t weft__ross_stream_file(const weft_trace *trace, uint32_t stream);
 int weft__ross_stream_next(void *state, weft_event *event);
 int weft__ross_stream_next_batch(void *state, weft_event *events, size_t cap);
 void weft__ross_stream_close(void *state);

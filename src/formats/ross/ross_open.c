@@ -1316,6 +1316,7 @@ const weft_backend weft__ross_backend = {
 	.close = ross_close,
 	.file_count = weft__ross_file_count,
 	.file_open = weft__ross_file_open,
+	.stream_file = weft__ross_stream_file,
 	.file_order_default = 1,
 	.stream_open = weft__ross_stream_open,
 	.stream_next = weft__ross_stream_next,

@@ -237,6 +237,13 @@ size_t weft__ross_file_count(const weft_trace *trace)
 	return d->file_count;
 }
 
+/* The file that holds a stream. */
+size_t weft__ross_stream_file(const weft_trace *trace, uint32_t stream)
+{
+	const ross_data *d = trace->backend_data;
+	return stream < d->stream_count ? d->streams[stream].key.file : 0;
+}
+
 /* A reader of every record of one file, in file order. */
 int weft__ross_file_open(weft_trace *trace, size_t file, void **state)
 {
