@@ -491,6 +491,7 @@ static int gather_scans(weft_trace *trace, const weft_dist *d, int rc,
 	if (rc == 0 && d->rank == 0) {
 		weft__unpack own = { .data = s.scan.data, .len = s.scan.len };
 		rc = h->merge(trace, 0, &own);
+		weft__pack_release(&s.scan); /* taken: not sent to itself */
 	}
 	rc = weft__dist_combine(t, rc, weft_trace_diag_count(t), pack_scan, merge_scan, &s);
 	weft__pack_release(&s.scan);
