@@ -3,6 +3,7 @@
  * util/fsum.c - the exact sum of floats (util/fsum.h): a value split into
  * its integer mantissa and its place, added into the limbs with carries.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -47,7 +48,9 @@ void weft__fsum_add(weft__fsum *s, double v)
 			s->neg_inf = 1;
 		return;
 	}
-	if ((double)(float)v != v) {
+	/* (a double beyond a float's range must not be converted to one:
+	 * undefined behaviour) */
+	if (fabs(v) > FLT_MAX || (double)(float)v != v) {
 		s->other += v;
 		return;
 	}

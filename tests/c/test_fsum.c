@@ -101,6 +101,11 @@ static void exact_case(void)
 	weft__fsum_add(&s, 0.1); /* no float: the plain sum */
 	weft__fsum_add(&s, 0.5f);
 	CHECK(weft__fsum_value(&s) == 0.1 + 0.5);
+
+	memset(&s, 0, sizeof s);
+	weft__fsum_add(&s, 1e300); /* beyond a float's range: the plain sum */
+	weft__fsum_add(&s, 2.0f);
+	CHECK(weft__fsum_value(&s) == 1e300 + 2.0);
 }
 
 static void special_case(void)

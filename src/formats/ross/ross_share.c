@@ -298,8 +298,11 @@ static int share_apply(weft_trace *trace, weft__unpack *u)
 		unpack_notes(u, &scanned[i].notes);
 		if (f->cuts == NULL && (f->cuts = calloc(parts + 1, sizeof *f->cuts)) == NULL)
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-		for (size_t k = 0; rc == 0 && k <= parts; k++)
+		for (size_t k = 0; rc == 0 && k <= parts; k++) {
 			f->cuts[k] = weft__unpack_u64(u);
+			if (k > 0 ? f->cuts[k] < f->cuts[k - 1] : f->cuts[0] != 0)
+				u->bad = 1; /* pieces that leave out the start or go back */
+		}
 	}
 	int overflow = 0;
 	if (rc == 0 && !u->bad)
