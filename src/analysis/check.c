@@ -553,13 +553,42 @@ static int merge_pieces(void *ctx, weft__unpack *u)
 	return 0;
 }
 
+/* Frees the problems of a report (not the report). */
+static void free_problems(weft_check_report *r)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		free((char *)r->items[i].diag.file);
+		free((char *)r->items[i].diag.message);
+	}
+	free(r->items);
+}
+
+/* A thread's piece of the files (weft__pieces_run): its findings, packed. */
+static int check_piece(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+		       void *arg)
+{
+	(void)selected;
+	(void)arg;
+	size_t streams = weft_trace_stream_count(handle);
+	weft_check_report r = { .sink.add = sink_add, .trace = handle };
+	check_pieces c = { &r, calloc(streams ? streams : 1, sizeof *c.bad), NULL };
+	if (c.bad == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	r.events = check_pass(&r, NULL, 1, c.bad);
+	pack_pieces(result, &c);
+	free_problems(&r);
+	free(c.bad);
+	return 0;
+}
+
 /*
  * Every rank checks the events of its pieces; rank 0 takes the others'
- * findings and ends each stream as one pass does. Formats read in pieces
- * have no spans to nest (ROSS: points and samples). 0, or an error every
- * rank returns.
+ * findings and ends each stream as one pass does. Alone, threads check
+ * the pieces (`threads` > 1) and this thread takes their findings so.
+ * Formats read in pieces have no spans to nest (ROSS: points and
+ * samples). 0, or an error every rank returns.
  */
-static int check_in_pieces(weft_check_report *r)
+static int check_in_pieces(weft_check_report *r, int threads)
 {
 	weft_trace *trace = r->trace;
 	size_t streams = weft_trace_stream_count(trace), diags = weft_trace_diag_count(trace);
@@ -567,11 +596,14 @@ static int check_in_pieces(weft_check_report *r)
 			   calloc(streams ? streams : 1, sizeof *c.listed) };
 	int rc = c.bad != NULL && c.listed != NULL ? 0
 		 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
-	if (rc == 0)
+	if (rc == 0 && threads > 1)
+		rc = weft__pieces_run(trace, threads, check_piece, NULL, merge_pieces, &c);
+	else if (rc == 0)
 		r->events = check_pass(r, NULL, 1, c.bad);
-	for (size_t i = 0; rc == 0 && i < r->count; i++)
+	for (size_t i = 0; rc == 0 && threads <= 1 && i < r->count; i++)
 		c.listed[r->items[i].stream]++;
-	rc = weft__dist_combine(trace, rc, diags, pack_pieces, merge_pieces, &c);
+	if (weft__dist_active(trace))
+		rc = weft__dist_combine(trace, rc, diags, pack_pieces, merge_pieces, &c);
 	if (rc == 0 && weft__dist_root(trace))
 		end_streams(r, NULL, c.bad);
 	weft__trace_diags_sort(trace, diags);
@@ -709,11 +741,7 @@ static int check_part_run(weft_trace *handle, const uint8_t *selected, weft__pac
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	check_streams(&r, selected, whole->want_sorted, part.starts);
 	pack_check(result, &part);
-	for (size_t i = 0; i < r.count; i++) {
-		free((char *)r.items[i].diag.file);
-		free((char *)r.items[i].diag.message);
-	}
-	free(r.items);
+	free_problems(&r);
 	free(part.starts);
 	return 0;
 }
@@ -778,8 +806,10 @@ static int check_run(weft_trace *trace, const weft_check_options *options,
 	 * (weft_trace_share), the format's checks of the whole trace, the
 	 * emulation. */
 	int whole = weft__dist_root(trace);
-	if (weft_trace_file_order_default(trace) && weft__dist_pieces(trace) > 0) {
-		rc = check_in_pieces(r);
+	int threads = weft_trace_file_order_default(trace)
+		      ? weft__pieces_threads(trace, options->threads, WEFT__WORK_LIGHT) : 1;
+	if (weft_trace_file_order_default(trace) && (weft__dist_pieces(trace) > 0 || threads > 1)) {
+		rc = check_in_pieces(r, threads);
 	} else if (weft_trace_file_order_default(trace)) {
 		weft__view *nesting = whole ? nesting_view(trace) : NULL;
 		r->events = whole ? check_merged(r, nesting) : 0;

@@ -430,9 +430,27 @@ static int count_part(weft_trace *handle, const uint8_t *selected, weft__pack *r
 	return rc;
 }
 
+/* A thread's piece of the files (weft__pieces_run): its counts, packed. */
+static int count_piece(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+		       void *arg)
+{
+	const weft_counts *whole = arg;
+	weft_counts part;
+	(void)selected;
+	int rc = counts_init(&part, whole->stream_count, whole->by_stream);
+	part.pieces = 1;
+	if (rc == 0)
+		rc = count_merged(handle, &part);
+	if (rc == 0)
+		pack_counts(result, &part);
+	counts_release(&part);
+	return rc;
+}
+
 /*
  * This process's counts: of its rank's streams (weft/dist.h), shared
- * among threads when worth it; formats read by whole files in one pass.
+ * among threads when worth it; formats read by whole files in one pass
+ * (of this rank's pieces, or shared by threads in pieces).
  */
 static int count_shared(weft_trace *trace, weft_counts *st, int threads_asked)
 {
@@ -441,6 +459,10 @@ static int count_shared(weft_trace *trace, weft_counts *st, int threads_asked)
 		st->pieces = weft__dist_pieces(trace) > 0;
 		if (st->pieces)
 			st->share = NULL; /* every stream's counts, from this rank's pieces */
+		int pieces = st->pieces ? 1
+			     : weft__pieces_threads(trace, threads_asked, WEFT__WORK_LIGHT);
+		if (pieces > 1)
+			return weft__pieces_run(trace, pieces, count_piece, st, merge_counts, st);
 		return count_merged(trace, st);
 	}
 	int threads = weft__parts_threads(trace, st->share, threads_asked, WEFT__WORK_LIGHT);

@@ -346,6 +346,21 @@ static int profile_part(weft_trace *handle, const uint8_t *selected, weft__pack 
 	return rc;
 }
 
+/* A thread's piece of the files (weft__pieces_run): its rows, packed. */
+static int profile_piece(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+			 void *arg)
+{
+	const part_args *a = arg;
+	weft_profile part = { .source = a->source };
+	(void)selected;
+	int rc = profile_spans(handle, a->options, NULL, 1, &part);
+	if (rc == 0)
+		pack_profile(result, &part);
+	weft__strtab_free(&part.keys);
+	free(part.rows);
+	return rc;
+}
+
 /*
  * This process's rows: of its rank's streams (weft/dist.h), shared among
  * threads when worth it. The emulation, whose CPUs see every stream, is
@@ -357,13 +372,18 @@ static int profile_shared(weft_trace *trace, const weft_profile_options *o, weft
 	if (o->emulate)
 		return weft__dist_root(trace) ? profile_streams(trace, o, NULL, p) : 0;
 	/* Files cut for the ranks (ROSS): each its pieces, whose spans are
-	 * instants (weft__span_iter_create_pieces), added up on rank 0. */
+	 * instants (weft__span_iter_create_pieces), added up on rank 0; or,
+	 * alone, cut for threads, added up here. */
 	if (p->source == WEFT_PROFILE_SPANS && weft__dist_pieces(trace) > 0)
 		return profile_spans(trace, o, NULL, 1, p);
+	part_args args = { o, p->source };
+	int pieces = p->source == WEFT_PROFILE_SPANS
+		     ? weft__pieces_threads(trace, o->threads, WEFT__WORK_HEAVY) : 1;
+	if (pieces > 1)
+		return weft__pieces_run(trace, pieces, profile_piece, &args, merge_profile, p);
 	int threads = weft__parts_threads(trace, share, o->threads, WEFT__WORK_HEAVY);
 	if (threads <= 1)
 		return profile_streams(trace, o, share, p);
-	part_args args = { o, p->source };
 	return weft__parts_run(trace, share, threads, profile_part, &args, merge_profile, p);
 }
 

@@ -355,37 +355,7 @@ static int read_cursor(summary *s, int rc, weft_cursor *cursor)
 	return rc;
 }
 
-/*
- * One pass over the run: every record but event-trace records. On ranks
- * that read pieces of the files, the gvt and rt files are read in pieces
- * and their sums added up on rank 0 (merge_summary); the vt files are
- * read whole by rank 0, since whether a sample is a duplicate or earlier
- * depends on all its stream's samples before it.
- */
-static int read_run(summary *s)
-{
-	weft_filter filter;
-	weft_cursor *cursor = NULL;
-	int rc;
-	memset(&filter, 0, sizeof filter);
-	filter.code_pattern = "[!E]*"; /* not EVENT */
-	if (!s->pieces) {
-		rc = weft_cursor_create(s->trace, &filter, &cursor);
-		return read_cursor(s, rc, cursor);
-	}
-	s->skip_vt = 1;
-	rc = weft__cursor_create_pieces(s->trace, &filter, &cursor);
-	rc = read_cursor(s, rc, cursor);
-	s->skip_vt = 0;
-	if (rc == 0 && weft__dist_root(s->trace)) {
-		filter.order = WEFT_ORDER_STORED;
-		rc = weft__cursor_create_selected(s->trace, &filter, s->vt_streams, &cursor);
-		rc = read_cursor(s, rc, cursor);
-	}
-	return rc;
-}
-
-/* ---- Ranks ---------------------------------------------------------------------------- */
+/* ---- Sums of pieces, from ranks and threads ------------------------------------------- */
 
 /* A double as its bits, and back (packed exactly). */
 static uint64_t double_bits(double d)
@@ -996,6 +966,77 @@ static void summary_free(summary *s)
 	free(s->vt_streams);
 }
 
+/* ---- Reading in pieces ------------------------------------------------------------------ */
+
+/* The records the summary reads: every one but event-trace records. */
+static void samples_filter(weft_filter *filter)
+{
+	memset(filter, 0, sizeof *filter);
+	filter->code_pattern = "[!E]*"; /* not EVENT */
+}
+
+/* The gvt and rt samples of this handle's piece of each file (not the vt files). */
+static int read_pieces(summary *s)
+{
+	weft_filter filter;
+	weft_cursor *cursor = NULL;
+	samples_filter(&filter);
+	s->skip_vt = 1;
+	int rc = weft__cursor_create_pieces(s->trace, &filter, &cursor);
+	rc = read_cursor(s, rc, cursor);
+	s->skip_vt = 0;
+	return rc;
+}
+
+/* A thread's piece of the files (weft__pieces_run): its sections, packed. */
+static int summary_piece(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+			 void *arg)
+{
+	const summary *whole = arg;
+	summary s;
+	(void)selected;
+	memset(&s, 0, sizeof s);
+	s.trace = handle;
+	s.dedup = whole->dedup;
+	s.time_scale = whole->time_scale;
+	s.pieces = 1;
+	int rc = assign_streams(&s);
+	if (rc == 0)
+		rc = read_pieces(&s);
+	if (rc == 0)
+		pack_summary(result, &s);
+	summary_free(&s);
+	return rc;
+}
+
+/*
+ * One pass over the run: every record but event-trace records. In pieces
+ * of the files (on ranks, or on `threads` > 1 threads), the gvt and rt
+ * files are read in pieces and their sums added up (merge_summary: on
+ * rank 0, or here); the vt files are read whole by rank 0, since whether
+ * a sample is a duplicate or earlier depends on all its stream's samples
+ * before it.
+ */
+static int read_run(summary *s, int threads)
+{
+	weft_filter filter;
+	weft_cursor *cursor = NULL;
+	int rc;
+	samples_filter(&filter);
+	if (!s->pieces) {
+		rc = weft_cursor_create(s->trace, &filter, &cursor);
+		return read_cursor(s, rc, cursor);
+	}
+	rc = threads > 1 ? weft__pieces_run(s->trace, threads, summary_piece, s, merge_summary, s)
+	     : read_pieces(s);
+	if (rc == 0 && weft__dist_root(s->trace)) {
+		filter.order = WEFT_ORDER_STORED;
+		rc = weft__cursor_create_selected(s->trace, &filter, s->vt_streams, &cursor);
+		rc = read_cursor(s, rc, cursor);
+	}
+	return rc;
+}
+
 void weft_ross_summary_options_init(weft_ross_summary_options *options)
 {
 	memset(options, 0, sizeof *options);
@@ -1021,16 +1062,19 @@ int weft_ross_summary_write(weft_trace *trace, const weft_ross_summary_options *
 	s.dedup = options->dedup;
 	double rate = weft__ross_clock_rate(trace);
 	s.time_scale = rate > 0 ? 1e9 / rate : 1;
-	s.pieces = weft__dist_pieces(trace) > 0;
+	/* in pieces: on ranks, or on threads when worth it */
+	int ranks = weft__dist_pieces(trace) > 0;
+	int threads = ranks ? 1 : weft__pieces_threads(trace, 0, WEFT__WORK_LIGHT);
+	s.pieces = ranks || threads > 1;
 	size_t diags = weft_trace_diag_count(trace);
 	rc = assign_streams(&s);
 	if (rc == 0 && s.pieces)
 		rc = mark_vt_streams(&s);
 	if (rc == 0)
-		rc = read_run(&s);
+		rc = read_run(&s, threads);
 	if (rc == 0)
 		rc = commit_pending(&s);
-	if (s.pieces) {
+	if (ranks) {
 		/* every rank takes part, whatever its status; rank 0 writes */
 		rc = weft__dist_combine(trace, rc, diags, pack_summary, merge_summary, &s);
 		if (!weft__dist_root(trace)) {

@@ -176,23 +176,56 @@ static int merge_stats(void *ctx, weft__unpack *u)
 	return 0;
 }
 
-/* A thread's part (weft__part_fn): its streams' figures, packed. */
-static int stats_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
-		      void *arg)
+/*
+ * One merged pass (of this handle's pieces when `pieces`) into the table.
+ * A pass that fails is the status of the first stream, its error among
+ * the diagnostics; 0, or WEFT_ENOMEM.
+ */
+static int stats_pass(weft_trace *trace, int pieces, stats_table *t)
 {
-	const stats_table *whole = arg;
+	int rc = stats_merged(trace, pieces, t->stats);
+	if (rc == WEFT_ENOMEM || rc >= 0)
+		return rc;
+	weft__trace_diag_last_error(trace, WEFT_SEV_ERROR, rc, NULL);
+	t->status[0] = rc;
+	return 0;
+}
+
+/*
+ * A thread's part: its streams' figures (`pieces` 0), or every stream's
+ * in its piece of the files, packed.
+ */
+static int stats_part_read(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+			   const stats_table *whole, int pieces)
+{
 	stats_table part = { calloc(whole->count ? whole->count : 1, sizeof *part.stats),
 			     calloc(whole->count ? whole->count : 1, sizeof *part.status),
 			     whole->count, selected };
 	int rc = part.stats != NULL && part.status != NULL ? 0
 		 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	if (rc == 0)
-		rc = stats_streams(handle, selected, part.stats, part.status);
+		rc = pieces ? stats_pass(handle, 1, &part)
+		     : stats_streams(handle, selected, part.stats, part.status);
 	if (rc == 0)
 		pack_stats(result, &part);
 	free(part.stats);
 	free(part.status);
 	return rc;
+}
+
+/* A thread's part of the streams (weft__part_fn). */
+static int stats_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+		      void *arg)
+{
+	return stats_part_read(handle, selected, result, arg, 0);
+}
+
+/* A thread's piece of the files (weft__pieces_run). */
+static int stats_piece(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+		       void *arg)
+{
+	(void)selected;
+	return stats_part_read(handle, NULL, result, arg, 1);
 }
 
 /* This process's streams: its rank's, in one merged pass or by threads. */
@@ -203,14 +236,17 @@ static int stats_shared(weft_trace *trace, int threads_asked, stats_table *t)
 	if (weft_trace_file_order_default(trace)) {
 		/* One pass over the files: this rank's pieces of them, each
 		 * stream's figures added up on rank 0; else the whole files,
-		 * rank 0's share. */
+		 * rank 0's share, in pieces on threads when worth it. */
 		int pieces = weft__dist_pieces(trace) > 0;
 		if (pieces)
 			t->selected = NULL;
 		else if (!weft__dist_root(trace))
 			return 0;
-		int rc = stats_merged(trace, pieces, t->stats);
-		return rc == WEFT_ENOMEM ? rc : (rc < 0 ? (t->status[0] = rc, 0) : 0);
+		int threads = pieces ? 1 : weft__pieces_threads(trace, threads_asked,
+								 WEFT__WORK_LIGHT);
+		if (threads > 1)
+			return weft__pieces_run(trace, threads, stats_piece, t, merge_stats, t);
+		return stats_pass(trace, pieces, t);
 	}
 	int threads = weft__parts_threads(trace, share, threads_asked, WEFT__WORK_LIGHT);
 	if (threads <= 1)

@@ -7,6 +7,7 @@
  * holds (a bounded window): the merge never buffers events.
  */
 #include <fnmatch.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -301,8 +302,11 @@ weft_order weft_cursor_order(const weft_cursor *c)
 	return c->order;
 }
 
-/* Opens data file `f` (or its piece) into a new slot and queues its first event. */
-static int cursor_add_file(weft_cursor *c, size_t f, int piece)
+/*
+ * Opens data file `f` (or its piece `piece` of `pieces`) into a new slot
+ * and queues its first event.
+ */
+static int cursor_add_file(weft_cursor *c, size_t f, int piece, size_t pieces)
 {
 	weft_trace *trace = c->trace;
 	cursor_slot *slot = &c->slots[c->slot_count++];
@@ -310,7 +314,8 @@ static int cursor_add_file(weft_cursor *c, size_t f, int piece)
 	if (slot->batch == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	int rc = piece >= 0
-		 ? trace->backend->dist_open->piece_open(trace, f, (size_t)piece, &slot->state)
+		 ? trace->backend->dist_open->piece_open(trace, f, (size_t)piece, pieces,
+							 &slot->state)
 		 : trace->backend->file_open(trace, f, &slot->state);
 	if (rc < 0) {
 		slot->state = NULL;
@@ -326,13 +331,13 @@ static int cursor_add_file(weft_cursor *c, size_t f, int piece)
 /*
  * The slots of a cursor over whole files: one per data file, each fed by
  * the backend's file reader (events of many streams in file order), merged
- * by time across files (or, `piece` >= 0, that piece of each file, cut
- * for the ranks: weft__dist_pieces). The stream pattern is applied per
+ * by time across files (or, `piece` >= 0, that piece of `pieces` of each
+ * file: weft__cursor_create_pieces). The stream pattern is applied per
  * event through a table of selected streams; a file that holds none of
  * them is not opened (when the backend says which file holds a stream).
  */
 static int cursor_add_files(weft_cursor *c, const char *stream_pattern, const uint8_t *share,
-			    int piece)
+			    int piece, size_t pieces)
 {
 	weft_trace *trace = c->trace;
 	if (stream_pattern != NULL || share != NULL) {
@@ -356,7 +361,7 @@ static int cursor_add_files(weft_cursor *c, const char *stream_pattern, const ui
 	int rc = 0;
 	for (size_t f = 0; rc == 0 && f < file_count(trace); f++)
 		if (wanted == NULL || wanted[f])
-			rc = cursor_add_file(c, f, piece);
+			rc = cursor_add_file(c, f, piece, pieces);
 	free(wanted);
 	return rc;
 }
@@ -385,10 +390,11 @@ static void cursor_set_unfiltered(weft_cursor *c)
 
 /*
  * A merged cursor over the streams that match `filter` and `share` (NULL:
- * all); over piece `piece` of each file when >= 0 (whole files: -1).
+ * all); over piece `piece` of `pieces` of each file when >= 0 (whole
+ * files: -1).
  */
 static int cursor_create(weft_trace *trace, const weft_filter *filter, const uint8_t *share,
-			 int piece, weft_cursor **out)
+			 int piece, size_t pieces, weft_cursor **out)
 {
 	weft_order order;
 	*out = NULL;
@@ -403,7 +409,7 @@ static int cursor_create(weft_trace *trace, const weft_filter *filter, const uin
 	const char *stream_pattern = filter != NULL ? filter->stream_pattern : NULL;
 	rc = cursor_set_filter(c, filter);
 	if (rc == 0 && file_order)
-		rc = cursor_add_files(c, stream_pattern, share, piece);
+		rc = cursor_add_files(c, stream_pattern, share, piece, pieces);
 	if (rc < 0) {
 		weft_cursor_free(c);
 		return rc;
@@ -442,27 +448,31 @@ int weft__cursor_merges_streams(const weft_trace *trace, const weft_filter *filt
 int weft_cursor_create(weft_trace *trace, const weft_filter *filter,
 		       weft_cursor **out)
 {
-	return cursor_create(trace, filter, NULL, -1, out);
+	return cursor_create(trace, filter, NULL, -1, 0, out);
 }
 
 int weft__cursor_create_pieces(weft_trace *trace, const weft_filter *filter,
 			       weft_cursor **out)
 {
 	*out = NULL;
-	if (weft__dist_pieces(trace) == 0)
+	/* a thread's piece, else this rank's */
+	size_t pieces = trace->piece_count > 0 ? trace->piece_count : weft__dist_pieces(trace);
+	size_t piece = trace->piece_count > 0 ? trace->piece
+		       : pieces > 0 ? (size_t)trace->options.dist->rank : 0;
+	if (pieces == 0 || piece >= pieces || piece > INT_MAX)
 		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
 				   "the trace's files are not cut into pieces (a bug)");
-	weft_filter pieces = { 0 };
+	weft_filter whole = { 0 };
 	if (filter != NULL)
-		pieces = *filter;
-	pieces.order = WEFT_ORDER_STORED; /* whole files: the pieces of each */
-	return cursor_create(trace, &pieces, NULL, trace->options.dist->rank, out);
+		whole = *filter;
+	whole.order = WEFT_ORDER_STORED; /* whole files: the pieces of each */
+	return cursor_create(trace, &whole, NULL, (int)piece, pieces, out);
 }
 
 int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,
 				 const uint8_t *selected, weft_cursor **out)
 {
-	return cursor_create(trace, filter, selected, -1, out);
+	return cursor_create(trace, filter, selected, -1, 0, out);
 }
 
 int weft_cursor_create_stream(weft_trace *trace, uint32_t stream,

@@ -124,7 +124,16 @@ typedef struct weft__dist_open_hooks {
 	int (*result)(weft_trace *trace, struct weft__pack *out);
 	int (*apply)(weft_trace *trace, struct weft__unpack *u);
 	size_t (*pieces)(const weft_trace *trace);
-	int (*piece_open)(weft_trace *trace, size_t file, size_t piece, void **state);
+	/*
+	 * Optional: the most pieces a trace opened alone can cut its files
+	 * into for threads (weft__pieces_run; 0: none), from the cuts its
+	 * open's scan noted.
+	 */
+	size_t (*thread_pieces)(const weft_trace *trace);
+	/* Piece `piece` of `pieces` of file `file`: the ranks' (`pieces`
+	 * from pieces()) or the threads' (at most thread_pieces()). */
+	int (*piece_open)(weft_trace *trace, size_t file, size_t piece, size_t pieces,
+			  void **state);
 } weft__dist_open_hooks;
 
 typedef struct weft_backend {
@@ -351,6 +360,13 @@ struct weft_trace {
 	 * (weft__trace_reopen); NULL for formats whose open reads its own. */
 	void *open_tape;
 	size_t open_tape_len;
+	/*
+	 * A thread's handle that borrows its origin's backend data, tables
+	 * and metadata (weft__trace_borrow), to read piece `piece` of
+	 * `piece_count` of each file (weft__cursor_create_pieces).
+	 */
+	int borrowed;
+	size_t piece, piece_count;
 };
 
 /*
@@ -380,6 +396,16 @@ int weft__trace_reopen(const weft_trace *trace, weft_trace **out);
  */
 int weft__trace_reopen_part(const weft_trace *trace, const uint8_t *selected,
 			    weft_trace **out);
+/*
+ * A handle of `trace` for another thread that reads piece `piece` of
+ * `pieces` of each file (weft__pieces_run): it shares the trace's backend
+ * data, streams, nodes and metadata, which it only reads (for backends
+ * whose readers do not change their data once the trace is open: those
+ * with thread_pieces), and has its own diagnostics, strings and
+ * progress. It must be freed before `trace`.
+ */
+int weft__trace_borrow(const weft_trace *trace, size_t piece, size_t pieces,
+		       weft_trace **out);
 /* "the file changed since it was opened" of stream `s`: `was` bytes then, `now` now. */
 int weft__trace_size_changed(const weft_stream_info *s, uint64_t was, uint64_t now);
 
@@ -519,16 +545,17 @@ int weft__dist_open_scan(weft_trace *trace, const weft_dist *d, int rc);
  * then rank 0 reads the files that streams share.
  */
 size_t weft__dist_pieces(const weft_trace *trace);
-/* weft_cursor_create() over the streams of `selected` (a byte per stream;
- * NULL: every stream). */
 /*
- * A merged cursor over this rank's piece of each file (weft__dist_pieces:
- * the trace's files cut for its ranks), every stream of the piece; the
- * events in each file's order, files merged by time. WEFT_EINVAL when
- * the files are not cut.
+ * A merged cursor over this handle's piece of each file: a thread's
+ * (weft__pieces_run), else this rank's (weft__dist_pieces: the trace's
+ * files cut for its ranks); every stream of the piece, the events in
+ * each file's order, files merged by time. WEFT_EINVAL when the files
+ * are not cut.
  */
 int weft__cursor_create_pieces(weft_trace *trace, const weft_filter *filter,
 			       weft_cursor **out);
+/* weft_cursor_create() over the streams of `selected` (a byte per stream;
+ * NULL: every stream). */
 int weft__cursor_create_selected(weft_trace *trace, const weft_filter *filter,
 				 const uint8_t *selected, weft_cursor **out);
 /*
@@ -707,6 +734,26 @@ long weft__threads_worth(uint64_t bytes, size_t trace_streams, long cores, weft_
  */
 int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
 		    weft__part_fn compute, void *arg, weft__dist_merge_fn merge, void *ctx);
+
+/*
+ * The threads worth starting to read the trace's files in byte pieces, for
+ * an analysis of every stream in one pass over the files (formats whose
+ * open notes where records start: ROSS; weft__pieces_run): `asked` (> 0),
+ * else the threads option, else WEFT_THREADS, else the cores (at most 8)
+ * and one per 32 MiB of the files, 8 times fewer bytes for heavy `work`;
+ * never more than the pieces the files can be cut into. 1 when the files
+ * cannot be cut (other formats, or cut for ranks already: weft__dist_pieces).
+ */
+int weft__pieces_threads(const weft_trace *trace, int asked, weft__work work);
+/*
+ * Runs `compute` on `threads` threads, part k over piece k of `threads`
+ * of every file (its handle borrows the trace's data: weft__trace_borrow;
+ * it reads with weft__cursor_create_pieces; `selected` is NULL), and
+ * merges the parts' results in part order, which is file order, through
+ * `merge`; diagnostics and progress as weft__parts_run.
+ */
+int weft__pieces_run(weft_trace *trace, int threads, weft__part_fn compute, void *arg,
+		     weft__dist_merge_fn merge, void *ctx);
 
 /*
  * Parts whose results go on while they run (a dump's lines, merged by the

@@ -5,7 +5,10 @@
  * A trace and its cursors belong to one thread, so each thread opens the
  * trace again (weft__trace_reopen_part: ovni from what the trace's own
  * open read, core/metafs.c) and reads its part of the streams,
- * dealt by bytes as ranks deal them (weft__share_deal). A part's result
+ * dealt by bytes as ranks deal them (weft__share_deal); or, for formats
+ * whose streams share files that their open cut into pieces (ROSS), each
+ * thread borrows the trace's data (weft__trace_borrow) and reads its
+ * piece of every file (weft__pieces_run). A part's result
  * travels as a pack, the form ranks send (core/dist.c), and the caller
  * merges the packs in part order: one merge for threads and ranks, and a
  * result that does not depend on how many there were. While the parts
@@ -24,8 +27,9 @@
 /* One thread's part: its streams, handle, result and status. */
 typedef struct part_worker {
 	weft_trace *origin;
-	uint8_t *selected;
+	uint8_t *selected;      /* NULL: every stream, in pieces */
 	int index;              /* the part's number, in part order */
+	int pieces;             /* > 0: the part reads piece `index` of that many */
 	weft__part_fn compute;  /* a packed result; or: */
 	weft__part_live_fn live; /* a result handed on while it runs */
 	weft__part_end_fn end;  /* optional: called last, whatever happened */
@@ -52,7 +56,9 @@ static void publish_progress(const weft_progress *progress, void *data)
 static void *part_main(void *arg)
 {
 	part_worker *w = arg;
-	w->rc = weft__trace_reopen_part(w->origin, w->selected, &w->handle);
+	w->rc = w->pieces > 0
+		? weft__trace_borrow(w->origin, (size_t)w->index, (size_t)w->pieces, &w->handle)
+		: weft__trace_reopen_part(w->origin, w->selected, &w->handle);
 	if (w->rc == 0) {
 		weft_trace_set_progress(w->handle, publish_progress, w, 10 * 1000 * 1000);
 		w->open_diags = weft_trace_diag_count(w->handle);
@@ -169,18 +175,42 @@ int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked
 	if (n <= 0)
 		n = weft__threads_from_environment();
 	/*
-	 * Streams that share their files (ROSS): each thread opens the trace
-	 * again (its scan of every file) and reads every file for its own
-	 * streams, which only heavy work pays back: `profile` of the 524 MB
-	 * run of bench/ross_bench.sh 6.17 s on one thread, 3.78 s on two; of
-	 * its 6146 streams in 100 MB, 1.50 s and 1.00 s (`top` of it gains
-	 * nothing: 1.03 s and 1.14 s).
+	 * Streams that share their files (ROSS), for work that does not read
+	 * them in pieces (weft__pieces_run: top, info, check, profile and
+	 * summary do): each thread opens the trace again (its scan of every
+	 * file) and reads every file for its own streams, which only heavy
+	 * work pays back (`profile` of the 524 MB run of bench/ross_bench.sh
+	 * shared so: 6.17 s on one thread, 3.78 s on two; `top`: 1.03 s and
+	 * 1.14 s).
 	 */
 	if (n <= 0 && (streams_read_alone(trace) || work == WEFT__WORK_HEAVY))
 		n = weft__threads_worth(bytes, trace->stream_count, sysconf(_SC_NPROCESSORS_ONLN),
 					work);
 	if ((size_t)n > streams)
 		n = (long)streams;
+	return n > 1 ? (int)n : 1;
+}
+
+/*
+ * Pieces of the files on threads: each thread borrows the trace's data
+ * (no open again, so no cost per stream) and reads its piece of every
+ * file, so the bytes of the files are what counts.
+ */
+int weft__pieces_threads(const weft_trace *trace, int asked, weft__work work)
+{
+	const weft__dist_open_hooks *h = trace->backend->dist_open;
+	size_t most = h != NULL && h->thread_pieces != NULL && weft__dist_pieces(trace) == 0
+		      ? h->thread_pieces(trace) : 0;
+	if (most < 2)
+		return 1;
+	long n = asked > 0 ? asked : trace->options.threads;
+	if (n <= 0)
+		n = weft__threads_from_environment();
+	if (n <= 0)
+		n = weft__threads_worth(trace->progress.data_bytes, 0,
+					sysconf(_SC_NPROCESSORS_ONLN), work);
+	if ((size_t)n > most)
+		n = (long)most;
 	return n > 1 ? (int)n : 1;
 }
 
@@ -236,9 +266,11 @@ static int start_parts(weft__parts_live *live, const uint8_t *among, int threads
 		part_worker *p = &live->w[live->started];
 		*p = *model;
 		p->index = live->started;
-		p->selected = malloc(trace->stream_count ? trace->stream_count : 1);
-		if (p->selected == NULL ||
-		    weft__share_deal(trace, among, p->index, threads, p->selected) < 0 ||
+		p->selected = model->pieces > 0 ? NULL
+			      : malloc(trace->stream_count ? trace->stream_count : 1);
+		if ((model->pieces == 0 &&
+		     (p->selected == NULL ||
+		      weft__share_deal(trace, among, p->index, threads, p->selected) < 0)) ||
 		    pthread_create(&p->thread, NULL, part_main, p) != 0) {
 			free(p->selected);
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
@@ -277,6 +309,17 @@ int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
 	weft__parts_live live = { .trace = trace };
 	part_worker model = { .origin = trace, .compute = compute, .arg = arg };
 	int rc = start_parts(&live, among, threads, &model);
+	show_progress(trace, live.w, live.started);
+	return join_parts(&live, rc, merge, ctx);
+}
+
+int weft__pieces_run(weft_trace *trace, int threads, weft__part_fn compute, void *arg,
+		     weft__dist_merge_fn merge, void *ctx)
+{
+	weft__parts_live live = { .trace = trace };
+	part_worker model = { .origin = trace, .pieces = threads, .compute = compute,
+			      .arg = arg };
+	int rc = start_parts(&live, NULL, threads, &model);
 	show_progress(trace, live.w, live.started);
 	return join_parts(&live, rc, merge, ctx);
 }

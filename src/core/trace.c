@@ -322,6 +322,39 @@ int weft__trace_reopen_part(const weft_trace *trace, const uint8_t *selected,
 	return rc;
 }
 
+int weft__trace_borrow(const weft_trace *trace, size_t piece, size_t pieces,
+		       weft_trace **out)
+{
+	weft_trace *t = malloc(sizeof *t);
+	*out = t;
+	if (t == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	*t = *trace;
+	t->borrowed = 1;
+	t->piece = piece;
+	t->piece_count = pieces;
+	/* its own: strings, diagnostics, progress; no dist, tape or share */
+	t->strings = NULL;
+	t->string_count = t->string_cap = 0;
+	t->diags = NULL;
+	t->diag_count = t->diag_cap = 0;
+	t->diag_origins = NULL;
+	t->diag_origin_cap = 0;
+	t->diags_dropped = 0;
+	t->dist_selected = NULL;
+	t->metafs = NULL;
+	t->open_tape = NULL;
+	t->open_tape_len = 0;
+	t->options.dist = NULL;
+	t->options.progress = NULL;
+	weft__progress_init(t, &t->options);
+	t->progress.bytes_total = trace->progress.bytes_total;
+	t->progress.events_total = trace->progress.events_total;
+	t->progress.data_files = trace->progress.data_files;
+	t->progress.data_bytes = trace->progress.data_bytes;
+	return 0;
+}
+
 /*
  * The end of an open through `fs` (sends or takes what is left of the
  * tape); the tape stays with the trace for its threads.
@@ -505,15 +538,19 @@ void weft_trace_free(weft_trace *trace)
 {
 	if (trace == NULL)
 		return;
-	if (trace->backend && trace->backend->close)
+	if (trace->backend && trace->backend->close && !trace->borrowed)
 		trace->backend->close(trace);
 	for (size_t i = 0; i < trace->string_count; i++)
 		free(trace->strings[i]);
 	free(trace->strings);
-	free(trace->nodes);
-	free(trace->streams);
 	free(trace->diags);
 	free(trace->diag_origins);
+	if (trace->borrowed) { /* the rest is its origin's */
+		free(trace);
+		return;
+	}
+	free(trace->nodes);
+	free(trace->streams);
 	free(trace->metadata_json);
 	free(trace->dist_selected);
 	free(trace->open_tape);

@@ -13,17 +13,13 @@ it), garbage skipped by --resync, a file that is no ROSS data, a run given
 as one file."""
 
 import os
-import shutil
 import struct
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from weftlib import DATA_DIR, WEFT
+from weftlib import ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs
 
-ROSS = DATA_DIR / "ross"
-RUNS = sorted(p for p in ROSS.glob("*/*") if p.is_dir())
 PIECES = dict(os.environ, WEFT_TEST_ROSS_PIECE_MIN="1")
 
 COMMANDS = (
@@ -47,10 +43,7 @@ def assert_same_on_ranks(mpi_runner, command, trace, ranks=(2, 3)):
     expected = run([WEFT] + command + [trace])
     for n in ranks:
         got = run([mpiexec, "-n", n, runner] + command + [trace], env=PIECES)
-        what = f"{' '.join(command)} of {trace} on {n} ranks"
-        assert got.returncode == expected.returncode, what + "\n" + got.stderr
-        assert got.stdout == expected.stdout, what
-        assert got.stderr == expected.stderr, what
+        assert_same_run(expected, got, f"{' '.join(command)} of {trace} on {n} ranks")
     return expected
 
 
@@ -99,33 +92,9 @@ def test_a_wrong_guess_of_a_record_start_is_caught(mpi_runner, tmp_path):
     assert "301" in top.stdout and "EVENT" in top.stdout, top.stdout
 
 
-def damaged_runs(tmp_path):
-    """Copies of the gvt run of 2 PEs, damaged: cut inside its last
-    record; a record header overwritten in its middle; a junk file next to
-    it; and the run given as its one file."""
-    source = ROSS / "phold-gvt-pekplp" / "np2"
-    gvt = "ross-stats-gvt.bin"
-    runs = {}
-    cut = shutil.copytree(source, tmp_path / "cut")
-    data = (cut / gvt).read_bytes()
-    (cut / gvt).write_bytes(data[:-10])
-    runs["cut"] = cut
-    garbage = shutil.copytree(source, tmp_path / "garbage")
-    data = bytearray((garbage / gvt).read_bytes())
-    middle = len(data) // 2
-    data[middle:middle + 64] = b"\xff" * 64
-    (garbage / gvt).write_bytes(bytes(data))
-    runs["garbage"] = garbage
-    junk = shutil.copytree(source, tmp_path / "junk")
-    (junk / "notes-model.bin").write_bytes(b"not a ROSS file at all\n" * 100000)
-    runs["junk"] = junk
-    runs["one-file"] = source / gvt
-    return runs
-
-
 @pytest.mark.parametrize("damage", ["cut", "garbage", "junk", "one-file"])
 def test_damaged_runs_print_what_one_process_prints(mpi_runner, tmp_path, damage):
-    trace = damaged_runs(tmp_path)[damage]
+    trace = ross_damaged_runs(tmp_path)[damage]
     for command in (["top", "--streams"], ["info"], ["check"], ["summary"]):
         expected = assert_same_on_ranks(mpi_runner, command, trace)
         if damage != "one-file":

@@ -346,3 +346,42 @@ def write_ovni_stream(trace_dir, events, loom="vm.0", pid=1, tid=None, cpus=((0,
         meta["ovni"][key] = value
     (d / "stream.json").write_text(json.dumps(meta, indent=4))
     return d / "stream.obs"
+
+
+ROSS_DATA = DATA_DIR / "ross"
+ROSS_RUNS = sorted(p for p in ROSS_DATA.glob("*/*") if p.is_dir())
+
+
+def ross_damaged_runs(tmp_path):
+    """Copies of the gvt run of 2 PEs of tests/data/ross, damaged: "cut"
+    inside its last record; "garbage": record headers overwritten in three
+    places (a fifth, half and four fifths into the file); "junk": a file
+    that is no ROSS data next to it; and "one-file": the run given as its
+    one file. For the commands that share a run among threads and ranks."""
+    import shutil
+    source = ROSS_DATA / "phold-gvt-pekplp" / "np2"
+    gvt = "ross-stats-gvt.bin"
+    runs = {}
+    cut = shutil.copytree(source, tmp_path / "cut")
+    data = (cut / gvt).read_bytes()
+    (cut / gvt).write_bytes(data[:-10])
+    runs["cut"] = cut
+    garbage = shutil.copytree(source, tmp_path / "garbage")
+    data = bytearray((garbage / gvt).read_bytes())
+    for at in (len(data) // 5, len(data) // 2, len(data) * 4 // 5):
+        data[at:at + 64] = b"\xff" * 64
+    (garbage / gvt).write_bytes(bytes(data))
+    runs["garbage"] = garbage
+    junk = shutil.copytree(source, tmp_path / "junk")
+    (junk / "notes-model.bin").write_bytes(b"not a ROSS file at all\n" * 1000)
+    runs["junk"] = junk
+    runs["one-file"] = source / gvt
+    return runs
+
+
+def assert_same_run(expected, got, what):
+    """Two runs of a command (subprocess results) print the same bytes
+    and exit the same way."""
+    assert got.returncode == expected.returncode, what + "\n" + got.stderr
+    assert got.stdout == expected.stdout, what
+    assert got.stderr == expected.stderr, what

@@ -211,9 +211,12 @@ typedef struct ross_file {
 	int truncated;         /* ends inside a record */
 	int readable;          /* has a detected kind and is read */
 	/*
-	 * Under a weft_dist of several ranks (ross_share.c): the file cut
-	 * into one piece per rank at record boundaries, piece k being
-	 * [cuts[k], cuts[k + 1]) (parts + 1 entries); NULL otherwise.
+	 * The file cut at record boundaries into ross_data.grid pieces, piece
+	 * k being [cuts[k], cuts[k + 1]) (grid + 1 entries): under a weft_dist
+	 * of several ranks, one piece per rank (ross_share.c); alone, the
+	 * pieces that threads join up into theirs (weft__ross_piece_open).
+	 * Cut k is the first record start at or after the k-th of `grid`
+	 * equal byte pieces (or the end of the records).
 	 */
 	uint64_t *cuts;
 } ross_file;
@@ -240,6 +243,13 @@ typedef struct ross_stream {
 	uint64_t first_offset, last_offset;
 } ross_stream;
 
+/*
+ * The pieces a file is cut into when the run is opened alone, for threads
+ * (each reads a run of them): enough to balance 8 threads within 2%
+ * of a file, for 2 KiB per file.
+ */
+#define ROSS_GRID 256
+
 /* Record layouts: PE, KP, LP, older LP, MODEL, ANALYSIS_MODEL, EVENT. */
 #define ROSS_KIND_COUNT 7
 
@@ -265,6 +275,7 @@ typedef struct ross_data {
 	 */
 	int parts, pending;
 	struct ross_share *share;
+	int grid;              /* the pieces of the files' cuts: `parts`, or ROSS_GRID alone */
 	uint64_t window;       /* bytes held per stream reader (window) */
 	uint64_t file_window;  /* bytes held per file reader (window) */
 	/* The event kinds (weft/schema.h): one per record layout. */
@@ -379,8 +390,9 @@ void weft__ross_share_free(struct ross_share *share);
 int weft__ross_stream_open(weft_trace *trace, uint32_t stream, int stored,
 			   void **state);
 int weft__ross_file_open(weft_trace *trace, size_t file, void **state);
-/* A reader of piece `piece` of a file cut for ranks (ross_file.cuts). */
-int weft__ross_piece_open(weft_trace *trace, size_t file, size_t piece, void **state);
+/* A reader of piece `piece` of `pieces` of a file (ross_file.cuts). */
+int weft__ross_piece_open(weft_trace *trace, size_t file, size_t piece, size_t pieces,
+			  void **state);
 size_t weft__ross_file_count(const weft_trace *trace);
 size_t weft__ross_stream_file(const weft_trace *trace, uint32_t stream);
 int weft__ross_stream_next(void *state, weft_event *event);

@@ -264,6 +264,7 @@ typedef struct file_scan {
 	ross_notes notes;
 	uint64_t skipped_bytes;
 	int next_cut;              /* the next of the file's cuts to find */
+	uint64_t next_bound;       /* its byte bound; UINT64_MAX: none to find */
 	/*
 	 * Stream prediction (as in the readers): the stream that followed
 	 * each of this file's streams last time, relative to `base` (the
@@ -580,16 +581,20 @@ static int handle_bad(file_scan *s, ross_parse_status st, uint64_t *offset)
 #define SCAN_PREFETCH 2048
 
 /*
- * The file's cuts for the ranks (f->cuts) met at record `offset`: cut k
- * is the first record boundary at or after the k-th of `parts` equal
- * byte pieces, the boundary a rank's piece scan starts from.
+ * The file's cuts (f->cuts) met at record `offset`, which is at or past
+ * s->next_bound: cut k is the first record start at or after the k-th of
+ * `grid` equal byte pieces (on ranks, the boundary a rank's piece scan
+ * starts from).
  */
 static void note_cuts(file_scan *s, uint64_t offset)
 {
 	ross_file *f = s->f;
-	int parts = s->c->d->parts;
-	while (s->next_cut < parts && offset >= weft__ross_piece_bound(f->size, s->next_cut, parts))
+	int grid = s->c->d->grid;
+	while (s->next_cut < grid && offset >= s->next_bound) {
 		f->cuts[s->next_cut++] = offset;
+		s->next_bound = s->next_cut < grid
+				? weft__ross_piece_bound(f->size, s->next_cut, grid) : UINT64_MAX;
+	}
 }
 
 /* Frames every record of the file, up to the end or the first problem. */
@@ -597,6 +602,8 @@ static int scan_file(file_scan *s)
 {
 	ross_file *f = s->f;
 	uint64_t offset = 0;
+	s->next_cut = 0;
+	s->next_bound = f->cuts != NULL ? 0 : UINT64_MAX;
 	while (offset < f->size) {
 		ross_record rec;
 		const uint8_t *p;
@@ -606,7 +613,7 @@ static int scan_file(file_scan *s)
 		if (st == ROSS_PARSE_OK && offset + SCAN_PREFETCH < s->mf.map_start + s->mf.map_len)
 			__builtin_prefetch(p + SCAN_PREFETCH);
 		if (st == ROSS_PARSE_OK) {
-			if (f->cuts != NULL)
+			if (offset >= s->next_bound)
 				note_cuts(s, offset);
 			int rc = file_record(s, &rec, offset);
 			if (rc < 0)
@@ -625,7 +632,7 @@ static int scan_file(file_scan *s)
 			break;
 	}
 	f->valid_end = offset < f->size ? offset : f->size;
-	for (int k = s->next_cut; f->cuts != NULL && k <= s->c->d->parts; k++)
+	for (int k = s->next_cut; f->cuts != NULL && k <= s->c->d->grid; k++)
 		f->cuts[k] = f->valid_end;
 	return 0;
 }
@@ -1162,12 +1169,12 @@ static uint64_t reader_window(uint64_t budget, size_t readers)
 	       window > ROSS_WINDOW ? ROSS_WINDOW : window;
 }
 
-/* Each file's cuts for the ranks, when they share the files (d->parts > 1). */
+/* Each file's cuts: for the ranks, or for threads (d->grid pieces). */
 static int alloc_cuts(ross_data *d)
 {
-	for (size_t i = 0; d->parts > 1 && i < d->file_count; i++)
+	for (size_t i = 0; i < d->file_count; i++)
 		if (d->files[i].cuts == NULL &&
-		    (d->files[i].cuts = calloc((size_t)d->parts + 1, sizeof(uint64_t))) == NULL)
+		    (d->files[i].cuts = calloc((size_t)d->grid + 1, sizeof(uint64_t))) == NULL)
 			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	return 0;
 }
@@ -1229,6 +1236,7 @@ static int ross_open(weft_trace *trace, const char *path, const weft_open_option
 	}
 	trace->backend_data = c.d;
 	c.d->parts = o->dist != NULL && o->dist->ranks > 1 ? o->dist->ranks : 1;
+	c.d->grid = c.d->parts > 1 ? c.d->parts : ROSS_GRID;
 	int rc = apply_options(&c, o);
 	if (rc == 0)
 		rc = weft__ross_kinds_build(c.d);

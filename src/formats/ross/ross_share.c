@@ -322,6 +322,13 @@ static size_t share_pieces(const weft_trace *trace)
 	return d->parts > 1 && !d->pending ? (size_t)d->parts : 0;
 }
 
+/* Alone, the grid's pieces (ross_file.cuts), which threads join into theirs. */
+static size_t share_thread_pieces(const weft_trace *trace)
+{
+	const ross_data *d = trace->backend_data;
+	return d->parts == 1 && !d->pending ? (size_t)d->grid : 0;
+}
+
 const weft__dist_open_hooks weft__ross_dist_open = {
 	.pending = share_pending,
 	.scan = share_scan,
@@ -329,5 +336,6 @@ const weft__dist_open_hooks weft__ross_dist_open = {
 	.result = share_result,
 	.apply = share_apply,
 	.pieces = share_pieces,
+	.thread_pieces = share_thread_pieces,
 	.piece_open = weft__ross_piece_open,
 };

@@ -258,23 +258,29 @@ int weft__ross_file_open(weft_trace *trace, size_t file, void **state)
 }
 
 /*
- * A reader of one piece of a file cut for the ranks (ross_share.c): the
- * records from cut `piece` up to the next. The stored index of its events
- * counts from the piece's start (the analyses that read pieces do not use
- * it).
+ * A reader of piece `piece` of `pieces` of a file: the records from one of
+ * the file's cuts up to another. On ranks (ross_share.c), `pieces` is
+ * theirs and the piece is cut `piece`; alone, a thread's piece is a run
+ * of the grid's pieces, piece k beginning at cut k * grid / pieces. The
+ * stored index of its events counts from the piece's start (the analyses
+ * that read pieces do not use it).
  */
-int weft__ross_piece_open(weft_trace *trace, size_t file, size_t piece, void **state)
+int weft__ross_piece_open(weft_trace *trace, size_t file, size_t piece, size_t pieces,
+			  void **state)
 {
 	const ross_data *d = trace->backend_data;
-	if (file >= d->file_count || d->files[file].cuts == NULL || piece >= (size_t)d->parts)
+	size_t grid = (size_t)d->grid;
+	if (file >= d->file_count || d->files[file].cuts == NULL || piece >= pieces ||
+	    pieces > grid || (d->parts > 1 && pieces != grid))
 		return weft__error(WEFT_EINVAL, trace->path, WEFT_NO_OFFSET,
-				   "no piece %zu of ROSS file %zu (a bug)", piece, file);
+				   "no piece %zu of %zu of ROSS file %zu (a bug)", piece, pieces,
+				   file);
 	ross_reader *r;
 	int rc = weft__ross_file_open(trace, file, (void **)&r);
 	if (rc < 0)
 		return rc;
-	r->offset = r->f->cuts[piece];
-	r->stop = r->f->cuts[piece + 1];
+	r->offset = r->f->cuts[piece * grid / pieces];
+	r->stop = r->f->cuts[(piece + 1) * grid / pieces];
 	while (r->skip < r->f->skip_count && r->f->skips[r->skip].to <= r->offset)
 		r->skip++;
 	*state = r;
