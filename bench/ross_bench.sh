@@ -4,7 +4,9 @@
 # `weft table` of each level (to a pipe and to a file), sorted tables,
 # `weft summary`, `weft plot`, and info/top/check on a run with many
 # streams; each with its wall time, input throughput and peak RSS (GNU
-# time's maximum resident set size).
+# time's maximum resident set size). Last, top/info/check/profile/summary
+# on 1 and 2 threads (the run read in byte pieces, the open's scan too),
+# the fastest of 3 runs each, the two outputs compared.
 #
 # usage: bench/ross_bench.sh [BUILD_DIR] [RUN_DIR] [SIZE]
 #   BUILD_DIR  default build/ (needs weft and bench/bench_ross_decode)
@@ -67,4 +69,31 @@ echo "|---|---|---|---|"
 measure "weft info" "$mbytes" "$weft" info "$many"
 measure "weft top --streams" "$mbytes" "$weft" top --streams "$many"
 measure "weft check" "$mbytes" "$weft" check "$many"
-rm -f "$tmp/weft-ross-bench.time"
+
+# fastest N CMD...: the shortest wall time of N runs (stdout to /dev/null).
+fastest() {
+	n=$1; shift
+	: > "$tmp/weft-ross-bench.times"
+	for _ in $(seq "$n"); do
+		/usr/bin/time -f "%e" -a -o "$tmp/weft-ross-bench.times" "$@" > /dev/null
+	done
+	sort -n "$tmp/weft-ross-bench.times" | head -1
+}
+
+echo
+echo "threads: $run, the fastest of 3 runs"
+echo
+echo "| command | 1 thread | 2 threads | speed-up |"
+echo "|---|---|---|---|"
+for cmd in top info check profile summary; do
+	"$weft" "$cmd" --threads 1 "$run" > "$tmp/weft-ross-bench.1"
+	"$weft" "$cmd" --threads 2 "$run" > "$tmp/weft-ross-bench.2"
+	cmp -s "$tmp/weft-ross-bench.1" "$tmp/weft-ross-bench.2" || {
+		echo "$cmd: 2 threads print other bytes than 1" >&2; exit 1; }
+	one=$(fastest 3 "$weft" "$cmd" --threads 1 "$run")
+	two=$(fastest 3 "$weft" "$cmd" --threads 2 "$run")
+	awk -v c="$cmd" -v a="$one" -v b="$two" 'BEGIN {
+		printf "| weft %s | %.2f s | %.2f s | %.2fx |\n", c, a, b, a / b }'
+done
+rm -f "$tmp/weft-ross-bench.time" "$tmp/weft-ross-bench.times" "$tmp/weft-ross-bench.1" \
+	"$tmp/weft-ross-bench.2"

@@ -93,7 +93,9 @@ const cli_help_note cli_stream_threads_notes[] = {
 	{ "threads", "here: the streams are read by N threads, each its share of the "
 		     "bytes (default: the cores, at most 8, each for 32 MiB plus 32 KiB per stream of the "
 		     "trace, 8 times less for profile and sort, when each stream is read "
-		     "without the others' bytes: not ROSS); under weft-mpi, each rank's share "
+		     "without the others' bytes); a ROSS run is read in byte pieces of its "
+		     "files, its open's scan too (a thread per 32 MiB of the run, up to one "
+		     "per MiB of its largest file); under weft-mpi, each rank's share "
 		     "(docs/mpi.md)." },
 	{ NULL, NULL }
 };

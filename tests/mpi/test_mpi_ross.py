@@ -13,12 +13,12 @@ it), garbage skipped by --resync, a file that is no ROSS data, a run given
 as one file."""
 
 import os
-import struct
 import subprocess
 
 import pytest
 
-from weftlib import ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs
+from weftlib import ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs, \
+    ross_false_start_run
 
 PIECES = dict(os.environ, WEFT_TEST_ROSS_PIECE_MIN="1")
 
@@ -61,30 +61,11 @@ def test_pieces_print_what_one_process_prints(mpi_runner, command):
         assert expected.returncode in (0, 1), expected.stderr
 
 
-def evtrace_record(src, dst, send, recv, real, data=b""):
-    return struct.pack("<IIfffI", src, dst, send, recv, real, len(data)) + data
-
-
-def false_start_run(root, records=301):
-    """An event-trace run whose model data are copies of event records: a
-    piece that starts inside one finds a run of real-looking records there
-    (a wrong guess). Records of 96 bytes, an odd count: the middle of the
-    file is 24 bytes into a record's model data, where two copies and the
-    next record's header look like three records."""
-    fakes = b"".join(evtrace_record(1, 2, 1.0, 2.0, 0.5) for _ in range(3))
-    data = b"".join(evtrace_record(k % 3, (k + 1) % 3, float(k), float(k) + 1.5,
-                                   0.001 * (k + 1), fakes) for k in range(records))
-    root.mkdir()
-    (root / "ross-stats-evtrace.bin").write_bytes(data)
-    assert len(data) // 2 % 96 == 48
-    return root
-
-
 def test_a_wrong_guess_of_a_record_start_is_caught(mpi_runner, tmp_path):
     """Rank 1's guess lands inside a record: rank 0's framing does not stop
     where the guess starts, so the file is scanned whole, and the records
     are counted once each (a guess taken would add the copies as records)."""
-    trace = false_start_run(tmp_path / "false-start")
+    trace = ross_false_start_run(tmp_path / "false-start")
     for command in (["info"], ["top", "--streams"], ["check"]):
         expected = assert_same_on_ranks(mpi_runner, command, trace)
         assert expected.returncode == 0, expected.stderr

@@ -5,13 +5,21 @@ formats/ross: the cuts that the open's scan notes): `top`, `info`,
 prints, with 2, 3 and 4 threads, on every run of tests/data/ross; on runs
 that make `check` list mismatches (capped per stream across pieces); and
 on damaged runs (a cut record, garbage read past with --resync, a junk
-file, the run given as its one file)."""
+file, the run given as its one file).
 
+Each twice: as the runs are (files below 1 MiB a thread: the open scans
+them on one thread, noting cuts at 256 bounds that the threads join into
+their pieces), and with WEFT_TEST_ROSS_PIECE_MIN=1 (the open's scan on
+threads too, formats/ross/ross_share.c, its guessed record starts
+checked; a piece that does not join up makes its file scanned whole)."""
+
+import os
 import subprocess
 
 import pytest
 
-from weftlib import ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs
+from weftlib import ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs, \
+    ross_false_start_run
 
 COMMANDS = (
     ["top", "--streams"],
@@ -24,17 +32,23 @@ COMMANDS = (
 )
 
 
-def run(args):
+OPEN_ON_THREADS = dict(os.environ, WEFT_TEST_ROSS_PIECE_MIN="1")
+
+
+def run(args, env=None):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, env=env)
 
 
 def assert_same_on_threads(command, trace, threads=(2, 3, 4)):
-    """The command on `threads` threads against one thread."""
+    """The command on `threads` threads against one thread, the open's
+    scan on one thread and on the threads."""
     expected = run([WEFT] + command + ["--threads", "1", trace])
     for n in threads:
-        got = run([WEFT] + command + ["--threads", n, trace])
-        assert_same_run(expected, got, f"{' '.join(command)} of {trace} on {n} threads")
+        for env in (None, OPEN_ON_THREADS):
+            got = run([WEFT] + command + ["--threads", n, trace], env)
+            assert_same_run(expected, got, f"{' '.join(command)} of {trace} on {n} threads"
+                            + (" (open on threads)" if env else ""))
     return expected
 
 
@@ -52,9 +66,10 @@ def test_pieces_on_threads_print_what_one_thread_prints(command):
 @pytest.mark.parametrize("command", ["top", "info", "check", "profile", "summary"])
 def test_the_threads_are_used(command):
     """Verbose: the threads the command used (pieces, not a fallback)."""
-    got = run([WEFT, command, "--verbose", "--threads", "3", RUNS[0]])
-    assert got.returncode == 0, got.stderr
-    assert f"weft {command}: threads used: 3" in got.stderr, got.stderr
+    for env in (None, OPEN_ON_THREADS):
+        got = run([WEFT, command, "--verbose", "--threads", "3", RUNS[0]], env)
+        assert got.returncode == 0, got.stderr
+        assert f"weft {command}: threads used: 3" in got.stderr, got.stderr
 
 
 @pytest.mark.parametrize("schema, listing", [
@@ -69,6 +84,19 @@ def test_mismatches_are_listed_as_one_thread_lists_them(schema, listing):
         assert expected.returncode in (0, 1), expected.stderr
         if trace.parent.name == listing:
             assert "more payloads not matching" in expected.stdout, expected.stdout
+
+
+def test_a_wrong_guess_of_a_record_start_is_caught(tmp_path):
+    """The open's scan on 2 threads: the second thread's guess lands
+    inside a record, which the first thread's framing shows, so the file
+    is scanned whole, and the records are counted once each (a guess
+    taken would add the copies as records)."""
+    trace = ross_false_start_run(tmp_path / "false-start")
+    for command in (["info"], ["top", "--streams"], ["check"]):
+        expected = assert_same_on_threads(command, trace, threads=(2, 3))
+        assert expected.returncode == 0, expected.stderr
+    top = run([WEFT, "top", "--threads", "2", trace], OPEN_ON_THREADS)
+    assert "301" in top.stdout and "EVENT" in top.stdout, top.stdout
 
 
 @pytest.mark.parametrize("damage", ["cut", "garbage", "junk", "one-file"])

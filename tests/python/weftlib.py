@@ -379,6 +379,25 @@ def ross_damaged_runs(tmp_path):
     return runs
 
 
+def ross_evtrace_record(src, dst, send, recv, real, data=b""):
+    return struct.pack("<IIfffI", src, dst, send, recv, real, len(data)) + data
+
+
+def ross_false_start_run(root, records=301):
+    """An event-trace run whose model data are copies of event records: a
+    piece that starts inside one finds a run of real-looking records there
+    (a wrong guess). Records of 96 bytes, an odd count: the middle of the
+    file is 24 bytes into a record's model data, where two copies and the
+    next record's header look like three records."""
+    fakes = b"".join(ross_evtrace_record(1, 2, 1.0, 2.0, 0.5) for _ in range(3))
+    data = b"".join(ross_evtrace_record(k % 3, (k + 1) % 3, float(k), float(k) + 1.5,
+                                        0.001 * (k + 1), fakes) for k in range(records))
+    root.mkdir()
+    (root / "ross-stats-evtrace.bin").write_bytes(data)
+    assert len(data) // 2 % 96 == 48
+    return root
+
+
 def assert_same_run(expected, got, what):
     """Two runs of a command (subprocess results) print the same bytes
     and exit the same way."""

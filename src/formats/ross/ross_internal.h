@@ -380,6 +380,12 @@ int weft__ross_scan_piece(weft_trace *trace, uint32_t file, int part, ross_piece
  * NULL: every file scanned here (the open of one process).
  */
 int weft__ross_open_finish(weft_trace *trace, const ross_file_scanned *scanned);
+/*
+ * The open alone on `threads` threads (ross_share.c): the ranks' scan
+ * with threads for ranks, then weft__ross_open_finish; the files are cut
+ * for that many threads (ross_data.grid).
+ */
+int weft__ross_open_on_threads(weft_trace *trace, int threads);
 /* The collective hooks of the open's scan on ranks (core/dist.c). */
 extern const weft__dist_open_hooks weft__ross_dist_open;
 /* Rank 0's merge of the ranks' scans (ross_share.c), freed with the trace. */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "formats/ross/ross_internal.h"
 
@@ -845,6 +846,32 @@ static uint64_t piece_min(void)
 	return hook != NULL && *end == '\0' && v > 0 ? v : PIECE_MIN;
 }
 
+/*
+ * The threads the open's scan takes alone: those its analyses will read
+ * with (the threads option, WEFT_THREADS, else by the bytes of the files:
+ * weft__threads_worth), as many as its largest file has pieces of
+ * PIECE_MIN; 1: the scan of one thread.
+ */
+static int open_threads(const ross_data *d, const weft_open_options *o)
+{
+	uint64_t bytes = 0, largest = 0;
+	for (size_t i = 0; i < d->file_count; i++) {
+		struct stat st;
+		if (stat(d->files[i].path, &st) != 0 || !S_ISREG(st.st_mode))
+			continue; /* the scan says why */
+		bytes += (uint64_t)st.st_size;
+		if ((uint64_t)st.st_size > largest)
+			largest = (uint64_t)st.st_size;
+	}
+	long n = o->threads > 0 ? o->threads : weft__threads_from_environment();
+	if (n <= 0)
+		n = weft__threads_worth(bytes, 0, sysconf(_SC_NPROCESSORS_ONLN), WEFT__WORK_LIGHT);
+	uint64_t pieces = largest / piece_min();
+	if ((uint64_t)n > pieces)
+		n = (long)pieces;
+	return n > ROSS_GRID ? ROSS_GRID : n > 1 ? (int)n : 1;
+}
+
 int weft__ross_scan_piece(weft_trace *trace, uint32_t file, int part, ross_piece *out)
 {
 	open_ctx c;
@@ -1248,6 +1275,9 @@ static int ross_open(weft_trace *trace, const char *path, const weft_open_option
 		c.d->pending = 1;
 		return 0;
 	}
+	int threads = open_threads(c.d, o);
+	if (threads > 1)
+		return weft__ross_open_on_threads(trace, threads);
 	return weft__ross_open_finish(trace, NULL);
 }
 

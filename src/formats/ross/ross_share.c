@@ -27,6 +27,13 @@
  * now checked, are the cuts (ross_file.cuts) that split the reading: a
  * rank's analyses read its own pieces (weft__cursor_create_pieces).
  *
+ * Alone, on N threads (weft__ross_open_on_threads), the open is the same
+ * scan with threads for ranks: each thread frames its piece of each file
+ * through a handle of its own (a copy of the files, its own table of
+ * streams), and the calling thread merges the packs as rank 0 does; the
+ * files are then cut for N threads, whose analyses read a piece each
+ * through handles that borrow the trace (core/parts.c weft__pieces_run).
+ *
  * Messages (core/dist.c packs):
  *   scan:   the file count; per file: clean, size, start, end, records,
  *           the notes (8 numbers); then the rank's streams: their count,
@@ -35,6 +42,7 @@
  *           records, notes and cuts (parts + 1); then the streams of the
  *           clean files, as above.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,11 +165,10 @@ static int share_pending(const weft_trace *trace)
 	return d != NULL && d->pending;
 }
 
-/* Every rank: its piece of each file, and the streams found there. */
-static int share_scan(weft_trace *trace, weft__pack *out)
+/* Piece `part` of each file, and the streams found there. */
+static int scan_part(weft_trace *trace, int part, weft__pack *out)
 {
 	ross_data *d = trace->backend_data;
-	int part = trace->options.dist->rank;
 	weft__pack_u64(out, d->file_count);
 	for (uint32_t i = 0; i < d->file_count; i++) {
 		ross_piece pc;
@@ -178,6 +185,12 @@ static int share_scan(weft_trace *trace, weft__pack *out)
 	pack_streams(out, d, NULL);
 	/* From here the table is rank 0's merge, then the result. */
 	return clear_streams(d);
+}
+
+/* Every rank: its piece of each file, and the streams found there. */
+static int share_scan(weft_trace *trace, weft__pack *out)
+{
+	return scan_part(trace, trace->options.dist->rank, out);
 }
 
 /* Rank 0: the pack of rank `rank` (its own first, then in rank order). */
@@ -313,6 +326,137 @@ static int share_apply(weft_trace *trace, weft__unpack *u)
 	if (rc == 0)
 		rc = weft__ross_open_finish(trace, scanned);
 	free(scanned);
+	return rc;
+}
+
+/* ---- Alone, on threads ------------------------------------------------------------------ */
+
+/*
+ * One thread's scan of its piece of each file: through a handle that
+ * borrows the trace with data of its own (a copy of the files, an empty
+ * table of streams), packed as a rank's scan.
+ */
+typedef struct thread_scan {
+	weft_trace *handle;
+	ross_data data;
+	int part;
+	weft__pack pack;
+	int rc;
+	weft__error_copy error; /* errors are per thread */
+	pthread_t thread;
+} thread_scan;
+
+/* The handle and data of a thread's scan, from the trace's (files copied). */
+static int scan_handle(weft_trace *trace, thread_scan *t)
+{
+	const ross_data *d = trace->backend_data;
+	int rc = weft__trace_borrow(trace, 0, 0, &t->handle);
+	if (rc < 0)
+		return rc;
+	t->data = *d;
+	t->data.streams = NULL;
+	t->data.stream_count = t->data.stream_cap = 0;
+	t->data.map = NULL;
+	t->data.map_cap = 0;
+	t->data.share = NULL;
+	t->data.files = malloc((d->file_count ? d->file_count : 1) * sizeof *t->data.files);
+	if (t->data.files == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	for (size_t i = 0; i < d->file_count; i++) {
+		t->data.files[i] = d->files[i]; /* names shared, read only */
+		t->data.files[i].skips = NULL;
+		t->data.files[i].skip_count = t->data.files[i].skip_cap = 0;
+		t->data.files[i].cuts = NULL;
+	}
+	t->handle->backend_data = &t->data;
+	return 0;
+}
+
+/* Frees what scan_handle made (the pieces' scans make no skips or cuts). */
+static void scan_handle_free(thread_scan *t)
+{
+	free(t->data.files);
+	free(t->data.streams);
+	free(t->data.map);
+	weft_trace_free(t->handle);
+	weft__pack_release(&t->pack);
+}
+
+static void *scan_thread(void *arg)
+{
+	thread_scan *t = arg;
+	t->rc = scan_part(t->handle, t->part, &t->pack);
+	if (t->rc == 0 && t->pack.failed)
+		t->rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (t->rc < 0)
+		weft__error_save(&t->error, t->rc);
+	return NULL;
+}
+
+/*
+ * Takes the threads' scans in part order, as rank 0 takes the ranks'
+ * (share_merge), then their outcome (share_result, share_apply), which
+ * finishes the open. 0 or an error.
+ */
+static int take_scans(weft_trace *trace, thread_scan *ts, int started, int rc)
+{
+	for (int k = 0; k < started; k++) {
+		pthread_join(ts[k].thread, NULL);
+		__atomic_fetch_add(&trace->progress.bytes,
+				   __atomic_load_n(&ts[k].handle->progress.bytes, __ATOMIC_RELAXED),
+				   __ATOMIC_RELAXED);
+		if (rc == 0 && ts[k].rc < 0)
+			rc = weft__error_raise(&ts[k].error);
+		if (rc == 0) {
+			weft__unpack u = { .data = ts[k].pack.data, .len = ts[k].pack.len };
+			rc = share_merge(trace, k, &u);
+		}
+		scan_handle_free(&ts[k]);
+	}
+	weft__pack result = { 0 };
+	if (rc == 0)
+		rc = share_result(trace, &result);
+	if (rc == 0 && result.failed)
+		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	if (rc == 0) {
+		weft__unpack u = { .data = result.data, .len = result.len };
+		rc = share_apply(trace, &u);
+	}
+	weft__pack_release(&result);
+	return rc;
+}
+
+/*
+ * The open's scan alone on `threads` threads: the ranks' scan (each
+ * thread frames its piece of each file, guessed starts checked here in
+ * piece order, a file that does not join up scanned whole here), with
+ * the files then cut for that many threads (d->grid). See the top of the
+ * file.
+ */
+int weft__ross_open_on_threads(weft_trace *trace, int threads)
+{
+	ross_data *d = trace->backend_data;
+	d->parts = d->grid = threads;
+	thread_scan *ts = calloc((size_t)threads, sizeof *ts);
+	int rc = ts != NULL ? 0 : weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	int started = 0;
+	while (rc == 0 && started < threads) {
+		thread_scan *t = &ts[started];
+		t->part = started;
+		rc = scan_handle(trace, t);
+		if (rc == 0 && pthread_create(&t->thread, NULL, scan_thread, t) != 0)
+			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "cannot start a thread");
+		if (rc < 0)
+			scan_handle_free(t);
+		else
+			started++;
+	}
+	weft__trace_threads_note(trace, started);
+	rc = take_scans(trace, ts, started, rc);
+	weft__ross_share_free(d->share);
+	d->share = NULL;
+	d->parts = 1; /* alone: the cuts are the threads' (share_thread_pieces) */
+	free(ts);
 	return rc;
 }
 
