@@ -14,7 +14,8 @@
 #              when missing: the reference gvt file of 2 PEs repeated
 #              with increasing times)
 #   SIZE       run size when it is written (default 500M)
-# The many-streams run (100M, 6146 streams) goes to RUN_DIR-many. The
+# The many-streams run (100M, 6146 streams) goes to RUN_DIR-many, a vt run
+# (the reference analysis-lps file repeated, SIZE) to RUN_DIR-vt. The
 # tables written to a file go to $TMPDIR (default /tmp) and are removed.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +30,10 @@ command -v /usr/bin/time >/dev/null 2>&1 || {
 	echo "needs GNU time (apt-get install time)" >&2; exit 1; }
 [ -d "$run" ] || python3 "$top/bench/make_ross_run.py" --size "$size" "$run"
 [ -d "$many" ] || python3 "$top/bench/make_ross_run.py" --size 100M --spread 256 "$many"
-cat "$run"/*.bin "$many"/*.bin > /dev/null   # in the page cache
+vt=$run-vt
+[ -d "$vt" ] || python3 "$top/bench/make_ross_run.py" --size "$size" \
+	--ref "$top/tests/data/ross/phold-vt-pekplp/np1/ross-stats-analysis-lps.bin" "$vt"
+cat "$run"/*.bin "$many"/*.bin "$vt"/*.bin > /dev/null   # in the page cache
 bytes=$(cat "$run"/*.bin | wc -c)
 
 # measure NAME BYTES CMD...: time a command (stdout to /dev/null), print a row.
@@ -81,19 +85,26 @@ fastest() {
 }
 
 echo
-echo "threads: $run, the fastest of 3 runs"
+echo "threads: $run (and $vt), the fastest of 3 runs"
 echo
 echo "| command | 1 thread | 2 threads | speed-up |"
 echo "|---|---|---|---|"
-for cmd in top info check profile summary; do
-	"$weft" "$cmd" --threads 1 "$run" > "$tmp/weft-ross-bench.1"
-	"$weft" "$cmd" --threads 2 "$run" > "$tmp/weft-ross-bench.2"
+# threads_row NAME RUN CMD...: CMD on 1 and 2 threads, compared, then timed.
+threads_row() {
+	name=$1; in=$2; shift 2
+	"$weft" "$@" --threads 1 "$in" > "$tmp/weft-ross-bench.1"
+	"$weft" "$@" --threads 2 "$in" > "$tmp/weft-ross-bench.2"
 	cmp -s "$tmp/weft-ross-bench.1" "$tmp/weft-ross-bench.2" || {
-		echo "$cmd: 2 threads print other bytes than 1" >&2; exit 1; }
-	one=$(fastest 3 "$weft" "$cmd" --threads 1 "$run")
-	two=$(fastest 3 "$weft" "$cmd" --threads 2 "$run")
-	awk -v c="$cmd" -v a="$one" -v b="$two" 'BEGIN {
-		printf "| weft %s | %.2f s | %.2f s | %.2fx |\n", c, a, b, a / b }'
+		echo "$name: 2 threads print other bytes than 1" >&2; exit 1; }
+	one=$(fastest 3 "$weft" "$@" --threads 1 "$in")
+	two=$(fastest 3 "$weft" "$@" --threads 2 "$in")
+	awk -v c="$name" -v a="$one" -v b="$two" 'BEGIN {
+		printf "| %s | %.2f s | %.2f s | %.2fx |\n", c, a, b, a / b }'
+}
+for cmd in top info check profile summary; do
+	threads_row "weft $cmd" "$run" "$cmd"
 done
+threads_row "weft summary (vt run)" "$vt" summary
+threads_row "weft summary --dedup (vt run)" "$vt" summary --dedup
 rm -f "$tmp/weft-ross-bench.time" "$tmp/weft-ross-bench.times" "$tmp/weft-ross-bench.1" \
 	"$tmp/weft-ross-bench.2"

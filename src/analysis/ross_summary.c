@@ -18,6 +18,15 @@
  * virtual time equal its previous sample's is counted as a duplicate;
  * --dedup keeps only the last sample of each such group. One pass over
  * the run (the merged cursor), memory per stream and per PE only.
+ *
+ * On threads and ranks, the files are read in byte pieces (one per thread
+ * or rank) and the pieces' sums are added up in file order; the phase
+ * times are summed exactly (util/fsum.c), so the digits do not depend on
+ * the pieces. A vt sample's duplicate and "earlier" status depend on its
+ * stream's whole past, which a piece does not know: each piece keeps,
+ * per stream, what the merge needs to supply it (merge_vt_part), and in
+ * the rare case where that is not enough the vt files are read again
+ * whole (vt_whole).
  */
 #include <float.h>
 #include <stdarg.h>
@@ -106,6 +115,9 @@ typedef struct section {
 	int have_rt, have_vt;
 } section;
 
+/* Record highs a piece keeps per stream of a vt file (see merge_vt_streams). */
+#define VT_HIGHS 4
+
 /* Per stream: which section, and the duplicate detection state. */
 typedef struct stream_state {
 	int32_t section;        /* -1: not a sampling-mode file */
@@ -113,6 +125,18 @@ typedef struct stream_state {
 	int32_t pe_index;       /* its PE's totals in the section, -1 = not yet */
 	double last_vt, max_vt;
 	sample *pending;        /* --dedup: the sample held back */
+	/*
+	 * Read in pieces (vt files): what the merge of the pieces needs of this
+	 * piece's samples of the stream (merge_vt_streams): the first one's
+	 * virtual time and level, and its first VT_HIGHS record highs after
+	 * the first (samples that are no duplicate and reach the maximum of
+	 * the samples before them in the piece), `more_highs` when there were
+	 * more; `nan`: a virtual time that is not a number (never merged).
+	 */
+	double first_vt;
+	double highs[VT_HIGHS];
+	uint8_t high_count, more_highs, nan;
+	int8_t lv;
 } stream_state;
 
 typedef struct summary {
@@ -127,11 +151,11 @@ typedef struct summary {
 	slot_map *maps;
 	size_t map_count;
 	weft_field fields[64];
-	/* On ranks, files cut into pieces (weft__dist_pieces): the streams
-	 * of vt files (rank 0 reads them whole), and whether they are left
-	 * out of the pass over the pieces. */
+	/* Files read in pieces (on ranks: weft__dist_pieces, or threads):
+	 * the streams of vt files, and `vt_whole` once their pieces cannot be
+	 * merged exactly (then the vt files are read again whole). */
 	uint8_t *vt_streams;
-	int pieces, skip_vt;
+	int pieces, vt_whole;
 } summary;
 
 /* The index of PE `pe`'s totals in a section, created on first sight. */
@@ -247,17 +271,35 @@ static level level_of(const weft_event *ev)
 	return LV_OTHER;
 }
 
+/* In pieces: what the merge needs of a sample of a vt file (stream_state). */
+static void note_for_merge(stream_state *st, level lv, double vt, int high)
+{
+	if (vt != vt) {
+		st->nan = 1;
+	} else if (!st->seen) {
+		st->first_vt = vt;
+		st->lv = (int8_t)lv;
+	} else if (high && st->high_count < VT_HIGHS) {
+		st->highs[st->high_count++] = vt;
+	} else if (high) {
+		st->more_highs = 1;
+	}
+}
+
 /*
  * vt files: is this sample's virtual time its stream's previous one
  * (a duplicate), or below an earlier one? Returns 1 for a duplicate.
+ * `pieces`: the file is read in pieces (note_for_merge).
  */
-static int note_virtual_time(section *sec, stream_state *st, level lv, double vt)
+static int note_virtual_time(section *sec, stream_state *st, level lv, double vt, int pieces)
 {
 	int dup = st->seen && vt == st->last_vt;
 	if (dup)
 		sec->dup[lv]++;
 	else if (st->seen && vt < st->max_vt)
 		sec->earlier[lv]++;
+	if (pieces)
+		note_for_merge(st, lv, vt, !dup && !(vt < st->max_vt));
 	if (!st->seen || vt > st->max_vt)
 		st->max_vt = vt;
 	st->last_vt = vt;
@@ -311,15 +353,13 @@ static int summary_record(summary *s, const weft_event *ev)
 	section *sec = &s->sections[st->section];
 	level lv = level_of(ev);
 	int is_vt = strcmp(sec->kind, "vt") == 0;
-	if (is_vt && s->skip_vt)
-		return 0;
 	if (lv == LV_OTHER || (lv != sec->source && !is_vt))
 		return 0;
 	sample smp;
 	int rc = read_sample(s, ev, &smp);
 	if (rc < 0)
 		return 0; /* a record that does not decode: check reports it */
-	int dup = is_vt ? note_virtual_time(sec, st, lv, smp.v[SL_VT]) : 0;
+	int dup = is_vt ? note_virtual_time(sec, st, lv, smp.v[SL_VT], s->pieces) : 0;
 	if (lv != sec->source)
 		return 0;
 	note_times(sec, &smp);
@@ -391,10 +431,167 @@ static void unpack_fsum(weft__unpack *u, weft__fsum *f)
 	f->nan = (flags >> 2) & 1;
 }
 
-/* A rank's sections: counts, times, and the totals of each PE. */
+static void pack_sample(weft__pack *p, const sample *smp)
+{
+	for (int k = 0; k < SL_COUNT; k++)
+		weft__pack_u64(p, double_bits(smp->v[k]));
+	weft__pack_u64(p, smp->has);
+}
+
+static void unpack_sample(weft__unpack *u, sample *smp)
+{
+	for (int k = 0; k < SL_COUNT; k++)
+		smp->v[k] = bits_double(weft__unpack_u64(u));
+	smp->has = (uint32_t)weft__unpack_u64(u);
+}
+
+/*
+ * The streams of vt files that a piece has samples of: their state at
+ * the piece's end, what the merge needs (note_for_merge), and the sample
+ * held back (--dedup).
+ */
+static void pack_vt_streams(weft__pack *p, const summary *s)
+{
+	uint64_t count = 0;
+	for (size_t i = 0; s->vt_streams != NULL && i < s->stream_count; i++)
+		count += s->vt_streams[i] && s->streams[i].seen;
+	weft__pack_u64(p, count);
+	for (size_t i = 0; count > 0 && i < s->stream_count; i++) {
+		const stream_state *st = &s->streams[i];
+		if (!s->vt_streams[i] || !st->seen)
+			continue;
+		weft__pack_u64(p, i);
+		weft__pack_u64(p, (uint64_t)st->lv);
+		weft__pack_u64(p, double_bits(st->first_vt));
+		weft__pack_u64(p, double_bits(st->last_vt));
+		weft__pack_u64(p, double_bits(st->max_vt));
+		weft__pack_u64(p, (uint64_t)(st->nan | st->more_highs << 1));
+		weft__pack_u64(p, st->high_count);
+		for (int k = 0; k < st->high_count; k++)
+			weft__pack_u64(p, double_bits(st->highs[k]));
+		weft__pack_u64(p, st->pending != NULL);
+		if (st->pending != NULL)
+			pack_sample(p, st->pending);
+	}
+}
+
+/* One stream's part of a piece, as pack_vt_streams packs it. */
+typedef struct vt_part {
+	uint64_t stream;
+	level lv;
+	double first_vt, last_vt, max_vt;
+	int nan, more_highs, high_count, has_pending;
+	double highs[VT_HIGHS];
+	sample pending;
+} vt_part;
+
+/* The next stream of a piece's pack: 0, or -1 (u->bad set). */
+static int unpack_vt_part(weft__unpack *u, const summary *s, vt_part *e)
+{
+	e->stream = weft__unpack_u64(u);
+	uint64_t lv = weft__unpack_u64(u);
+	e->first_vt = bits_double(weft__unpack_u64(u));
+	e->last_vt = bits_double(weft__unpack_u64(u));
+	e->max_vt = bits_double(weft__unpack_u64(u));
+	uint64_t flags = weft__unpack_u64(u), highs = weft__unpack_u64(u);
+	if (u->bad || e->stream >= s->stream_count || s->vt_streams == NULL ||
+	    !s->vt_streams[e->stream] || lv >= LV_OTHER || highs > VT_HIGHS) {
+		u->bad = 1;
+		return -1;
+	}
+	e->lv = (level)lv;
+	e->nan = (int)(flags & 1);
+	e->more_highs = (int)((flags >> 1) & 1);
+	e->high_count = (int)highs;
+	for (int k = 0; k < e->high_count; k++)
+		e->highs[k] = bits_double(weft__unpack_u64(u));
+	e->has_pending = weft__unpack_u64(u) != 0;
+	if (e->has_pending)
+		unpack_sample(u, &e->pending);
+	return u->bad ? -1 : 0;
+}
+
+/*
+ * A piece's part of a stream of a vt file, after the pieces before it
+ * (whose state the stream has here). The piece counted its samples'
+ * duplicates and earlier samples against its own samples only; by the
+ * stream's whole past (the last virtual time L and the maximum P before
+ * the piece):
+ *   - its first sample is a duplicate when it equals L, else earlier when
+ *     below P;
+ *   - a later sample that is no duplicate and not below the piece's
+ *     samples before it (a record high) is earlier when below P. Record
+ *     highs never go down, so those below P are the first ones: the piece
+ *     kept VT_HIGHS of them. When all of those are below P and there were
+ *     more, the count is not known: the vt files are then read again
+ *     whole (vt_whole), as for a virtual time that is not a number;
+ *   - --dedup: the sample held back before the piece is dropped when the
+ *     piece's first sample is a duplicate, else counted; the piece's own
+ *     held-back sample is held back here.
+ * Then the stream's state is the one after the piece. 0 or WEFT_ENOMEM.
+ */
+static int merge_vt_part(summary *s, const vt_part *e)
+{
+	stream_state *st = &s->streams[e->stream];
+	section *sec = &s->sections[st->section];
+	if (e->nan)
+		s->vt_whole = 1;
+	if (st->seen) {
+		double p = st->max_vt;
+		int dup = e->first_vt == st->last_vt;
+		if (dup)
+			sec->dup[e->lv]++;
+		else if (e->first_vt < p)
+			sec->earlier[e->lv]++;
+		for (int k = 0; k < e->high_count; k++)
+			sec->earlier[e->lv] += e->highs[k] < p;
+		if (e->more_highs && e->high_count > 0 && e->highs[e->high_count - 1] < p)
+			s->vt_whole = 1;
+		if (st->pending != NULL && dup)
+			sec->dropped++;
+		else if (st->pending != NULL && commit_sample(sec, st, st->pending) < 0)
+			return WEFT_ENOMEM;
+	}
+	if (!st->seen || e->max_vt > st->max_vt)
+		st->max_vt = e->max_vt;
+	st->last_vt = e->last_vt;
+	st->seen = 1;
+	if (e->has_pending && st->pending == NULL &&
+	    (st->pending = malloc(sizeof *st->pending)) == NULL)
+		return WEFT_ENOMEM;
+	if (e->has_pending) {
+		*st->pending = e->pending;
+	} else {
+		free(st->pending);
+		st->pending = NULL;
+	}
+	return 0;
+}
+
+/* The vt streams of the next piece (pack_vt_streams), in file order. */
+static int merge_vt_streams(summary *s, weft__unpack *u)
+{
+	uint64_t count = weft__unpack_u64(u);
+	for (uint64_t k = 0; k < count && !u->bad; k++) {
+		vt_part e;
+		if (unpack_vt_part(u, s, &e) < 0)
+			break;
+		if (merge_vt_part(s, &e) < 0)
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	return 0;
+}
+
+/*
+ * A piece's vt streams (pack_vt_streams), then its sections (counts,
+ * times, the totals of each PE). The vt streams come first: the merge
+ * counts the sample held back before the piece before the piece's own
+ * (the last sample counted gives num_gvts).
+ */
 static void pack_summary(weft__pack *p, const void *ctx)
 {
 	const summary *s = ctx;
+	pack_vt_streams(p, s);
 	weft__pack_u64(p, s->section_count);
 	for (size_t i = 0; i < s->section_count; i++) {
 		const section *sec = &s->sections[i];
@@ -448,10 +645,13 @@ static void add_pe(pe_total *t, weft__unpack *u)
 	t->has |= has;
 }
 
-/* Rank 0: another rank's sections, in rank order (file order). */
+/* The next piece (pack_summary), in file order: on rank 0, or here from threads. */
 static int merge_summary(void *ctx, weft__unpack *u)
 {
 	summary *s = ctx;
+	int rc = merge_vt_streams(s, u);
+	if (rc < 0)
+		return rc;
 	if (weft__unpack_u64(u) != s->section_count)
 		u->bad = 1;
 	for (size_t i = 0; i < s->section_count && !u->bad; i++) {
@@ -975,17 +1175,14 @@ static void samples_filter(weft_filter *filter)
 	filter->code_pattern = "[!E]*"; /* not EVENT */
 }
 
-/* The gvt and rt samples of this handle's piece of each file (not the vt files). */
+/* The samples of this handle's piece of each file. */
 static int read_pieces(summary *s)
 {
 	weft_filter filter;
 	weft_cursor *cursor = NULL;
 	samples_filter(&filter);
-	s->skip_vt = 1;
 	int rc = weft__cursor_create_pieces(s->trace, &filter, &cursor);
-	rc = read_cursor(s, rc, cursor);
-	s->skip_vt = 0;
-	return rc;
+	return read_cursor(s, rc, cursor);
 }
 
 /* A thread's piece of the files (weft__pieces_run): its sections, packed. */
@@ -1002,6 +1199,8 @@ static int summary_piece(weft_trace *handle, const uint8_t *selected, weft__pack
 	s.pieces = 1;
 	int rc = assign_streams(&s);
 	if (rc == 0)
+		rc = mark_vt_streams(&s);
+	if (rc == 0)
 		rc = read_pieces(&s);
 	if (rc == 0)
 		pack_summary(result, &s);
@@ -1010,31 +1209,79 @@ static int summary_piece(weft_trace *handle, const uint8_t *selected, weft__pack
 }
 
 /*
+ * Forgets what the pieces of the vt files gave (sums, stream states),
+ * to read them again whole.
+ */
+static void forget_vt(summary *s)
+{
+	for (size_t i = 0; i < s->section_count; i++) {
+		section *sec = &s->sections[i];
+		if (strcmp(sec->kind, "vt") != 0)
+			continue;
+		section kept = *sec;
+		free(sec->pes);
+		memset(sec, 0, sizeof *sec);
+		sec->root = kept.root;
+		memcpy(sec->kind, kept.kind, sizeof sec->kind);
+		memcpy(sec->file, kept.file, sizeof sec->file);
+		sec->source = kept.source;
+	}
+	for (size_t i = 0; i < s->stream_count; i++) {
+		stream_state *st = &s->streams[i];
+		if (!s->vt_streams[i])
+			continue;
+		int32_t section_index = st->section;
+		free(st->pending);
+		memset(st, 0, sizeof *st);
+		st->section = section_index;
+		st->pe_index = -1;
+	}
+}
+
+/* The vt files read again whole, in place of their pieces (vt_whole). */
+static int read_vt_whole(summary *s)
+{
+	weft_filter filter;
+	weft_cursor *cursor = NULL;
+	forget_vt(s);
+	samples_filter(&filter);
+	filter.order = WEFT_ORDER_STORED;
+	int rc = weft__cursor_create_selected(s->trace, &filter, s->vt_streams, &cursor);
+	return read_cursor(s, rc, cursor);
+}
+
+/*
  * One pass over the run: every record but event-trace records. In pieces
- * of the files (on ranks, or on `threads` > 1 threads), the gvt and rt
- * files are read in pieces and their sums added up (merge_summary: on
- * rank 0, or here); the vt files are read whole by rank 0, since whether
- * a sample is a duplicate or earlier depends on all its stream's samples
- * before it.
+ * of the files (on ranks, or on `threads` > 1 threads), each piece's sums
+ * are added up in file order (merge_summary: on rank 0, or here), the
+ * samples of vt files taking their stream's past into account
+ * (merge_vt_part).
  */
 static int read_run(summary *s, int threads)
 {
 	weft_filter filter;
 	weft_cursor *cursor = NULL;
-	int rc;
 	samples_filter(&filter);
 	if (!s->pieces) {
-		rc = weft_cursor_create(s->trace, &filter, &cursor);
+		int rc = weft_cursor_create(s->trace, &filter, &cursor);
 		return read_cursor(s, rc, cursor);
 	}
-	rc = threads > 1 ? weft__pieces_run(s->trace, threads, summary_piece, s, merge_summary, s)
-	     : read_pieces(s);
-	if (rc == 0 && weft__dist_root(s->trace)) {
-		filter.order = WEFT_ORDER_STORED;
-		rc = weft__cursor_create_selected(s->trace, &filter, s->vt_streams, &cursor);
-		rc = read_cursor(s, rc, cursor);
-	}
-	return rc;
+	return threads > 1 ? weft__pieces_run(s->trace, threads, summary_piece, s, merge_summary, s)
+	       : read_pieces(s);
+}
+
+/*
+ * In pieces, once every piece is merged (on rank 0): the vt files read
+ * again whole when their pieces could not be merged exactly (a stream
+ * whose virtual times went back below more record highs than a piece
+ * keeps, or are not numbers).
+ */
+static int finish_vt(summary *s)
+{
+	for (size_t i = 0; i < s->stream_count; i++)
+		if (s->vt_streams[i] && s->streams[i].nan)
+			s->vt_whole = 1;
+	return s->vt_whole ? read_vt_whole(s) : 0;
 }
 
 void weft_ross_summary_options_init(weft_ross_summary_options *options)
@@ -1072,8 +1319,6 @@ int weft_ross_summary_write(weft_trace *trace, const weft_ross_summary_options *
 		rc = mark_vt_streams(&s);
 	if (rc == 0)
 		rc = read_run(&s, threads);
-	if (rc == 0)
-		rc = commit_pending(&s);
 	if (ranks) {
 		/* every rank takes part, whatever its status; rank 0 writes */
 		rc = weft__dist_combine(trace, rc, diags, pack_summary, merge_summary, &s);
@@ -1082,6 +1327,10 @@ int weft_ross_summary_write(weft_trace *trace, const weft_ross_summary_options *
 			return rc;
 		}
 	}
+	if (rc == 0 && s.pieces)
+		rc = finish_vt(&s);
+	if (rc == 0)
+		rc = commit_pending(&s);
 	weft__trace_diags_sort(trace, diags);
 	/* (A file without engine samples has no PE table: NULL, which
 	 * qsort() must not get even for 0 elements.) */

@@ -283,6 +283,10 @@ int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
 	o.format = trace->backend->format;
 	o.progress = NULL; /* the copy is read on another thread: no callback there */
 	o.dist = NULL;     /* ... by this rank alone: opening it is not collective */
+	/* A part's copy of a run whose streams share files (ROSS), whose open
+	 * would scan them on threads: the part is the thread. */
+	if (weft_trace_shared_files(trace))
+		o.threads = 1;
 	int rc = trace->open_tape != NULL ? reopen_replayed(trace, &o, out)
 					  : weft_trace_open(trace->path, &o, out);
 	if (rc < 0)

@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 from weftlib import ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs, \
-    ross_false_start_run
+    ross_false_start_run, ross_vt_reordered_runs
 
 PIECES = dict(os.environ, WEFT_TEST_ROSS_PIECE_MIN="1")
 
@@ -59,6 +59,16 @@ def test_pieces_print_what_one_process_prints(mpi_runner, command):
         ranks = (2, 3) if trace.parent.name == "im-everything" else (3,)
         expected = assert_same_on_ranks(mpi_runner, command, trace, ranks)
         assert expected.returncode in (0, 1), expected.stderr
+
+
+def test_vt_files_in_pieces_count_what_one_process_counts(mpi_runner, tmp_path):
+    """vt files whose virtual times go back, shared by the ranks: each
+    rank's first samples, record highs and held-back samples merged on
+    rank 0 (or the file read again whole there)."""
+    for trace in ross_vt_reordered_runs(tmp_path).values():
+        for command in (["summary", "--json"], ["summary", "--dedup"]):
+            expected = assert_same_on_ranks(mpi_runner, command, trace)
+            assert expected.returncode == 0, expected.stderr
 
 
 def test_a_wrong_guess_of_a_record_start_is_caught(mpi_runner, tmp_path):

@@ -3,23 +3,27 @@
 formats/ross: the cuts that the open's scan notes): `top`, `info`,
 `check`, `profile` and `summary` print, byte for byte, what one thread
 prints, with 2, 3 and 4 threads, on every run of tests/data/ross; on runs
-that make `check` list mismatches (capped per stream across pieces); and
-on damaged runs (a cut record, garbage read past with --resync, a junk
-file, the run given as its one file).
+that make `check` list mismatches (capped per stream across pieces); on
+vt runs whose virtual times go back (`summary`: duplicates and earlier
+samples by each stream's whole past); and on damaged runs (a cut record,
+garbage read past with --resync, a junk file, the run given as its one
+file).
 
-Each twice: as the runs are (files below 1 MiB a thread: the open scans
-them on one thread, noting cuts at 256 bounds that the threads join into
-their pieces), and with WEFT_TEST_ROSS_PIECE_MIN=1 (the open's scan on
-threads too, formats/ross/ross_share.c, its guessed record starts
-checked; a piece that does not join up makes its file scanned whole)."""
+Both ways (THREADS): as the runs are (files below 1 MiB a thread: the
+open scans them on one thread, noting cuts at 256 bounds that the
+threads join into their pieces), and with WEFT_TEST_ROSS_PIECE_MIN=1
+(the open's scan on threads too, formats/ross/ross_share.c, its guessed
+record starts checked; a piece that does not join up makes its file
+scanned whole)."""
 
+import json
 import os
 import subprocess
 
 import pytest
 
 from weftlib import ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs, \
-    ross_false_start_run
+    ross_false_start_run, ross_vt_reordered_runs
 
 COMMANDS = (
     ["top", "--streams"],
@@ -40,15 +44,20 @@ def run(args, env=None):
                           timeout=300, env=env)
 
 
-def assert_same_on_threads(command, trace, threads=(2, 3, 4)):
-    """The command on `threads` threads against one thread, the open's
-    scan on one thread and on the threads."""
+# (threads, environment): the open's scan on one thread (files below 1 MiB
+# a thread: the threads join the 256 pieces that its scan noted), and on
+# the threads (the runs cut whatever their size).
+THREADS = ((2, None), (4, None), (2, OPEN_ON_THREADS), (3, OPEN_ON_THREADS))
+
+
+def assert_same_on_threads(command, trace, threads=THREADS):
+    """The command on each (threads, environment) of `threads` against one
+    thread."""
     expected = run([WEFT] + command + ["--threads", "1", trace])
-    for n in threads:
-        for env in (None, OPEN_ON_THREADS):
-            got = run([WEFT] + command + ["--threads", n, trace], env)
-            assert_same_run(expected, got, f"{' '.join(command)} of {trace} on {n} threads"
-                            + (" (open on threads)" if env else ""))
+    for n, env in threads:
+        got = run([WEFT] + command + ["--threads", n, trace], env)
+        assert_same_run(expected, got, f"{' '.join(command)} of {trace} on {n} threads"
+                        + (" (open on threads)" if env else ""))
     return expected
 
 
@@ -86,6 +95,23 @@ def test_mismatches_are_listed_as_one_thread_lists_them(schema, listing):
             assert "more payloads not matching" in expected.stdout, expected.stdout
 
 
+@pytest.mark.parametrize("command", [["summary", "--json"], ["summary", "--dedup"]],
+                         ids=lambda c: "-".join(c))
+def test_vt_files_in_pieces_count_what_one_pass_counts(tmp_path, command):
+    """vt files whose virtual times go back, read in pieces: a sample is a
+    duplicate or earlier by its stream's whole past, which the merge of
+    the pieces supplies (analysis/ross_summary.c merge_vt_part: the
+    pieces' first samples and record highs, the held-back samples of
+    --dedup), or the file is read again whole (the shuffled run, on 2 and
+    4 threads)."""
+    for name, trace in ross_vt_reordered_runs(tmp_path).items():
+        expected = assert_same_on_threads(command, trace)
+        assert expected.returncode == 0, expected.stderr
+        if command[1] == "--json":
+            earlier = json.loads(expected.stdout)["modes"][0]["earlier"]
+            assert sum(earlier.values()) > 0, (name, earlier)
+
+
 def test_a_wrong_guess_of_a_record_start_is_caught(tmp_path):
     """The open's scan on 2 threads: the second thread's guess lands
     inside a record, which the first thread's framing shows, so the file
@@ -93,7 +119,7 @@ def test_a_wrong_guess_of_a_record_start_is_caught(tmp_path):
     taken would add the copies as records)."""
     trace = ross_false_start_run(tmp_path / "false-start")
     for command in (["info"], ["top", "--streams"], ["check"]):
-        expected = assert_same_on_threads(command, trace, threads=(2, 3))
+        expected = assert_same_on_threads(command, trace, threads=THREADS[2:])
         assert expected.returncode == 0, expected.stderr
     top = run([WEFT, "top", "--threads", "2", trace], OPEN_ON_THREADS)
     assert "301" in top.stdout and "EVENT" in top.stdout, top.stdout
@@ -103,12 +129,12 @@ def test_a_wrong_guess_of_a_record_start_is_caught(tmp_path):
 def test_damaged_runs_print_what_one_thread_prints(tmp_path, damage):
     trace = ross_damaged_runs(tmp_path)[damage]
     for command in (["top", "--streams"], ["info"], ["check"], ["summary"]):
-        expected = assert_same_on_threads(command, trace, threads=(2, 4))
+        expected = assert_same_on_threads(command, trace, threads=THREADS[1:3])
         if damage != "one-file":
             assert expected.stderr or expected.returncode != 0 or "warning" in expected.stdout
     if damage == "garbage":
         # the pieces jump over the regions that the open skipped
         for command in (["top", "--streams", "--resync"], ["check", "--resync"],
                         ["info", "--resync"], ["summary", "--resync"]):
-            expected = assert_same_on_threads(command, trace, threads=(2, 4))
+            expected = assert_same_on_threads(command, trace, threads=THREADS[1:3])
             assert "skipped" in expected.stdout + expected.stderr, expected

@@ -404,3 +404,44 @@ def assert_same_run(expected, got, what):
     assert got.returncode == expected.returncode, what + "\n" + got.stderr
     assert got.stdout == expected.stdout, what
     assert got.stderr == expected.stderr, what
+
+
+def ross_vt_reordered_runs(tmp_path):
+    """Copies of the vt run of tests/data/ross (dumps of 13 records, one
+    sample of every entity each) with its dumps reordered, so that virtual
+    times go back: "rotated" (the second half first: every stream's later
+    samples below its earlier ones), "swapped" (every third dump of the
+    middle third moved two dumps on: short runs of samples below the
+    maximum before them) and "shuffled" (the dumps of the middle third in
+    a fixed random order). For the merge of a vt file read in pieces."""
+    import random
+    source = ROSS_DATA / "phold-vt-pekplp" / "np1"
+    name = "ross-stats-analysis-lps.bin"
+    data = (source / name).read_bytes()
+    out = subprocess.run([str(WEFT), "dump", "--json", str(source)], capture_output=True,
+                         text=True, check=True).stdout
+    records = sorted((e["offset"], len(e["payload"]) // 2, e["code"])
+                     for e in map(json.loads, out.splitlines()))
+    dumps = []
+    for offset, size, code in records:
+        if code == "PE" or not dumps:
+            dumps.append([])
+        dumps[-1].append(data[offset:offset + size])
+    n = len(dumps)
+    middle = list(range(n // 3, 2 * n // 3))
+    orders = {"rotated": list(range(n // 2, n)) + list(range(n // 2))}
+    swapped = list(range(n))
+    for k in middle[::3]:
+        if k + 2 < n:
+            swapped[k], swapped[k + 2] = swapped[k + 2], swapped[k]
+    orders["swapped"] = swapped
+    shuffled = list(middle)
+    random.Random(19).shuffle(shuffled)
+    orders["shuffled"] = list(range(n // 3)) + shuffled + list(range(2 * n // 3, n))
+    runs = {}
+    for what, order in orders.items():
+        run = tmp_path / what
+        run.mkdir()
+        (run / name).write_bytes(b"".join(b"".join(dumps[k]) for k in order))
+        runs[what] = run
+    return runs
