@@ -56,9 +56,11 @@ static void publish_progress(const weft_progress *progress, void *data)
 static void *part_main(void *arg)
 {
 	part_worker *w = arg;
-	w->rc = w->pieces > 0
-		? weft__trace_borrow(w->origin, (size_t)w->index, (size_t)w->pieces, &w->handle)
-		: weft__trace_reopen_part(w->origin, w->selected, &w->handle);
+	/* A part of pieces borrowed its handle before it started (start_parts,
+	 * which kept the error when it could not). */
+	int failed_before = w->rc < 0;
+	if (w->pieces == 0)
+		w->rc = weft__trace_reopen_part(w->origin, w->selected, &w->handle);
 	if (w->rc == 0) {
 		weft_trace_set_progress(w->handle, publish_progress, w, 10 * 1000 * 1000);
 		w->open_diags = weft_trace_diag_count(w->handle);
@@ -69,7 +71,7 @@ static void *part_main(void *arg)
 		if (w->rc == 0 && w->result.failed)
 			w->rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
-	if (w->rc < 0)
+	if (w->rc < 0 && !failed_before)
 		weft__error_save(&w->error, w->rc);
 	if (w->end != NULL)
 		w->end(w->arg, w->index, w->rc);
@@ -266,6 +268,15 @@ static int start_parts(weft__parts_live *live, const uint8_t *among, int threads
 		part_worker *p = &live->w[live->started];
 		*p = *model;
 		p->index = live->started;
+		/* A handle that borrows the trace copies it here: the copy must
+		 * not race with this thread's writes (the progress) once the
+		 * parts run. */
+		if (model->pieces > 0) {
+			p->rc = weft__trace_borrow(trace, (size_t)p->index, (size_t)model->pieces,
+						   &p->handle);
+			if (p->rc < 0)
+				weft__error_save(&p->error, p->rc);
+		}
 		p->selected = model->pieces > 0 ? NULL
 			      : malloc(trace->stream_count ? trace->stream_count : 1);
 		if ((model->pieces == 0 &&
@@ -273,6 +284,7 @@ static int start_parts(weft__parts_live *live, const uint8_t *among, int threads
 		      weft__share_deal(trace, among, p->index, threads, p->selected) < 0)) ||
 		    pthread_create(&p->thread, NULL, part_main, p) != 0) {
 			free(p->selected);
+			weft_trace_free(p->handle);
 			rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
 					 "cannot start a thread");
 			break;

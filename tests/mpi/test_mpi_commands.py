@@ -15,9 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from weftlib import DATA_DIR, WEFT, ovni_event, write_ovni_stream
-
-RANKS = (1, 2, 4)
+from weftlib import DATA_DIR, MPI_RANKS as RANKS, WEFT, ovni_event, write_ovni_stream
 
 TRACES = {
     "ovni-v3-mpi": DATA_DIR / "ovni" / "v3" / "mpi-func-4procs",

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from test_mpi_commands import TRACES, all_traces, damaged_copy, looms_trace, run  # noqa: F401
-from weftlib import DATA_DIR, WEFT, ovni_event, write_ovni_stream
+from weftlib import DATA_DIR, MPI_RANKS, WEFT, ovni_event, write_ovni_stream
 
 OUTPUTS = ("perfetto", "chrome", "paraver", "pallas", "otf2")
 
@@ -273,7 +273,7 @@ def test_ranks_convert_what_one_process_converts(mpi_runner, tmp_path, looms_tra
         # cannot be decoded (no model declared)
         assert expected.returncode == 0 or (name == "ovni-64-looms" and
                                             expected.returncode == 1), expected.stderr
-        for ranks in (1, 2, 4):
+        for ranks in MPI_RANKS:
             out = tmp_path / name / f"ranks{ranks}"
             got = convert([mpiexec, "-n", str(ranks), runner], trace, output, out, options)
             assert got.returncode == expected.returncode, got.stderr

@@ -348,6 +348,10 @@ def write_ovni_stream(trace_dir, events, loom="vm.0", pid=1, tid=None, cpus=((0,
     return d / "stream.obs"
 
 
+# The rank counts the MPI tests run each parallel command on: 1, 2 and 4;
+# the sanitizer build's run sets WEFT_TEST_MPI_RANKS=2 (tests/CMakeLists.txt).
+MPI_RANKS = tuple(int(r) for r in os.environ.get("WEFT_TEST_MPI_RANKS", "1,2,4").split(","))
+
 ROSS_DATA = DATA_DIR / "ross"
 ROSS_RUNS = sorted(p for p in ROSS_DATA.glob("*/*") if p.is_dir())
 
