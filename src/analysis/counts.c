@@ -414,37 +414,38 @@ static int merge_counts(void *ctx, weft__unpack *u)
 }
 
 
-/* A thread's part (weft__part_fn): the counts of its streams, packed. */
-static int count_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
-		      void *arg)
+/*
+ * A thread's part, packed: the counts of its streams (`selected`), or of
+ * every stream in its piece of the files (`selected` NULL).
+ */
+static int count_part_read(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+			   const weft_counts *whole)
 {
-	const weft_counts *whole = arg;
 	weft_counts part;
 	int rc = counts_init(&part, whole->stream_count, whole->by_stream);
 	part.share = selected;
+	part.pieces = selected == NULL;
 	if (rc == 0)
-		rc = count_streams(handle, &part);
+		rc = part.pieces ? count_merged(handle, &part) : count_streams(handle, &part);
 	if (rc == 0)
 		pack_counts(result, &part);
 	counts_release(&part);
 	return rc;
 }
 
-/* A thread's piece of the files (weft__pieces_run): its counts, packed. */
+/* A thread's part of the streams (weft__part_fn). */
+static int count_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+		      void *arg)
+{
+	return count_part_read(handle, selected, result, arg);
+}
+
+/* A thread's piece of the files (weft__pieces_run: `selected` is NULL). */
 static int count_piece(weft_trace *handle, const uint8_t *selected, weft__pack *result,
 		       void *arg)
 {
-	const weft_counts *whole = arg;
-	weft_counts part;
 	(void)selected;
-	int rc = counts_init(&part, whole->stream_count, whole->by_stream);
-	part.pieces = 1;
-	if (rc == 0)
-		rc = count_merged(handle, &part);
-	if (rc == 0)
-		pack_counts(result, &part);
-	counts_release(&part);
-	return rc;
+	return count_part_read(handle, NULL, result, arg);
 }
 
 /*

@@ -22,18 +22,9 @@ import subprocess
 
 import pytest
 
-from weftlib import ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs, \
+from weftlib import ROSS_COMMANDS as COMMANDS, ROSS_RUNS as RUNS, WEFT, assert_same_run, ross_damaged_runs, \
     ross_false_start_run, ross_vt_reordered_runs
 
-COMMANDS = (
-    ["top", "--streams"],
-    ["top", "--time"],
-    ["profile", "--by", "stream"],
-    ["info"],
-    ["check"],
-    ["summary", "--json"],
-    ["summary", "--dedup"],
-)
 
 
 OPEN_ON_THREADS = dict(os.environ, WEFT_TEST_ROSS_PIECE_MIN="1")

@@ -354,6 +354,16 @@ MPI_RANKS = tuple(int(r) for r in os.environ.get("WEFT_TEST_MPI_RANKS", "1,2,4")
 
 ROSS_DATA = DATA_DIR / "ross"
 ROSS_RUNS = sorted(p for p in ROSS_DATA.glob("*/*") if p.is_dir())
+# The commands that share a ROSS run among threads and ranks by byte pieces.
+ROSS_COMMANDS = (
+    ["top", "--streams"],
+    ["top", "--time"],
+    ["profile", "--by", "stream"],
+    ["info"],
+    ["check"],
+    ["summary", "--json"],
+    ["summary", "--dedup"],
+)
 
 
 def ross_damaged_runs(tmp_path):
