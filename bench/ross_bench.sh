@@ -6,7 +6,8 @@
 # streams; each with its wall time, input throughput and peak RSS (GNU
 # time's maximum resident set size). Last, top/info/check/profile/summary
 # on 1 and 2 threads (the run read in byte pieces, the open's scan too),
-# the fastest of 3 runs each, the two outputs compared.
+# and table and dump (batches of records formatted by the threads), the
+# fastest of 3 runs each, the two outputs compared.
 #
 # usage: bench/ross_bench.sh [BUILD_DIR] [RUN_DIR] [SIZE]
 #   BUILD_DIR  default build/ (needs weft and bench/bench_ross_decode)
@@ -106,5 +107,9 @@ for cmd in top info check profile summary; do
 done
 threads_row "weft summary (vt run)" "$vt" summary
 threads_row "weft summary --dedup (vt run)" "$vt" summary --dedup
+# rows in the files' merged order: threads format batches of records
+threads_row "weft table --level lp -o -" "$run" table --level lp -o -
+threads_row "weft table --level pe --sort virtual -o -" "$run" table --level pe --sort virtual -o -
+threads_row "weft dump (2.1 GB of text)" "$run" dump
 rm -f "$tmp/weft-ross-bench.time" "$tmp/weft-ross-bench.times" "$tmp/weft-ross-bench.1" \
 	"$tmp/weft-ross-bench.2"

@@ -415,18 +415,18 @@ static int merge_counts(void *ctx, weft__unpack *u)
 
 
 /*
- * A thread's part, packed: the counts of its streams (`selected`), or of
- * every stream in its piece of the files (`selected` NULL).
+ * A thread's part, packed: the counts of its streams (`selected`), or,
+ * with `pieces`, of every stream in its piece of the files.
  */
-static int count_part_read(weft_trace *handle, const uint8_t *selected, weft__pack *result,
-			   const weft_counts *whole)
+static int count_part_read(weft_trace *handle, const uint8_t *selected, int pieces,
+			   weft__pack *result, const weft_counts *whole)
 {
 	weft_counts part;
 	int rc = counts_init(&part, whole->stream_count, whole->by_stream);
-	part.share = selected;
-	part.pieces = selected == NULL;
+	part.pieces = pieces;
+	part.share = pieces ? NULL : selected;
 	if (rc == 0)
-		rc = part.pieces ? count_merged(handle, &part) : count_streams(handle, &part);
+		rc = pieces ? count_merged(handle, &part) : count_streams(handle, &part);
 	if (rc == 0)
 		pack_counts(result, &part);
 	counts_release(&part);
@@ -437,15 +437,14 @@ static int count_part_read(weft_trace *handle, const uint8_t *selected, weft__pa
 static int count_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
 		      void *arg)
 {
-	return count_part_read(handle, selected, result, arg);
+	return count_part_read(handle, selected, 0, result, arg);
 }
 
-/* A thread's piece of the files (weft__pieces_run: `selected` is NULL). */
+/* A thread's piece of the files (weft__pieces_run). */
 static int count_piece(weft_trace *handle, const uint8_t *selected, weft__pack *result,
 		       void *arg)
 {
-	(void)selected;
-	return count_part_read(handle, NULL, result, arg);
+	return count_part_read(handle, selected, 1, result, arg);
 }
 
 /*

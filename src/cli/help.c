@@ -103,9 +103,13 @@ const cli_help_note cli_stream_threads_notes[] = {
 const cli_help_note cli_write_threads_notes[] = {
 	{ "threads", "here: with two CPUs or more (convert -t chrome: three), for 4 MiB of "
 		     "streams or more, one thread reads and merges the streams while another "
-		     "writes; 1 forces one thread, 2 or more two, except dump and convert -t "
-		     "chrome, perfetto or paraver with 3 or more: N - 1 threads each read their "
-		     "share of the streams and one merges them; the same bytes either way." },
+		     "writes; 1 forces one thread, 2 or more two, except convert -t chrome, "
+		     "perfetto or paraver with 3 or more: N - 1 threads each read their share "
+		     "of the streams and one merges them. dump and table: one thread reads and "
+		     "merges, and N threads (it too) format batches of events at once, written "
+		     "in order (by default one per CPU, at most 8); dump with 3 or more, where "
+		     "streams are read apart: N - 1 threads each read and format their share. "
+		     "The same bytes either way." },
 	{ NULL, NULL }
 };
 

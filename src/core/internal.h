@@ -387,12 +387,16 @@ static inline void weft__progress_count(weft_trace *trace, uint64_t n)
  * The same trace opened again, with the options it was opened with (its
  * format options included), for another thread: a trace and its cursors
  * belong to one thread at a time. Diagnostics of opening are found again.
+ * With `one_thread`, the copy is one thread's work (a part's, whose
+ * threads are the parts): its open starts no threads of its own (the
+ * open's scan of a ROSS run or of a Heph file stays on the thread).
  */
-int weft__trace_reopen(const weft_trace *trace, weft_trace **out);
+int weft__trace_reopen(const weft_trace *trace, int one_thread, weft_trace **out);
 /*
- * The same for a thread that reads the streams of `selected` (a byte per
- * stream): opened from the trace's open tape when it has one, and then
- * the files of those streams checked against the sizes of the table.
+ * The same for a part's thread that reads the streams of `selected` (a
+ * byte per stream; one_thread): opened from the trace's open tape when it
+ * has one, and then the files of those streams checked against the sizes
+ * of the table.
  */
 int weft__trace_reopen_part(const weft_trace *trace, const uint8_t *selected,
 			    weft_trace **out);

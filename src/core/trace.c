@@ -277,16 +277,14 @@ static int reopen_replayed(const weft_trace *trace, const weft_open_options *o,
 	return rc;
 }
 
-int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
+int weft__trace_reopen(const weft_trace *trace, int one_thread, weft_trace **out)
 {
 	weft_open_options o = trace->options;
 	o.format = trace->backend->format;
 	o.progress = NULL; /* the copy is read on another thread: no callback there */
 	o.dist = NULL;     /* ... by this rank alone: opening it is not collective */
-	/* A part's copy of a run whose streams share files (ROSS), whose open
-	 * would scan them on threads: the part is the thread. */
-	if (weft_trace_shared_files(trace))
-		o.threads = 1;
+	if (one_thread)
+		o.threads = 1; /* no threads inside a part's thread */
 	int rc = trace->open_tape != NULL ? reopen_replayed(trace, &o, out)
 					  : weft_trace_open(trace->path, &o, out);
 	if (rc < 0)
@@ -316,7 +314,7 @@ int weft__trace_reopen(const weft_trace *trace, weft_trace **out)
 int weft__trace_reopen_part(const weft_trace *trace, const uint8_t *selected,
 			    weft_trace **out)
 {
-	int rc = weft__trace_reopen(trace, out);
+	int rc = weft__trace_reopen(trace, 1, out);
 	if (rc == 0 && trace->open_tape != NULL)
 		rc = weft__trace_check_sizes(*out, selected, 0);
 	if (rc < 0) {
@@ -649,7 +647,7 @@ int weft_trace_start_time(weft_trace *trace, uint64_t *start)
 		weft_trace *probe = NULL;
 		weft_cursor *cursor = NULL;
 		const weft_event *ev;
-		int rc = weft__trace_reopen(trace, &probe);
+		int rc = weft__trace_reopen(trace, 0, &probe);
 		if (rc == 0)
 			rc = weft_cursor_create(probe, &filter, &cursor);
 		while (rc == 0 && (rc = weft_cursor_next(cursor, &ev)) == 1 &&

@@ -4,12 +4,13 @@
  * dump writer (dump_writer.c); with three threads or more, the streams
  * shared among them (each writes its share's lines, merged in the serial
  * order: keyed_runs.h); with two, or for cursors over whole files (Heph
- * in stored order, ROSS), the two-thread pipeline (pipeline.c).
+ * in stored order, ROSS), one reading thread and a farm of writers, one
+ * per thread, formatting batches of events at once (pipeline.h).
  *
- * With two threads, the writer decodes fields (weft_event_fields() on the
- * const trace) while the reading thread's cursor reads the same trace.
- * The backends' decoders only read what opening the trace built, never
- * what a cursor changes (its diagnostics); a second handle opened for the
+ * The farm's writers decode fields (weft_event_fields() on the const
+ * trace) while the reading thread's cursor reads the same trace. The
+ * backends' decoders only read what opening the trace built, never what
+ * a cursor changes (its diagnostics); a second handle opened for each
  * writer would cost a second open, i.e. a second scan of a Heph file.
  */
 #include <stdlib.h>
@@ -46,7 +47,7 @@ static int write_events(void *ctx, const weft_event *events, size_t count)
 	return weft__dump_writer_failed(writer);
 }
 
-/* Every event of the cursor into the writer; the stage that failed. */
+/* Every event of the cursor into the writer, on this thread alone. */
 static weft_dump_stage dump_cursor(weft_trace *trace, const weft_dump_options *o, int fd,
 				   weft_cursor *cursor, uint64_t *events, int *rc)
 {
@@ -55,12 +56,93 @@ static weft_dump_stage dump_cursor(weft_trace *trace, const weft_dump_options *o
 	*rc = weft__dump_writer_init(&writer, trace, fd, (weft__dump_mode)o->mode, o->flags);
 	if (*rc < 0)
 		return WEFT_DUMP_START;
-	int threaded = weft__pipeline_wanted(trace);
-	weft__trace_threads_note(trace, threaded ? 2 : 1);
-	int read_rc = weft__pipeline_run(cursor, write_events, &writer, threaded);
+	weft__trace_threads_note(trace, 1);
+	int read_rc = weft__pipeline_run(cursor, write_events, &writer, 0);
 	int write_rc = weft__dump_writer_finish(&writer);
 	*events = writer.events;
 	weft__dump_writer_destroy(&writer);
+	*rc = read_rc < 0 ? read_rc : write_rc;
+	return read_rc < 0 ? WEFT_DUMP_READ : write_rc < 0 ? WEFT_DUMP_WRITE : WEFT_DUMP_DONE;
+}
+
+/* ---- Lines formatted by a farm of threads ------------------------------------ */
+
+/* A writer per thread of the farm, and the output the texts go to. */
+typedef struct farm_dump {
+	weft__dump_writer *writers;
+	int count;
+	weft__outbuf out;
+} farm_dump;
+
+/*
+ * A batch of events into lines, with the writer of thread `worker`: the
+ * writer's buffer is the batch's text for the time of the batch (a
+ * writer's lines depend on nothing but the event: weft__farm).
+ */
+static int format_lines(void *ctx, int worker, const weft_event *events, size_t count,
+			weft__farm_text *text)
+{
+	weft__dump_writer *w = &((farm_dump *)ctx)->writers[worker];
+	w->out = (weft__outbuf){ .fd = WEFT__OUTBUF_GROW, .buf = text->buf, .len = text->len,
+				 .cap = text->cap };
+	for (size_t i = 0; i < count; i++)
+		weft__dump_writer_event(w, &events[i]);
+	*text = (weft__farm_text){ .buf = w->out.buf, .len = w->out.len, .cap = w->out.cap };
+	int failed = w->out.error != 0;
+	w->out = (weft__outbuf){ .fd = WEFT__OUTBUF_GROW };
+	return failed ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET,
+				    "out of memory for the dump's lines") : 0;
+}
+
+/* The lines of a batch, in batch order, into the output. */
+static int emit_lines(void *ctx, const char *text, size_t len)
+{
+	weft__outbuf *out = &((farm_dump *)ctx)->out;
+	weft__outbuf_put_block(out, text, len);
+	return out->error != 0;
+}
+
+/* Frees the writers (NULL is fine) and the output buffer. */
+static void farm_dump_free(farm_dump *d)
+{
+	for (int i = 0; d->writers != NULL && i < d->count; i++)
+		weft__dump_writer_destroy(&d->writers[i]);
+	free(d->writers);
+	weft__outbuf_destroy(&d->out);
+}
+
+/*
+ * Every event of the cursor through a farm of `threads` threads (this
+ * one reads and helps): the same bytes as dump_cursor().
+ */
+static weft_dump_stage dump_farm(weft_trace *trace, const weft_dump_options *o, int fd,
+				 weft_cursor *cursor, int threads, uint64_t *events, int *rc)
+{
+	farm_dump d = { .count = threads };
+
+	d.writers = calloc((size_t)threads, sizeof *d.writers);
+	*rc = d.writers == NULL ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory")
+				: weft__outbuf_init(&d.out, fd, WEFT__OUTBUF_DEFAULT_SIZE);
+	for (int i = 0; *rc == 0 && i < threads; i++) {
+		*rc = weft__dump_writer_init(&d.writers[i], trace, WEFT__OUTBUF_GROW,
+					     (weft__dump_mode)o->mode, o->flags);
+		if (*rc == 0) /* the batches' texts are its buffers */
+			weft__outbuf_destroy(&d.writers[i].out);
+		else
+			d.count = i; /* a failed init freed its own */
+	}
+	if (*rc < 0) {
+		farm_dump_free(&d);
+		return WEFT_DUMP_START;
+	}
+	weft__trace_threads_note(trace, threads);
+	weft__farm farm = { format_lines, emit_lines, &d };
+	int read_rc = weft__farm_run(cursor, &farm, threads);
+	int write_rc = weft__outbuf_flush(&d.out);
+	*events = 0;
+	for (int i = 0; i < threads; i++)
+		*events += d.writers[i].events;
+	farm_dump_free(&d);
 	*rc = read_rc < 0 ? read_rc : write_rc;
 	return read_rc < 0 ? WEFT_DUMP_READ : write_rc < 0 ? WEFT_DUMP_WRITE : WEFT_DUMP_DONE;
 }
@@ -193,9 +275,10 @@ static uint8_t *streams_dumped(const weft_trace *trace, const weft_filter *filte
  * The dump, shared among threads when the trace's streams can be read
  * apart and three threads or more are wanted (two parts and the merging
  * thread; the merge is this thread's work); else one merged cursor,
- * through the pipeline when a helper thread pays. Two threads stay a
- * pipeline: on this 2-core machine it is as fast as two parts and a merge
- * (docs/SCALING.md), which gain on more cores.
+ * formatted by a farm of threads when they pay. Two threads stay a farm:
+ * on this 2-core machine it is as fast as two parts and a merge
+ * (docs/SCALING.md), which gain on more cores when reading is much of
+ * the work.
  */
 static weft_dump_stage dump_any(weft_trace *trace, const weft_dump_options *o, int fd,
 				uint64_t *events, int *rc)
@@ -218,7 +301,9 @@ static weft_dump_stage dump_any(weft_trace *trace, const weft_dump_options *o, i
 	*rc = weft_cursor_create(trace, &o->filter, &cursor);
 	if (*rc < 0)
 		return WEFT_DUMP_CURSOR;
-	weft_dump_stage stage = dump_cursor(trace, o, fd, cursor, events, rc);
+	int threads = weft__farm_threads(trace);
+	weft_dump_stage stage = threads > 1 ? dump_farm(trace, o, fd, cursor, threads, events, rc)
+					    : dump_cursor(trace, o, fd, cursor, events, rc);
 	weft_cursor_free(cursor);
 	return stage;
 }

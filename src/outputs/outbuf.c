@@ -124,3 +124,17 @@ void weft__outbuf_puts(weft__outbuf *ob, const char *s)
 {
 	weft__outbuf_put(ob, s, strlen(s));
 }
+
+/* A large block goes out without a copy: one write(2) after the buffer's. */
+void weft__outbuf_put_block(weft__outbuf *ob, const void *data, size_t n)
+{
+	if (n < ob->cap / 2 || ob->fd == WEFT__OUTBUF_GROW) {
+		weft__outbuf_put(ob, data, n);
+		return;
+	}
+	if (ob->len > 0 && ob->error == 0)
+		ob->error = weft__write_full(ob->fd, ob->buf, ob->len, WEFT__AT_POSITION, NULL);
+	ob->len = 0;
+	if (ob->error == 0)
+		ob->error = weft__write_full(ob->fd, data, n, WEFT__AT_POSITION, NULL);
+}

@@ -61,6 +61,12 @@ void weft__outbuf_destroy(weft__outbuf *ob);
 char *weft__outbuf_make_room(weft__outbuf *ob, size_t n);
 /* Appends n bytes of any length (chunked through the buffer). */
 void weft__outbuf_put(weft__outbuf *ob, const void *data, size_t n);
+/*
+ * The same for a block made elsewhere (a farm's text): one as large as
+ * half the buffer is written straight from where it is, after what is
+ * buffered, instead of copied. Errors as weft__outbuf_flush() keeps them.
+ */
+void weft__outbuf_put_block(weft__outbuf *ob, const void *data, size_t n);
 
 /*
  * Returns a pointer where up to n (<= WEFT__OUTBUF_MAX_RESERVE) bytes may

@@ -156,10 +156,16 @@ static void test_reopen_keeps_format_options(void)
 	REQUIRE(weft_open_options_set(&o, "ovni.clock_offsets", value) == 0);
 	REQUIRE(weft_trace_open(tu_data_path(traces[0]), &o, &t) == 0);
 	memset(value, 'x', 16); /* the caller's string is read by open only */
-	REQUIRE(weft__trace_reopen(t, &again) == 0);
+	REQUIRE(weft__trace_reopen(t, 0, &again) == 0);
 	CHECK_EQ_I64(weft_trace_stream(t, 0)->clock_offset, 1000);
 	CHECK_EQ_I64(weft_trace_stream(again, 0)->clock_offset, 1000);
 	CHECK_EQ_U64(weft_trace_format(again), WEFT_FORMAT_OVNI);
+	CHECK_EQ_I64(again->options.threads, t->options.threads); /* the caller's choice */
+	weft_trace_free(again);
+	/* a part's copy is one thread's: its open starts none */
+	REQUIRE(weft__trace_reopen(t, 1, &again) == 0);
+	CHECK_EQ_I64(again->options.threads, 1);
+	CHECK_EQ_I64(weft_trace_stream(again, 0)->clock_offset, 1000);
 	weft_trace_free(again);
 	weft_trace_free(t);
 	CHECK(tu_rmtree(dir) == 0);

@@ -414,7 +414,7 @@ static void test_threads_replay(void)
 	REQUIRE(weft_trace_open(copy, &o, &t) == 0);
 	CHECK(t->open_tape != NULL);
 	shell("find %s -name stream.json -delete", copy);
-	REQUIRE(weft__trace_reopen(t, &again) == 0);
+	REQUIRE(weft__trace_reopen(t, 1, &again) == 0);
 	check_same_trace(t, again);
 	weft_trace_free(again);
 	/* Stream 1's file loses its last 16 bytes. */

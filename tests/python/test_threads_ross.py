@@ -2,7 +2,9 @@
 """ROSS runs read by threads in byte pieces (core/parts.c weft__pieces_run,
 formats/ross: the cuts that the open's scan notes): `top`, `info`,
 `check`, `profile` and `summary` print, byte for byte, what one thread
-prints, with 2, 3 and 4 threads, on every run of tests/data/ross; on runs
+prints, with 2, 3 and 4 threads, on every run of tests/data/ross (and
+`table` and `dump`, whose records threads format in batches, as one
+thread does); on runs
 that make `check` list mismatches (capped per stream across pieces); on
 vt runs whose virtual times go back (`summary`: duplicates and earlier
 samples by each stream's whole past); and on damaged runs (a cut record,
@@ -50,6 +52,16 @@ def assert_same_on_threads(command, trace, threads=THREADS):
         assert_same_run(expected, got, f"{' '.join(command)} of {trace} on {n} threads"
                         + (" (open on threads)" if env else ""))
     return expected
+
+
+# Commands whose rows come in the merged order of the files: the reading
+# stays on one thread and threads format batches of records at once
+# (outputs/pipeline.c weft__farm_run), the texts written in batch order.
+FARM_COMMANDS = [["table", "--level", level, "-o", "-"]
+                 for level in ("pe", "kp", "lp", "model", "event")] + [
+    ["table", "--level", "lp", "--sort", "virtual", "-o", "-"],
+    ["table", "--level", "pe", "--sort", "real", "--sort-budget", "4096", "-o", "-"],
+    ["dump"], ["dump", "--json"], ["dump", "-x"]]
 
 
 def test_the_runs_are_the_tests_ross_runs():
@@ -129,3 +141,26 @@ def test_damaged_runs_print_what_one_thread_prints(tmp_path, damage):
                         ["info", "--resync"], ["summary", "--resync"]):
             expected = assert_same_on_threads(command, trace, threads=THREADS[1:3])
             assert "skipped" in expected.stdout + expected.stderr, expected
+
+
+@pytest.mark.parametrize("command", FARM_COMMANDS, ids=lambda c: "-".join(c[:-2] if "-o" in c else c))
+def test_rows_formatted_by_threads_are_one_threads_rows(command):
+    """table and dump: batches formatted by 2, 3 and 5 threads at once,
+    written in batch order (a sorted table's rows handed to its sort in
+    that order): the same bytes as one thread."""
+    for trace in RUNS:
+        expected = assert_same_on_threads(command, trace, threads=((2, None), (3, None), (5, None)))
+        assert expected.returncode in (0, 1), expected.stderr
+
+
+@pytest.mark.parametrize("command", [["table", "--level", "lp", "-o", "-"], ["dump"]],
+                         ids=lambda c: c[0])
+def test_rows_formatted_by_threads_say_so_and_fail_cleanly(command):
+    got = run([WEFT] + command + ["--verbose", "--threads", "3", RUNS[0]])
+    assert got.returncode == 0, got.stderr
+    assert f"weft {command[0]}: threads used: 3" in got.stderr, got.stderr
+    with open("/dev/full", "w") as full:
+        failed = subprocess.run([str(WEFT)] + command + ["--threads", "3", str(RUNS[0])],
+                                stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert failed.returncode == 2, failed.stderr
+    assert "No space left on device" in failed.stderr, failed.stderr
