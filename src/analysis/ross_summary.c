@@ -27,10 +27,11 @@
  * per stream, what the merge needs to supply it (merge_vt_part), and in
  * the rare case where that is not enough the vt files are read again
  * whole (vt_whole).
+ *
+ * The state is in ross_summary.h; the report is printed by
+ * ross_summary_print.c.
  */
 #include <float.h>
-#include <stdarg.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,23 +39,9 @@
 #include <jansson.h>
 
 #include "analysis/ross_analysis.h"
-#include "util/fsum.h"
+#include "analysis/ross_summary.h"
 
-/* ---- Values of a sample --------------------------------------------------------- */
-
-/* The fields a sample contributes, by slot. */
-enum slot {
-	SL_PROCESSED, SL_ABORTED, SL_ROLLED_BACK, SL_TOTAL_RB, SL_SECONDARY_RB,
-	SL_FOSSIL_ATTEMPTS, SL_NET_SENDS, SL_NET_RECEIVES, SL_TIES, SL_ALL_REDUCE,
-	SL_COUNTERS, /* the summed counters end here */
-	SL_NUM_GVTS = SL_COUNTERS, SL_PQ_SIZE,
-	SL_PHASE0, /* the 12 phase times */
-	SL_VT = SL_PHASE0 + 12, SL_RT, SL_PE_ID,
-	SL_COUNT
-};
-#define PHASES 12
-
-static const char *const slot_names[SL_COUNT] = {
+const char *const weft__ross_slot_names[SL_COUNT] = {
 	"events_processed", "events_aborted", "events_rolled_back", "total_rollbacks",
 	"secondary_rollbacks", "fossil_collect_attempts", "network_sends",
 	"network_receives", "pe_event_ties", "all_reduce_count",
@@ -65,98 +52,17 @@ static const char *const slot_names[SL_COUNT] = {
 	"virtual_time", "real_time", "pe_id",
 };
 
-/* Short names of the phases, for the text table. */
-static const char *const phase_short[PHASES] = {
-	"net_read", "net_other", "gvt", "fossil", "aborted", "processed",
-	"pq", "rollback", "cancel_q", "avl", "buddy", "lz4",
-};
+const char *const weft__ross_level_codes[LV_COUNT] = { "PE", "KP", "LP", "MODEL", "?" };
 
-/* One sample's values; `has` says which slots its layout has. */
-typedef struct sample {
-	double v[SL_COUNT];
-	uint32_t has; /* bit per slot below 32 */
-} sample;
-
-/* Slot per field of one layout (code, payload size), built on first sight. */
-typedef struct slot_map {
-	char code[24];
-	uint32_t code_len, payload_size;
-	int count;
-	int8_t slot_of_field[64];
-} slot_map;
-
-/* ---- Aggregates ---------------------------------------------------------------- */
-
-typedef enum level { LV_PE, LV_KP, LV_LP, LV_MODEL, LV_OTHER, LV_COUNT } level;
-static const char *const level_codes[LV_COUNT] = { "PE", "KP", "LP", "MODEL", "?" };
-
-/* Totals of one PE in one mode (or of all PEs). */
-typedef struct pe_total {
-	uint64_t pe;
-	uint64_t samples;
-	uint64_t counter[SL_COUNTERS];
-	weft__fsum phase[PHASES]; /* exact: the same whatever the order */
-	uint64_t num_gvts;      /* of the last sample */
-	uint64_t pq_max;
-	uint32_t has;           /* slots seen */
-} pe_total;
-
-/* One sampling-mode file (a root node of kind gvt, rt or vt). */
-typedef struct section {
-	const weft_node *root;
-	char kind[16];
-	char file[256];         /* the file, relative to the run */
-	level source;           /* PE, KP or LP samples */
-	pe_total *pes;
-	size_t pe_count, pe_cap;
-	uint64_t dup[LV_COUNT], earlier[LV_COUNT], dropped;
-	uint64_t end_samples;
-	double rt_first, rt_last, vt_last;
-	int have_rt, have_vt;
-} section;
-
-/* Record highs a piece keeps per stream of a vt file (see merge_vt_streams). */
-#define VT_HIGHS 4
-
-/* Per stream: which section, and the duplicate detection state. */
-typedef struct stream_state {
-	int32_t section;        /* -1: not a sampling-mode file */
-	uint8_t seen;
-	int32_t pe_index;       /* its PE's totals in the section, -1 = not yet */
-	double last_vt, max_vt;
-	sample *pending;        /* --dedup: the sample held back */
-	/*
-	 * Read in pieces (vt files): what the merge of the pieces needs of this
-	 * piece's samples of the stream (merge_vt_streams): the first one's
-	 * virtual time and level, and its first VT_HIGHS record highs after
-	 * the first (samples that are no duplicate and reach the maximum of
-	 * the samples before them in the piece), `more_highs` when there were
-	 * more; `nan`: a virtual time that is not a number (never merged).
-	 */
-	double first_vt;
-	double highs[VT_HIGHS];
-	uint8_t high_count, more_highs, nan;
-	int8_t lv;
-} stream_state;
-
-typedef struct summary {
-	weft_trace *trace;
-	FILE *out;              /* where the report goes */
-	int dedup;
-	double time_scale;      /* 1e9 / clock rate, or 1 */
-	section *sections;
-	size_t section_count;
-	stream_state *streams;
-	size_t stream_count;
-	slot_map *maps;
-	size_t map_count;
-	weft_field fields[64];
-	/* Files read in pieces (on ranks: weft__dist_pieces, or threads):
-	 * the streams of vt files, and `vt_whole` once their pieces cannot be
-	 * merged exactly (then the vt files are read again whole). */
-	uint8_t *vt_streams;
-	int pieces, vt_whole;
-} summary;
+/* The "file" member of a file node's metadata (else its name), into buf. */
+const char *weft__ross_file_of_root(const weft_node *root, char *buf, size_t size)
+{
+	json_t *meta = json_loads(root->metadata_json, 0, NULL);
+	json_t *file = json_object_get(meta, "file");
+	snprintf(buf, size, "%s", json_is_string(file) ? json_string_value(file) : root->name);
+	json_decref(meta);
+	return buf;
+}
 
 /* The index of PE `pe`'s totals in a section, created on first sight. */
 static int64_t pe_index(section *sec, uint64_t pe)
@@ -210,7 +116,7 @@ static int commit_sample(section *sec, stream_state *st, const sample *s)
 static int slot_of_name(const weft_field *f)
 {
 	for (int k = 0; k < SL_COUNT; k++)
-		if (weft__field_is(f, slot_names[k]))
+		if (weft__field_is(f, weft__ross_slot_names[k]))
 			return k;
 	return -1;
 }
@@ -263,8 +169,8 @@ static int read_sample(summary *s, const weft_event *ev, sample *out)
 static level level_of(const weft_event *ev)
 {
 	for (int l = 0; l < LV_OTHER; l++)
-		if (ev->code_len == strlen(level_codes[l]) &&
-		    memcmp(ev->code, level_codes[l], ev->code_len) == 0)
+		if (ev->code_len == strlen(weft__ross_level_codes[l]) &&
+		    memcmp(ev->code, weft__ross_level_codes[l], ev->code_len) == 0)
 			return (level)l;
 	if (ev->code_len == 14 && memcmp(ev->code, "ANALYSIS_MODEL", 14) == 0)
 		return LV_MODEL;
@@ -699,16 +605,6 @@ static level level_of_node(const weft_node *node)
 	return LV_OTHER;
 }
 
-/* The "file" member of a file node's metadata (else its name), into buf. */
-static const char *file_of_root(const weft_node *root, char *buf, size_t size)
-{
-	json_t *meta = json_loads(root->metadata_json, 0, NULL);
-	json_t *file = json_object_get(meta, "file");
-	snprintf(buf, size, "%s", json_is_string(file) ? json_string_value(file) : root->name);
-	json_decref(meta);
-	return buf;
-}
-
 /* One section per root node of kind gvt, rt or vt; index per node in *of_root. */
 static int find_sections(summary *s, int32_t *of_root)
 {
@@ -728,7 +624,7 @@ static int find_sections(summary *s, int32_t *of_root)
 		section *sec = &s->sections[s->section_count];
 		sec->root = node;
 		snprintf(sec->kind, sizeof sec->kind, "%s", kind);
-		file_of_root(node, sec->file, sizeof sec->file);
+		weft__ross_file_of_root(node, sec->file, sizeof sec->file);
 		sec->source = LV_OTHER;
 		of_root[i] = (int32_t)s->section_count++;
 	}
@@ -768,386 +664,6 @@ static int mark_vt_streams(summary *s)
 	for (size_t i = 0; i < s->stream_count; i++)
 		s->vt_streams[i] = s->streams[i].section >= 0 &&
 				   strcmp(s->sections[s->streams[i].section].kind, "vt") == 0;
-	return 0;
-}
-
-/* ---- Totals ------------------------------------------------------------------------- */
-
-/* 100 * (1 - rolled_back / (processed - rolled_back)); 0 when undefined. */
-static double efficiency(uint64_t processed, uint64_t rolled_back)
-{
-	if (processed == rolled_back)
-		return 0;
-	double net = (double)processed - (double)rolled_back;
-	return 100.0 * (1.0 - (double)rolled_back / net);
-}
-
-/*
- * The totals of all PEs of a section: sums, except what every PE counts
- * of the same collective operations (all-reduces, like GVTs): each PE
- * takes part in each of them, so the run did as many as one PE, the
- * largest count.
- */
-static void section_total(const section *sec, pe_total *all)
-{
-	memset(all, 0, sizeof *all);
-	for (size_t i = 0; i < sec->pe_count; i++) {
-		const pe_total *t = &sec->pes[i];
-		all->samples += t->samples;
-		all->has |= t->has;
-		for (int k = 0; k < SL_COUNTERS; k++)
-			if (k != SL_ALL_REDUCE)
-				all->counter[k] += t->counter[k];
-		if (t->counter[SL_ALL_REDUCE] > all->counter[SL_ALL_REDUCE])
-			all->counter[SL_ALL_REDUCE] = t->counter[SL_ALL_REDUCE];
-		for (int k = 0; k < PHASES; k++)
-			weft__fsum_merge(&all->phase[k], &t->phase[k]);
-		if (t->num_gvts > all->num_gvts)
-			all->num_gvts = t->num_gvts;
-		if (t->pq_max > all->pq_max)
-			all->pq_max = t->pq_max;
-	}
-}
-
-/* PEs in id order. */
-static int compare_pes(const void *a, const void *b)
-{
-	const pe_total *x = a, *y = b;
-	return (x->pe > y->pe) - (x->pe < y->pe);
-}
-
-/* 1 when the totals have a slot (the source samples have that field). */
-static int has_slot(const pe_total *t, int slot)
-{
-	return (t->has >> slot) & 1u;
-}
-
-/* ---- Text output ---------------------------------------------------------------------- */
-
-/* Cells of a table printed with aligned (right-justified) columns. */
-typedef struct text_table {
-	size_t cols;
-	char **cells;
-	size_t count, cap;
-} text_table;
-
-/* Appends one formatted cell (rows fill left to right). */
-static void cell(text_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void cell(text_table *t, const char *fmt, ...)
-{
-	char buf[64];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (t->count == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		char **bigger = realloc(t->cells, cap * sizeof *bigger);
-		if (bigger == NULL)
-			return;
-		t->cells = bigger;
-		t->cap = cap;
-	}
-	if ((t->cells[t->count] = strdup(buf)) != NULL)
-		t->count++;
-}
-
-/* Prints the table indented by two spaces, then frees its cells. */
-static void print_text_table(FILE *out, text_table *t)
-{
-	size_t width[32] = { 0 };
-	for (size_t i = 0; i < t->count; i++) {
-		size_t n = strlen(t->cells[i]);
-		if (n > width[i % t->cols])
-			width[i % t->cols] = n;
-	}
-	for (size_t i = 0; i < t->count; i++) {
-		fprintf(out, "%s%*s", i % t->cols == 0 ? "  " : "  ", (int)width[i % t->cols],
-			t->cells[i]);
-		if (i % t->cols == t->cols - 1 || i + 1 == t->count)
-			fprintf(out, "\n");
-		free(t->cells[i]);
-	}
-	free(t->cells);
-	memset(t, 0, sizeof *t);
-}
-
-/* A counter cell, or "-" when the source samples lack it. */
-static void counter_cell(text_table *t, const pe_total *p, int slot)
-{
-	if (has_slot(p, slot))
-		cell(t, "%" PRIu64, p->counter[slot]);
-	else
-		cell(t, "-");
-}
-
-/* One line of the counters table (a PE or "all"). */
-static void counters_row(text_table *t, const char *name, const pe_total *p)
-{
-	uint64_t processed = p->counter[SL_PROCESSED], rb = p->counter[SL_ROLLED_BACK];
-	cell(t, "%s", name);
-	cell(t, "%" PRIu64, p->samples);
-	cell(t, "%" PRIu64, processed);
-	counter_cell(t, p, SL_ABORTED);
-	cell(t, "%" PRIu64, rb);
-	cell(t, "%" PRId64, (int64_t)(processed - rb));
-	cell(t, "%.2f", efficiency(processed, rb));
-	counter_cell(t, p, SL_TOTAL_RB);
-	counter_cell(t, p, SL_SECONDARY_RB);
-	if (has_slot(p, SL_NUM_GVTS))
-		cell(t, "%" PRIu64, p->num_gvts);
-	else
-		cell(t, "-");
-}
-
-/* One line of the phase times table. */
-static void phases_row(text_table *t, const char *name, const pe_total *p, double scale)
-{
-	cell(t, "%s", name);
-	for (int k = 0; k < PHASES; k++)
-		cell(t, "%.6f", weft__fsum_value(&p->phase[k]) * scale);
-}
-
-/* The heading line of a section: file, samples, PEs, time spans. */
-static void print_section_head(const summary *s, const section *sec, const pe_total *all)
-{
-	if (sec->source == LV_OTHER) {
-		fprintf(s->out, "\n%s samples (%s): none\n", sec->kind, sec->file);
-		return;
-	}
-	fprintf(s->out, "\n%s samples (%s%s%s): %" PRIu64 " %s samples of %zu PE%s", sec->kind, sec->file,
-	       strcmp(sec->root->name, sec->kind) != 0 ? ", " : "",
-	       strcmp(sec->root->name, sec->kind) != 0 ? sec->root->name : "",
-	       all->samples, level_codes[sec->source], sec->pe_count,
-	       sec->pe_count == 1 ? "" : "s");
-	if (sec->source != LV_PE && sec->pe_count > 0)
-		fprintf(s->out, " (summed per PE)");
-	fprintf(s->out, "\n");
-	if (sec->have_rt)
-		fprintf(s->out, "  real time %.9f .. %.9f s (%.6f s)\n", sec->rt_first * s->time_scale,
-		       sec->rt_last * s->time_scale, (sec->rt_last - sec->rt_first) * s->time_scale);
-	if (sec->have_vt || sec->end_samples > 0) {
-		fprintf(s->out, "  virtual time up to %.17g", sec->have_vt ? sec->vt_last : 0.0);
-		if (sec->end_samples > 0)
-			fprintf(s->out, "; %" PRIu64 " samples at the end (virtual time DBL_MAX)",
-			       sec->end_samples);
-		fprintf(s->out, "\n");
-	}
-}
-
-/* vt files: the duplicate counts per level. */
-static void print_duplicates(const summary *s, const section *sec)
-{
-	fprintf(s->out, "  duplicates (same entity and virtual time as its previous sample): "
-	       "PE %" PRIu64 ", KP %" PRIu64 ", LP %" PRIu64 ", model %" PRIu64 "\n",
-	       sec->dup[LV_PE], sec->dup[LV_KP], sec->dup[LV_LP], sec->dup[LV_MODEL]);
-	uint64_t earlier = sec->earlier[LV_PE] + sec->earlier[LV_KP] + sec->earlier[LV_LP] +
-			   sec->earlier[LV_MODEL];
-	if (earlier > 0)
-		fprintf(s->out, "  samples before their entity's latest virtual time: %" PRIu64 "\n", earlier);
-	if (s->dedup)
-		fprintf(s->out, "  --dedup: %" PRIu64 " duplicate %s samples left out\n", sec->dropped,
-		       level_codes[sec->source]);
-}
-
-/* The two tables of a section. */
-static void print_section(const summary *s, const section *sec)
-{
-	pe_total all;
-	text_table t = { 10, NULL, 0, 0 };
-	section_total(sec, &all);
-	print_section_head(s, sec, &all);
-	if (strcmp(sec->kind, "vt") == 0)
-		print_duplicates(s, sec);
-	if (sec->pe_count == 0)
-		return;
-	const char *heads[] = { "pe", "samples", "processed", "aborted", "rolled_back", "net",
-				"efficiency", "rollbacks", "secondary", "gvts" };
-	for (size_t i = 0; i < 10; i++)
-		cell(&t, "%s", heads[i]);
-	for (size_t i = 0; i < sec->pe_count; i++) {
-		char name[24];
-		snprintf(name, sizeof name, "%" PRIu64, sec->pes[i].pe);
-		counters_row(&t, name, &sec->pes[i]);
-	}
-	counters_row(&t, "all", &all);
-	print_text_table(s->out, &t);
-	if (!has_slot(&all, SL_PHASE0))
-		return;
-	fprintf(s->out, "  time per engine phase (s):\n");
-	t.cols = PHASES + 1;
-	cell(&t, "pe");
-	for (int k = 0; k < PHASES; k++)
-		cell(&t, "%s", phase_short[k]);
-	for (size_t i = 0; i < sec->pe_count; i++) {
-		char name[24];
-		snprintf(name, sizeof name, "%" PRIu64, sec->pes[i].pe);
-		phases_row(&t, name, &sec->pes[i], s->time_scale);
-	}
-	phases_row(&t, "all", &all, s->time_scale);
-	print_text_table(s->out, &t);
-}
-
-/*
- * 1 when `node` is a file of the run that holds no engine samples (model,
- * evtrace); its kind in kind[16].
- */
-static int other_file(const weft_node *node, char kind[16])
-{
-	if (node->parent != WEFT_NO_PARENT)
-		return 0;
-	weft__ross_file_kind(node, kind, 16);
-	return strcmp(kind, "gvt") != 0 && strcmp(kind, "rt") != 0 && strcmp(kind, "vt") != 0;
-}
-
-/* Files that are not engine samples (model, evtrace): named with their records. */
-static void print_other_files(const summary *s)
-{
-	size_t n = weft_trace_node_count(s->trace);
-	for (size_t i = 0; i < n; i++) {
-		const weft_node *node = weft_trace_node(s->trace, i);
-		char kind[16], file[256];
-		if (!other_file(node, kind))
-			continue;
-		json_t *meta = json_loads(node->metadata_json, 0, NULL);
-		json_t *records = json_object_get(meta, "records");
-		fprintf(s->out, "\n%s (%s): %" JSON_INTEGER_FORMAT " records, not engine samples\n", kind,
-		       file_of_root(node, file, sizeof file),
-		       json_is_integer(records) ? json_integer_value(records) : 0);
-		json_decref(meta);
-	}
-}
-
-/* The whole text report: every section, then the other files. */
-static void print_text(const summary *s)
-{
-	fprintf(s->out, "run: %s\n", weft_trace_path(s->trace));
-	if (s->section_count == 0)
-		fprintf(s->out, "\nno engine samples (no gvt, rt or vt file)\n");
-	for (size_t i = 0; i < s->section_count; i++)
-		print_section(s, &s->sections[i]);
-	print_other_files(s);
-}
-
-/* ---- JSON output ----------------------------------------------------------------------- */
-
-/* A counter, or null when the source samples lack it. */
-static json_t *json_counter(const pe_total *p, int slot)
-{
-	return has_slot(p, slot) ? json_integer((json_int_t)p->counter[slot]) : json_null();
-}
-
-/* The object of one PE (or of all PEs: `pe` < 0). */
-static json_t *json_totals(const pe_total *p, int64_t pe, double scale)
-{
-	uint64_t processed = p->counter[SL_PROCESSED], rb = p->counter[SL_ROLLED_BACK];
-	json_t *o = json_object();
-	if (pe >= 0)
-		json_object_set_new(o, "pe", json_integer(pe));
-	json_object_set_new(o, "samples", json_integer((json_int_t)p->samples));
-	for (int k = 0; k < SL_COUNTERS; k++)
-		json_object_set_new(o, slot_names[k], json_counter(p, k));
-	json_object_set_new(o, "net_events", json_integer((json_int_t)processed - (json_int_t)rb));
-	json_object_set_new(o, "efficiency", json_real(efficiency(processed, rb)));
-	json_object_set_new(o, "primary_rollbacks",
-			    has_slot(p, SL_TOTAL_RB) && has_slot(p, SL_SECONDARY_RB) ?
-			    json_integer((json_int_t)p->counter[SL_TOTAL_RB] -
-					 (json_int_t)p->counter[SL_SECONDARY_RB]) : json_null());
-	json_object_set_new(o, "num_gvts", has_slot(p, SL_NUM_GVTS) ?
-			    json_integer((json_int_t)p->num_gvts) : json_null());
-	json_object_set_new(o, "priority_queue_size_max", has_slot(p, SL_PQ_SIZE) ?
-			    json_integer((json_int_t)p->pq_max) : json_null());
-	json_t *phases = has_slot(p, SL_PHASE0) ? json_object() : json_null();
-	for (int k = 0; k < PHASES && json_is_object(phases); k++)
-		json_object_set_new(phases, slot_names[SL_PHASE0 + k],
-				    json_real(weft__fsum_value(&p->phase[k]) * scale));
-	json_object_set_new(o, "phase_times", phases);
-	return o;
-}
-
-/* Per-level counts of a vt section as an object. */
-static json_t *json_levels(const uint64_t *counts)
-{
-	json_t *o = json_object();
-	for (int l = 0; l < LV_OTHER; l++)
-		json_object_set_new(o, level_codes[l], json_integer((json_int_t)counts[l]));
-	return o;
-}
-
-/* The object of one sampling-mode file. */
-static json_t *json_section(const summary *s, const section *sec)
-{
-	pe_total all;
-	section_total(sec, &all);
-	json_t *o = json_object();
-	json_object_set_new(o, "mode", json_string(sec->kind));
-	json_object_set_new(o, "name", json_string(sec->root->name));
-	json_object_set_new(o, "file", json_string(sec->file));
-	json_object_set_new(o, "source", sec->source == LV_OTHER ? json_null() :
-			    json_string(level_codes[sec->source]));
-	json_object_set_new(o, "real_time_first", sec->have_rt ?
-			    json_real(sec->rt_first * s->time_scale) : json_null());
-	json_object_set_new(o, "real_time_last", sec->have_rt ?
-			    json_real(sec->rt_last * s->time_scale) : json_null());
-	json_object_set_new(o, "virtual_time_last", sec->have_vt ? json_real(sec->vt_last) :
-			    json_null());
-	json_object_set_new(o, "end_samples", json_integer((json_int_t)sec->end_samples));
-	if (strcmp(sec->kind, "vt") == 0) {
-		json_object_set_new(o, "duplicates", json_levels(sec->dup));
-		json_object_set_new(o, "earlier", json_levels(sec->earlier));
-		json_object_set_new(o, "dropped", json_integer((json_int_t)sec->dropped));
-	}
-	json_t *pes = json_array();
-	for (size_t i = 0; i < sec->pe_count; i++)
-		json_array_append_new(pes, json_totals(&sec->pes[i], (int64_t)sec->pes[i].pe,
-						       s->time_scale));
-	json_object_set_new(o, "pes", pes);
-	json_object_set_new(o, "all", json_totals(&all, -1, s->time_scale));
-	return o;
-}
-
-/* The other files (model, evtrace) with their record counts. */
-static json_t *json_other_files(const summary *s)
-{
-	json_t *a = json_array();
-	size_t n = weft_trace_node_count(s->trace);
-	for (size_t i = 0; i < n; i++) {
-		const weft_node *node = weft_trace_node(s->trace, i);
-		char kind[16], file[256];
-		if (!other_file(node, kind))
-			continue;
-		json_t *meta = json_loads(node->metadata_json, 0, NULL);
-		json_t *o = json_object();
-		json_object_set_new(o, "kind", json_string(kind));
-		json_object_set_new(o, "name", json_string(node->name));
-		json_object_set_new(o, "file", json_string(file_of_root(node, file, sizeof file)));
-		json_object_set(o, "records", json_object_get(meta, "records") ?
-				json_object_get(meta, "records") : json_null());
-		json_array_append_new(a, o);
-		json_decref(meta);
-	}
-	return a;
-}
-
-/* The whole report as one JSON object on one line. */
-static int print_json(const summary *s)
-{
-	json_t *root = json_object();
-	json_object_set_new(root, "run", json_string(weft_trace_path(s->trace)));
-	double rate = weft__ross_clock_rate(s->trace);
-	json_object_set_new(root, "clock_rate", rate > 0 ? json_real(rate) : json_null());
-	json_object_set_new(root, "dedup", json_boolean(s->dedup));
-	json_t *modes = json_array();
-	for (size_t i = 0; i < s->section_count; i++)
-		json_array_append_new(modes, json_section(s, &s->sections[i]));
-	json_object_set_new(root, "modes", modes);
-	json_object_set_new(root, "other_files", json_other_files(s));
-	char *text = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(17));
-	json_decref(root);
-	if (text == NULL)
-		return WEFT_ENOMEM;
-	fprintf(s->out, "%s\n", text);
-	free(text);
 	return 0;
 }
 
@@ -1332,16 +848,8 @@ int weft_ross_summary_write(weft_trace *trace, const weft_ross_summary_options *
 	if (rc == 0)
 		rc = commit_pending(&s);
 	weft__trace_diags_sort(trace, diags);
-	/* (A file without engine samples has no PE table: NULL, which
-	 * qsort() must not get even for 0 elements.) */
-	for (size_t i = 0; rc == 0 && i < s.section_count; i++)
-		if (s.sections[i].pe_count > 1)
-			qsort(s.sections[i].pes, s.sections[i].pe_count,
-			      sizeof(pe_total), compare_pes);
-	if (rc == 0 && options->json)
-		rc = print_json(&s);
-	else if (rc == 0)
-		print_text(&s);
+	if (rc == 0)
+		rc = weft__ross_summary_print(&s, options->json);
 	summary_free(&s);
 	return rc;
 }

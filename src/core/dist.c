@@ -375,6 +375,8 @@ int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d)
 
 int weft__trace_check_sizes(const weft_trace *trace, const uint8_t *selected, int on_rank)
 {
+	if (trace->backend->stream_data_path == NULL)
+		return 0; /* no data path per stream (OTF2, ROSS, Heph): 0 */
 	for (size_t i = 0; selected != NULL && i < trace->stream_count; i++) {
 		const weft_stream_info *s = &trace->streams[i];
 		const char *path = selected[i] ? trace->backend->stream_data_path(trace, (uint32_t)i)

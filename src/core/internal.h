@@ -232,6 +232,16 @@ typedef struct weft_backend {
 	const char *(*stream_data_path)(const weft_trace *trace, uint32_t stream);
 	/* Optional: the collective open and the pieces above. */
 	const weft__dist_open_hooks *dist_open;
+	/*
+	 * 1 when nothing that reads the trace once it is open (the stream
+	 * readers, cursors, event_fields) writes the backend's data, the
+	 * streams, nodes or metadata: the threads of weft__parts_run then
+	 * borrow the trace (weft__trace_borrow) instead of opening it again.
+	 * Not Heph (the first reader in time order builds the index), nor
+	 * Pallas (its shared decoded-values cache would serialise the threads
+	 * on its lock; a copy has its own).
+	 */
+	int readers_share_data;
 } weft_backend;
 
 /* Backend i of the table (src/core/trace.c), NULL past the end. */
@@ -313,6 +323,38 @@ void weft__progress_init(struct weft_trace *trace, const weft_open_options *opti
 void weft__progress_opened(struct weft_trace *trace);
 /* Adds what another handle of the trace read (a helper thread's) to its progress. */
 void weft__progress_add(struct weft_trace *trace, const weft__progress *other);
+
+/*
+ * What a helper thread publishes of its reading (through its own handle)
+ * for the calling thread to show as the trace's progress while it waits:
+ * the handle's callback is weft__progress_cell_publish() with the cell as
+ * its data, and the thread calls weft__progress_cell_finish() last.
+ */
+typedef struct weft__progress_cell {
+	uint64_t events, bytes; /* atomics */
+	int finished;
+} weft__progress_cell;
+/* Cells inside an array of structs: `count` of them, `stride` bytes apart. */
+typedef struct weft__progress_cells {
+	const weft__progress_cell *first;
+	size_t stride;
+	int count;
+} weft__progress_cells;
+void weft__progress_cell_publish(const weft_progress *progress, void *cell);
+void weft__progress_cell_finish(weft__progress_cell *cell);
+/*
+ * The cells' counts added to `events` and `bytes` as the trace's progress,
+ * its callback called as if this thread read them; 1 (nothing shown) once
+ * every cell's thread has finished, or without a callback.
+ */
+int weft__progress_show_cells_once(struct weft_trace *trace, const weft__progress_cells *cells,
+				   uint64_t events, uint64_t bytes);
+/*
+ * The same every 20 ms until every cell's thread has finished; the
+ * trace's counts are then as before (the caller adds the threads' totals
+ * when it takes their results).
+ */
+void weft__progress_show_cells(struct weft_trace *trace, const weft__progress_cells *cells);
 /* Notes that `n` threads work at once for the trace (the most is kept). */
 void weft__trace_threads_note(struct weft_trace *trace, int n);
 
@@ -402,11 +444,13 @@ int weft__trace_reopen_part(const weft_trace *trace, const uint8_t *selected,
 			    weft_trace **out);
 /*
  * A handle of `trace` for another thread that reads piece `piece` of
- * `pieces` of each file (weft__pieces_run): it shares the trace's backend
- * data, streams, nodes and metadata, which it only reads (for backends
- * whose readers do not change their data once the trace is open: those
- * with thread_pieces), and has its own diagnostics, strings and
- * progress. It must be freed before `trace`.
+ * `pieces` of each file (weft__pieces_run), or (`pieces` 0) some of its
+ * streams (weft__parts_run): it shares the trace's backend data, streams,
+ * nodes, metadata and open tape, which it only reads (for backends whose
+ * readers do not change their data once the trace is open:
+ * readers_share_data), and has its own diagnostics, strings and
+ * progress; its open options say one thread. It must be freed before
+ * `trace`.
  */
 int weft__trace_borrow(const weft_trace *trace, size_t piece, size_t pieces,
 		       weft_trace **out);
@@ -612,8 +656,8 @@ int weft__dist_broadcast_pack(const weft_dist *d, weft__pack *p, int cannot_hold
  */
 int weft__dist_agree_sizes(const weft_trace *trace, const weft_dist *d);
 /*
- * When the trace was opened from a metadata tape (weft_backend.
- * stream_data_path): the files of the streams of `selected` have the
+ * For formats whose streams have a data file each (weft_backend.
+ * stream_data_path; 0 for the others): the files of the streams of `selected` have the
  * sizes in the table, else WEFT_ETRUNCATED, "the file changed since it
  * was opened", in a thread's words (`on_rank` 0), or a rank's: 1, "it had
  * N bytes on rank 0, it has M here"; 2 (rank 0, whose sizes came from the
@@ -720,8 +764,8 @@ typedef enum weft__work {
  * WEFT_THREADS, else the cores when the streams have files of their own
  * (formats read by whole files, one file for all streams: 1), at most 8
  * and one per 32 MiB of the streams plus 32 KiB per stream of the trace
- * (each thread opens the trace again), 8 times fewer bytes for heavy
- * `work`; never more than the streams.
+ * when each thread opens the trace again (not readers_share_data), 8
+ * times fewer bytes for heavy `work`; never more than the streams.
  */
 int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked,
 			weft__work work);

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -40,29 +39,25 @@ typedef struct part_worker {
 	int rc;
 	weft__error_copy error; /* the part's error: errors are per thread */
 	pthread_t thread;
-	/* Published by the part's thread, read by the caller's (atomics). */
-	uint64_t events_seen, bytes_seen;
-	int finished;
+	weft__progress_cell progress; /* published by the part's thread */
 } part_worker;
-
-/* The progress callback of a part's handle: its counts, for the caller. */
-static void publish_progress(const weft_progress *progress, void *data)
-{
-	part_worker *w = data;
-	__atomic_store_n(&w->events_seen, progress->events_done, __ATOMIC_RELAXED);
-	__atomic_store_n(&w->bytes_seen, progress->bytes_done, __ATOMIC_RELAXED);
-}
 
 static void *part_main(void *arg)
 {
 	part_worker *w = arg;
-	/* A part of pieces borrowed its handle before it started (start_parts,
-	 * which kept the error when it could not). */
+	/* A part that borrows the trace got its handle before it started
+	 * (start_parts, which kept the error when it could not); a part of
+	 * streams checks that their files are still the size the table says,
+	 * as a copy replayed from the open's tape does; else the part opens
+	 * the trace again. */
 	int failed_before = w->rc < 0;
-	if (w->pieces == 0)
+	if (w->handle == NULL && !failed_before)
 		w->rc = weft__trace_reopen_part(w->origin, w->selected, &w->handle);
+	else if (!failed_before && w->pieces == 0)
+		w->rc = weft__trace_check_sizes(w->handle, w->selected, 0);
 	if (w->rc == 0) {
-		weft_trace_set_progress(w->handle, publish_progress, w, 10 * 1000 * 1000);
+		weft_trace_set_progress(w->handle, weft__progress_cell_publish, &w->progress,
+					10 * 1000 * 1000);
 		w->open_diags = weft_trace_diag_count(w->handle);
 		if (w->live != NULL)
 			w->rc = w->live(w->handle, w->selected, w->index, w->arg);
@@ -75,43 +70,15 @@ static void *part_main(void *arg)
 		weft__error_save(&w->error, w->rc);
 	if (w->end != NULL)
 		w->end(w->arg, w->index, w->rc);
-	__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
+	weft__progress_cell_finish(&w->progress);
 	return NULL;
 }
 
-/*
- * The parts' counts as the trace's, its callback called as if this
- * thread read them; 1 once every part has finished.
- */
-static int show_progress_once(weft_trace *trace, part_worker *w, int parts,
-			      uint64_t events, uint64_t bytes)
+/* The progress cells of the parts (their counts shown by the caller). */
+static weft__progress_cells part_cells(const part_worker *w, int parts)
 {
-	int finished = 0;
-	uint64_t e = 0, b = 0;
-	for (int i = 0; i < parts; i++) {
-		finished += __atomic_load_n(&w[i].finished, __ATOMIC_ACQUIRE);
-		e += __atomic_load_n(&w[i].events_seen, __ATOMIC_RELAXED);
-		b += __atomic_load_n(&w[i].bytes_seen, __ATOMIC_RELAXED);
-	}
-	if (finished == parts || trace->progress.fn == NULL)
-		return 1;
-	trace->progress.events = events + e;
-	__atomic_store_n(&trace->progress.bytes, bytes + b, __ATOMIC_RELAXED);
-	weft__progress_look(trace);
-	return 0;
-}
-
-/* Until every part has finished: their progress shown (the caller waits). */
-static void show_progress(weft_trace *trace, part_worker *w, int parts)
-{
-	uint64_t events = trace->progress.events;
-	uint64_t bytes = __atomic_load_n(&trace->progress.bytes, __ATOMIC_RELAXED);
-	const struct timespec pause = { 0, 20 * 1000 * 1000 };
-	while (!show_progress_once(trace, w, parts, events, bytes))
-		nanosleep(&pause, NULL);
-	/* The parts' totals are added when they are taken. */
-	trace->progress.events = events;
-	__atomic_store_n(&trace->progress.bytes, bytes, __ATOMIC_RELAXED);
+	return (weft__progress_cells){ w != NULL ? &w[0].progress : NULL, sizeof *w,
+				       w != NULL ? parts : 0 };
 }
 
 /*
@@ -138,6 +105,9 @@ static int streams_read_alone(const weft_trace *trace)
  * (WEFT__WORK_HEAVY: profiles, conversions, dumps, sorting) does about 8
  * times more per byte, so a thread pays back 8 times fewer: `profile` of
  * the 16 KiB streams, 2.83-3.27 s on one thread, 1.97-2.40 s on two.
+ * Threads that borrow the trace instead (readers_share_data: ovni, OTF2,
+ * ROSS) cost nothing per stream: the bytes alone decide (`top` of the
+ * 16 KiB streams on two threads 0.42 s, against 0.50 s on one).
  */
 #define BYTES_PER_THREAD (32ull << 20)
 #define BYTES_PER_STREAM (32ull << 10)
@@ -179,15 +149,15 @@ int weft__parts_threads(const weft_trace *trace, const uint8_t *among, int asked
 	/*
 	 * Streams that share their files (ROSS), for work that does not read
 	 * them in pieces (weft__pieces_run: top, info, check, profile and
-	 * summary do): each thread opens the trace again (its scan of every
-	 * file) and reads every file for its own streams, which only heavy
-	 * work pays back (`profile` of the 524 MB run of bench/ross_bench.sh
-	 * shared so: 6.17 s on one thread, 3.78 s on two; `top`: 1.03 s and
+	 * summary do): each thread reads every file for its own streams, which
+	 * only heavy work pays back (`profile` of the 524 MB run of
+	 * bench/ross_bench.sh shared so, when each thread also scanned the
+	 * files again: 6.17 s on one thread, 3.78 s on two; `top`: 1.03 s and
 	 * 1.14 s).
 	 */
+	size_t opened_again = trace->backend->readers_share_data ? 0 : trace->stream_count;
 	if (n <= 0 && (streams_read_alone(trace) || work == WEFT__WORK_HEAVY))
-		n = weft__threads_worth(bytes, trace->stream_count, sysconf(_SC_NPROCESSORS_ONLN),
-					work);
+		n = weft__threads_worth(bytes, opened_again, sysconf(_SC_NPROCESSORS_ONLN), work);
 	if ((size_t)n > streams)
 		n = (long)streams;
 	return n > 1 ? (int)n : 1;
@@ -271,9 +241,9 @@ static int start_parts(weft__parts_live *live, const uint8_t *among, int threads
 		/* A handle that borrows the trace copies it here: the copy must
 		 * not race with this thread's writes (the progress) once the
 		 * parts run. */
-		if (model->pieces > 0) {
-			p->rc = weft__trace_borrow(trace, (size_t)p->index, (size_t)model->pieces,
-						   &p->handle);
+		if (model->pieces > 0 || trace->backend->readers_share_data) {
+			p->rc = weft__trace_borrow(trace, model->pieces > 0 ? (size_t)p->index : 0,
+						   (size_t)model->pieces, &p->handle);
 			if (p->rc < 0)
 				weft__error_save(&p->error, p->rc);
 		}
@@ -321,7 +291,8 @@ int weft__parts_run(weft_trace *trace, const uint8_t *among, int threads,
 	weft__parts_live live = { .trace = trace };
 	part_worker model = { .origin = trace, .compute = compute, .arg = arg };
 	int rc = start_parts(&live, among, threads, &model);
-	show_progress(trace, live.w, live.started);
+	weft__progress_cells cells = part_cells(live.w, live.started);
+	weft__progress_show_cells(trace, &cells);
 	return join_parts(&live, rc, merge, ctx);
 }
 
@@ -332,7 +303,8 @@ int weft__pieces_run(weft_trace *trace, int threads, weft__part_fn compute, void
 	part_worker model = { .origin = trace, .pieces = threads, .compute = compute,
 			      .arg = arg };
 	int rc = start_parts(&live, NULL, threads, &model);
-	show_progress(trace, live.w, live.started);
+	weft__progress_cells cells = part_cells(live.w, live.started);
+	weft__progress_show_cells(trace, &cells);
 	return join_parts(&live, rc, merge, ctx);
 }
 
@@ -353,9 +325,10 @@ int weft__parts_start(weft_trace *trace, const uint8_t *among, int threads,
 
 void weft__parts_show_progress(weft__parts_live *live)
 {
-	if (live != NULL)
-		show_progress_once(live->trace, live->w, live->started, live->events,
-				   live->bytes);
+	if (live != NULL) {
+		weft__progress_cells cells = part_cells(live->w, live->started);
+		weft__progress_show_cells_once(live->trace, &cells, live->events, live->bytes);
+	}
 }
 
 int weft__parts_finish(weft__parts_live *live)

@@ -240,3 +240,53 @@ void weft__mapfile_count(weft_mapfile *mf, weft_trace *trace)
 {
 	mf->bytes_read = trace != NULL ? &trace->progress.bytes : NULL;
 }
+
+/* ---- Helper threads' counts, shown by the calling thread ------------------- */
+
+void weft__progress_cell_publish(const weft_progress *progress, void *cell)
+{
+	weft__progress_cell *c = cell;
+	__atomic_store_n(&c->events, progress->events_done, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->bytes, progress->bytes_done, __ATOMIC_RELAXED);
+}
+
+void weft__progress_cell_finish(weft__progress_cell *cell)
+{
+	__atomic_store_n(&cell->finished, 1, __ATOMIC_RELEASE);
+}
+
+static const weft__progress_cell *cell_at(const weft__progress_cells *cells, int i)
+{
+	return (const weft__progress_cell *)((const char *)cells->first +
+					     (size_t)i * cells->stride);
+}
+
+int weft__progress_show_cells_once(weft_trace *trace, const weft__progress_cells *cells,
+				   uint64_t events, uint64_t bytes)
+{
+	int finished = 0;
+	uint64_t e = 0, b = 0;
+	for (int i = 0; i < cells->count; i++) {
+		const weft__progress_cell *c = cell_at(cells, i);
+		finished += __atomic_load_n(&c->finished, __ATOMIC_ACQUIRE);
+		e += __atomic_load_n(&c->events, __ATOMIC_RELAXED);
+		b += __atomic_load_n(&c->bytes, __ATOMIC_RELAXED);
+	}
+	if (finished == cells->count || trace->progress.fn == NULL)
+		return 1;
+	trace->progress.events = events + e;
+	__atomic_store_n(&trace->progress.bytes, bytes + b, __ATOMIC_RELAXED);
+	weft__progress_look(trace);
+	return 0;
+}
+
+void weft__progress_show_cells(weft_trace *trace, const weft__progress_cells *cells)
+{
+	uint64_t events = trace->progress.events;
+	uint64_t bytes = __atomic_load_n(&trace->progress.bytes, __ATOMIC_RELAXED);
+	const struct timespec pause = { 0, 20 * 1000 * 1000 };
+	while (!weft__progress_show_cells_once(trace, cells, events, bytes))
+		nanosleep(&pause, NULL);
+	trace->progress.events = events;
+	__atomic_store_n(&trace->progress.bytes, bytes, __ATOMIC_RELAXED);
+}

@@ -344,10 +344,9 @@ int weft__trace_borrow(const weft_trace *trace, size_t piece, size_t pieces,
 	t->diag_origin_cap = 0;
 	t->diags_dropped = 0;
 	t->dist_selected = NULL;
-	t->metafs = NULL;
-	t->open_tape = NULL;
-	t->open_tape_len = 0;
+	t->metafs = NULL; /* (the open's tape stays: a probe may replay it) */
 	t->options.dist = NULL;
+	t->options.threads = 1; /* a thread's: no threads inside it */
 	t->options.progress = NULL;
 	weft__progress_init(t, &t->options);
 	t->progress.bytes_total = trace->progress.bytes_total;

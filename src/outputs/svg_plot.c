@@ -193,16 +193,24 @@ typedef struct ticks {
 	int ends;          /* only the two ends are ticks (too fine for doubles) */
 } ticks;
 
-/* A range of width 0 (one value) or absent gets some room. */
+/*
+ * Ranges narrower than this are taken as one value: a step computed from
+ * a width of subnormal numbers (0 and 4.9e-324, from a damaged file) is
+ * 0 / 0.
+ */
+#define MIN_WIDTH 1e-280
+
+/* A range of width 0 (one value, or too narrow) or absent gets some room. */
 static void pad_range(double *lo, double *hi)
 {
 	if (*lo > *hi) {
 		*lo = 0;
 		*hi = 1;
 	}
-	if (*hi - *lo <= 0) {
+	if (half_width(*lo, *hi) < MIN_WIDTH) {
 		double m = *lo < 0 ? -*lo : *lo;
-		double pad = m * 0.05 > 0 ? m * 0.05 : 1; /* 1 for 0 and the smallest values */
+		/* 1 for 0 and the smallest values */
+		double pad = m * 0.05 >= MIN_WIDTH ? m * 0.05 : 1;
 		*lo = is_finite_d(*lo - pad) ? *lo - pad : *lo; /* not past DBL_MAX */
 		*hi = is_finite_d(*hi + pad) ? *hi + pad : *hi;
 	}

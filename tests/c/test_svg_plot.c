@@ -126,6 +126,11 @@ static void test_extreme_ranges(void)
 	check_extreme_chart(tiny, tiny, 2);
 	check_extreme_chart(near, near, 2);
 	check_extreme_chart(zero, wide, 2);
+	/* a range of subnormal width: its step was 0 / 0 (fuzz_ross) */
+	static const double subnormal[] = { 5e-324, 0, 0 }, small[] = { 0, 1e-300, 0 };
+	check_extreme_chart(subnormal, subnormal, 3);
+	check_extreme_chart(subnormal, small, 3);
+	check_extreme_chart(small, subnormal, 3);
 }
 
 int main(void)

@@ -185,3 +185,19 @@ def test_warnings_are_printed_with_quiet(tmp_path):
     plain = run_weft("dump", trace)
     quiet = run_weft("dump", "--quiet", trace)
     assert quiet.stderr == plain.stderr and quiet.returncode == plain.returncode
+
+
+@pytest.mark.parametrize("trace", [
+    OVNI_DATA / "v3" / "mpi-func-4procs", DATA_DIR / "otf2" / "mpi-threads" / "traces.otf2",
+    DATA_DIR / "heph" / "heph_sample.bin.log", DATA_DIR / "pallas" / "weft_order" / "trace",
+    DATA_DIR / "ross" / "phold-vt-pekplp" / "np1"], ids=lambda p: p.parts[-2])
+def test_verbose_counts_each_event_once(trace):
+    """The events of --verbose are the events read, each counted once
+    (an OTF2 stream counted its batches as the cursor did: twice)."""
+    lines = run_weft("dump", trace, expect=0).stdout.count("\n")
+    proc = run_weft("top", "--verbose", "--threads", "1", trace, expect=0)
+    counting = [line for line in proc.stderr.splitlines() if line.startswith("weft top: counting: ")]
+    assert len(counting) == 1, proc.stderr
+    count = counting[0].split(", ")[1]
+    want = f"{lines} events" if lines < 1000 else f"{lines / 1000:.3g} k events"
+    assert count == want, (counting, lines)

@@ -990,4 +990,5 @@ const weft_backend weft__otf2_backend = {
 	.event_fields = weft__otf2_event_fields,
 	.event_classify = weft__otf2_event_classify,
 	.event_schemas = weft__otf2_event_schemas,
+	.readers_share_data = 1,
 };

@@ -156,7 +156,6 @@ static int refill(otf2_stream *s)
 	if (read < BATCH)
 		s->done = 1;
 	weft__otf2_batch_fix(b);
-	weft__progress_count(s->trace, b->count);
 	return b->count > 0;
 }
 

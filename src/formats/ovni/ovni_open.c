@@ -1039,4 +1039,5 @@ const weft_backend weft__ovni_backend = {
 	.check = &weft__ovni_check_hooks,
 	.sort = weft_ovni_sort,
 	.stream_data_path = ovni_stream_data_path,
+	.readers_share_data = 1,
 };

@@ -1367,4 +1367,5 @@ const weft_backend weft__ross_backend = {
 	.dist_open = &weft__ross_dist_open,
 	.options = ross_options,
 	.option_count = sizeof ross_options / sizeof ross_options[0],
+	.readers_share_data = 1,
 };

@@ -45,7 +45,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "formats/ross/ross_internal.h"
 
@@ -345,18 +344,8 @@ typedef struct thread_scan {
 	int rc;
 	weft__error_copy error; /* errors are per thread */
 	pthread_t thread;
-	/* Published by the thread, read by the caller's (atomics). */
-	uint64_t events_seen, bytes_seen;
-	int finished;
+	weft__progress_cell progress; /* published by the thread */
 } thread_scan;
-
-/* The progress callback of a scan's handle: its counts, for the caller. */
-static void publish_scan(const weft_progress *progress, void *data)
-{
-	thread_scan *t = data;
-	__atomic_store_n(&t->events_seen, progress->events_done, __ATOMIC_RELAXED);
-	__atomic_store_n(&t->bytes_seen, progress->bytes_done, __ATOMIC_RELAXED);
-}
 
 /* The handle and data of a thread's scan, from the trace's (files copied). */
 static int scan_handle(weft_trace *trace, thread_scan *t)
@@ -381,7 +370,8 @@ static int scan_handle(weft_trace *trace, thread_scan *t)
 		t->data.files[i].cuts = NULL;
 	}
 	t->handle->backend_data = &t->data;
-	weft_trace_set_progress(t->handle, publish_scan, t, 10 * 1000 * 1000);
+	weft_trace_set_progress(t->handle, weft__progress_cell_publish, &t->progress,
+				10 * 1000 * 1000);
 	return 0;
 }
 
@@ -403,36 +393,8 @@ static void *scan_thread(void *arg)
 		t->rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	if (t->rc < 0)
 		weft__error_save(&t->error, t->rc);
-	__atomic_store_n(&t->finished, 1, __ATOMIC_RELEASE);
+	weft__progress_cell_finish(&t->progress);
 	return NULL;
-}
-
-/*
- * While the scans run, their counts as the open's progress (its callback
- * called from this thread); the counts go back after: the open counts
- * the records of the scans when it takes them.
- */
-static void show_scans(weft_trace *trace, thread_scan *ts, int started)
-{
-	const struct timespec pause = { 0, 20 * 1000 * 1000 };
-	uint64_t events = trace->progress.events;
-	uint64_t bytes = __atomic_load_n(&trace->progress.bytes, __ATOMIC_RELAXED);
-	for (int finished = 0; trace->progress.fn != NULL && finished < started;) {
-		uint64_t e = 0, b = 0;
-		finished = 0;
-		for (int k = 0; k < started; k++) {
-			finished += __atomic_load_n(&ts[k].finished, __ATOMIC_ACQUIRE);
-			e += __atomic_load_n(&ts[k].events_seen, __ATOMIC_RELAXED);
-			b += __atomic_load_n(&ts[k].bytes_seen, __ATOMIC_RELAXED);
-		}
-		trace->progress.events = events + e;
-		__atomic_store_n(&trace->progress.bytes, bytes + b, __ATOMIC_RELAXED);
-		weft__progress_look(trace);
-		if (finished < started)
-			nanosleep(&pause, NULL);
-	}
-	trace->progress.events = events;
-	__atomic_store_n(&trace->progress.bytes, bytes, __ATOMIC_RELAXED);
 }
 
 /*
@@ -494,7 +456,11 @@ int weft__ross_open_on_threads(weft_trace *trace, int threads)
 			started++;
 	}
 	weft__trace_threads_note(trace, started);
-	show_scans(trace, ts, started);
+	/* the scans' counts shown while they run: the open counts their
+	 * records when it takes them */
+	weft__progress_cells cells = { ts != NULL ? &ts[0].progress : NULL, sizeof *ts,
+				       ts != NULL ? started : 0 };
+	weft__progress_show_cells(trace, &cells);
 	rc = take_scans(trace, ts, started, rc);
 	weft__ross_share_free(d->share);
 	d->share = NULL;

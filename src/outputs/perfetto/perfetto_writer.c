@@ -904,6 +904,7 @@ static int plan_event(weft__perfetto_writer *w, event_plan *e, const weft__view_
 	e->bound = PACKET_BASE;
 	e->name_iid = e->category_iid = e->clipped_iid = e->unclosed_iid = 0;
 	e->flow_id = 0;
+	e->flow_tag = 0; /* unused without a flow id (gcc -O1 cannot tell) */
 	e->args = NULL;
 	e->arg_count = 0;
 	if (named) {
