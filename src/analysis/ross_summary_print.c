@@ -249,15 +249,27 @@ static int other_file(const weft_node *node, char kind[16])
 	return strcmp(kind, "gvt") != 0 && strcmp(kind, "rt") != 0 && strcmp(kind, "vt") != 0;
 }
 
+/*
+ * The next file of the run from node *at on that holds no engine samples
+ * (its kind in kind[16]), *at moved past it; NULL after the last.
+ */
+static const weft_node *next_other_file(const summary *s, size_t *at, char kind[16])
+{
+	size_t n = weft_trace_node_count(s->trace);
+	while (*at < n) {
+		const weft_node *node = weft_trace_node(s->trace, (*at)++);
+		if (other_file(node, kind))
+			return node;
+	}
+	return NULL;
+}
+
 /* Files that are not engine samples (model, evtrace): named with their records. */
 static void print_other_files(const summary *s)
 {
-	size_t n = weft_trace_node_count(s->trace);
-	for (size_t i = 0; i < n; i++) {
-		const weft_node *node = weft_trace_node(s->trace, i);
-		char kind[16], file[256];
-		if (!other_file(node, kind))
-			continue;
+	char kind[16], file[256];
+	size_t at = 0;
+	for (const weft_node *node; (node = next_other_file(s, &at, kind)) != NULL;) {
 		json_t *meta = json_loads(node->metadata_json, 0, NULL);
 		json_t *records = json_object_get(meta, "records");
 		fprintf(s->out, "\n%s (%s): %" JSON_INTEGER_FORMAT " records, not engine samples\n", kind,
@@ -359,12 +371,9 @@ static json_t *json_section(const summary *s, const section *sec)
 static json_t *json_other_files(const summary *s)
 {
 	json_t *a = json_array();
-	size_t n = weft_trace_node_count(s->trace);
-	for (size_t i = 0; i < n; i++) {
-		const weft_node *node = weft_trace_node(s->trace, i);
-		char kind[16], file[256];
-		if (!other_file(node, kind))
-			continue;
+	char kind[16], file[256];
+	size_t at = 0;
+	for (const weft_node *node; (node = next_other_file(s, &at, kind)) != NULL;) {
 		json_t *meta = json_loads(node->metadata_json, 0, NULL);
 		json_t *o = json_object();
 		json_object_set_new(o, "kind", json_string(kind));
