@@ -32,7 +32,11 @@
  *       VAS), waited for (VSh VSf), run (VTx, an allocation VMa VMA,
  *       every 8th paused and resumed in its body, VTe); every 64th task
  *       the thread pauses and resumes (OHp OHr). About 180 bytes and 13
- *       events per task.
+ *       events per task. With --looms L, L processes (forked), each the
+ *       only one of its loom ("<host>.bench.<i>"), write the trace at
+ *       once, each with the threads given and 1/L of the bytes: the nodes
+ *       of a cluster (the benchmark of the emulation on looms shared
+ *       among threads and ranks, docs/SCALING.md).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -525,7 +529,8 @@ usage(void)
 	fprintf(stderr,
 		"usage: bench_emit [--dir DIR] [--fixed N] [--mix N] [--threads 1,2] [--repeat R]\n"
 		"                  [--warmup W] [--keep]\n"
-		"       bench_emit --write-trace DIR [--bytes 1G] [--threads 4] [--spans | --nosv]\n");
+		"       bench_emit --write-trace DIR [--bytes 1G] [--threads 4] [--spans | --nosv]\n"
+		"                  [--looms L]\n");
 	exit(2);
 }
 
@@ -534,7 +539,7 @@ struct options {
 	const char *write_trace;
 	uint64_t fixed_n, mix_n, bytes;
 	int threads[8], nthreads_list;
-	int repeat, warmup, keep, spans, nosv;
+	int repeat, warmup, keep, spans, nosv, looms;
 };
 
 /* "1,2" -> thread counts to run each case with. */
@@ -576,6 +581,7 @@ parse_args(struct options *o, int argc, char **argv)
 		else if (strcmp(a, "--mix") == 0) o->mix_n = parse_size(v, 0);
 		else if (strcmp(a, "--bytes") == 0) o->bytes = parse_size(v, 1);
 		else if (strcmp(a, "--threads") == 0) { parse_threads(o, v); threads_given = 1; }
+		else if (strcmp(a, "--looms") == 0) o->looms = atoi(v);
 		else if (strcmp(a, "--repeat") == 0) o->repeat = atoi(v);
 		else if (strcmp(a, "--warmup") == 0) o->warmup = atoi(v);
 		else usage();
@@ -585,29 +591,57 @@ parse_args(struct options *o, int argc, char **argv)
 		o->threads[0] = 4;
 		o->nthreads_list = 1;
 	}
-	if (o->repeat < 1 || o->repeat > 99 || o->warmup < 0)
+	if (o->repeat < 1 || o->repeat > 99 || o->warmup < 0 || o->looms < 0 || o->looms > 4096)
 		usage();
 }
 
-/* --write-trace: the trace for the read benchmarks. */
-static int
-write_trace(const struct options *o)
+/* One process of --write-trace: its threads' streams in loom `loom`. */
+static void
+write_process(const struct options *o, const char *loom, uint64_t bytes)
 {
 	struct worker ws[MAX_THREADS];
-	char loom[300];
 	int n = o->threads[0];
 
-	setenv("OVNI_TRACEDIR", o->write_trace, 1);
-	loom_name(loom, sizeof(loom));
 	ovni_proc_init(1, loom, getpid());
 	for (int i = 0; i < n; i++)
 		ws[i] = (struct worker) { .index = i, .nthreads = n, .spans = o->spans, .nosv = o->nosv,
-					  .bytes = o->bytes / (uint64_t) n };
-	double t0 = now_ns();
+					  .bytes = bytes / (uint64_t) n };
 	run_threads(ws, n, writer_main);
 	ovni_proc_fini();
-	printf("wrote %s: %d streams, about %.0f MiB, in %.1f s\n", o->write_trace, n,
-	       (double) o->bytes / 1048576.0, (now_ns() - t0) / 1e9);
+}
+
+/* --write-trace: the trace for the read benchmarks (--looms: a child per loom). */
+static int
+write_trace(const struct options *o)
+{
+	char loom[300], name[320];
+	double t0 = now_ns();
+
+	setenv("OVNI_TRACEDIR", o->write_trace, 1);
+	loom_name(loom, sizeof(loom));
+	if (o->looms <= 1) {
+		write_process(o, loom, o->bytes);
+	} else {
+		for (int l = 0; l < o->looms; l++) {
+			snprintf(name, sizeof(name), "%s.%d", loom, l);
+			fflush(stdout);
+			pid_t pid = fork();
+			if (pid < 0)
+				die("fork");
+			if (pid == 0) {
+				write_process(o, name, o->bytes / (uint64_t) o->looms);
+				_exit(0);
+			}
+		}
+		for (int l = 0; l < o->looms; l++) {
+			int status;
+			if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+				die("a loom's process failed");
+		}
+	}
+	printf("wrote %s: %d streams, about %.0f MiB, in %.1f s\n", o->write_trace,
+	       o->threads[0] * (o->looms > 1 ? o->looms : 1), (double) o->bytes / 1048576.0,
+	       (now_ns() - t0) / 1e9);
 	return 0;
 }
 

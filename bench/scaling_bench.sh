@@ -21,7 +21,9 @@
 # part; set it empty to run only the conversion and the fixed costs.
 # SCALING_OUTPUTS (default "perfetto chrome paraver pallas"): the outputs
 # of the conversion rows. SCALING_DUMP (default yes; empty: skipped): the
-# dump rows.
+# dump rows. SCALING_EMU (default yes; empty: skipped): the rows of the
+# emulation of a trace of 8 looms (/tmp/weft-emu-looms, written when
+# missing).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$top/build}
@@ -118,6 +120,43 @@ if [ -n "${SCALING_DUMP-yes}" ]; then
 			echo "dump --threads $n: the output differs from the serial one" >&2; exit 1; }
 		best "dump --threads $n" "$base" "$weft" dump --threads "$n" "$trace"
 	done
+fi
+
+# The emulation of ovni models into Paraver, looms shared among threads
+# and ranks (outputs/paraver/paraver_emu_shared.c): a nOS-V program of 8
+# looms x 4 threads (bench_emit --nosv --looms 8, 512 MiB), on 1 thread,
+# 2 (the pipeline), 3 and 5 (2 and 4 parts and the merge) and 2 ranks;
+# every output compared with the serial one first (3.1 GB of .prv).
+if [ -n "${SCALING_EMU-yes}" ]; then
+	emu=/tmp/weft-emu-looms
+	[ -d "$emu" ] || "$build/bench/bench_emit" --write-trace "$emu" --bytes 512M \
+		--threads 4 --nosv --looms 8
+	cat $(find "$emu" -name stream.obs) > /dev/null
+	echo "trace: $emu ($(du -sb "$emu" | cut -f1) bytes, 8 looms)"
+	# the trace's warnings (large flushes) are said by every run: not shown
+	quiet='exec "$@" 2> /dev/null'
+	rm -rf "$tmp/e1" "$tmp/e2"
+	sh -c "$quiet" sh "$weft" convert -q -t paraver --threads 1 -o "$tmp/e1" "$emu"
+	best "convert emulated --threads 1" "" sh -c "$quiet" sh "$weft" convert -q -f \
+		-t paraver --threads 1 -o "$tmp/e2" "$emu"
+	base=$last
+	for n in 2 3 5; do
+		rm -rf "$tmp/e2"
+		sh -c "$quiet" sh "$weft" convert -q -t paraver --threads "$n" -o "$tmp/e2" "$emu"
+		diff -r "$tmp/e1" "$tmp/e2" > /dev/null || {
+			echo "convert emulated --threads $n: the output differs" >&2; exit 1; }
+		best "convert emulated --threads $n" "$base" sh -c "$quiet" sh "$weft" convert \
+			-q -f -t paraver --threads "$n" -o "$tmp/e2" "$emu"
+	done
+	rm -rf "$tmp/e2"
+	sh -c "$quiet" sh mpiexec -n 2 "$runner" convert -q -t paraver --threads 1 \
+		-o "$tmp/e2" "$emu"
+	diff -r "$tmp/e1" "$tmp/e2" > /dev/null || {
+		echo "convert emulated on 2 ranks: the output differs" >&2; exit 1; }
+	best "weft-mpi convert emulated, 2 ranks" "$base" sh -c "$quiet" sh mpiexec -n 2 \
+		/usr/bin/time -f "%e %M" -a -o "$tmp/ranks" "$runner" convert -q -f -t paraver \
+		--threads 1 -o "$tmp/e2" "$emu"
+	rm -rf "$tmp/e1" "$tmp/e2"
 fi
 
 # The fixed cost of a run on R ranks: a trace of one small stream.

@@ -39,39 +39,75 @@ static int largest_first(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-int64_t weft__share_deal(const weft_trace *trace, const uint8_t *among, int part, int parts,
-			 uint8_t *selected)
+/*
+ * The deal of weft__share_deal_groups(): the units (a stream each, or a
+ * group of streams) largest first, each to the part with the fewest bytes
+ * so far; unit_part[u] = the part of unit u. -1 without memory.
+ */
+static int deal_units(const dealt_stream *units, size_t count, int parts, int *unit_part)
 {
-	size_t n = trace->stream_count;
-	dealt_stream *order = malloc((n ? n : 1) * sizeof *order);
+	dealt_stream *order = malloc((count ? count : 1) * sizeof *order);
 	uint64_t *bytes = calloc((size_t)parts, sizeof *bytes);
 	if (order == NULL || bytes == NULL) {
 		free(order);
 		free(bytes);
-		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		return -1;
 	}
-	size_t dealt = 0;
-	for (size_t i = 0; i < n; i++) {
-		selected[i] = 0;
-		if (among == NULL || among[i])
-			order[dealt++] = (dealt_stream){ trace->streams[i].file_size, (uint32_t)i };
-	}
-	qsort(order, dealt, sizeof *order, largest_first);
-	int64_t mine = 0;
-	for (size_t k = 0; k < dealt; k++) {
+	memcpy(order, units, count * sizeof *order);
+	qsort(order, count, sizeof *order, largest_first);
+	for (size_t k = 0; k < count; k++) {
 		int least = 0;
 		for (int p = 1; p < parts; p++)
 			if (bytes[p] < bytes[least])
 				least = p;
-		/* Streams without bytes still count one, so that empty
-		 * streams spread too. */
-		bytes[least] += order[k].bytes + 1;
-		selected[order[k].index] = least == part;
-		mine += least == part;
+		bytes[least] += order[k].bytes;
+		unit_part[order[k].index] = least;
 	}
 	free(order);
 	free(bytes);
-	return mine;
+	return 0;
+}
+
+int64_t weft__share_deal_groups(const weft_trace *trace, const uint8_t *among,
+				const uint32_t *groups, int part, int parts, uint8_t *selected)
+{
+	size_t n = trace->stream_count, units = 0;
+	/* a unit per stream, or per group (ids below n, else one of their own) */
+	dealt_stream *unit = calloc(n ? n + 1 : 1, sizeof *unit);
+	int *unit_part = malloc((n + 1) * sizeof *unit_part);
+	if (unit == NULL || unit_part == NULL) {
+		free(unit);
+		free(unit_part);
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (among != NULL && !among[i])
+			continue;
+		size_t u = groups == NULL ? i : groups[i] < n ? groups[i] : n;
+		/* Streams without bytes still count one, so that empty
+		 * streams spread too. */
+		unit[u].bytes += trace->streams[i].file_size + 1;
+		unit[u].index = (uint32_t)u;
+	}
+	for (size_t u = 0; u <= n; u++)
+		if (unit[u].bytes > 0)
+			unit[units++] = unit[u];
+	int rc = deal_units(unit, units, parts, unit_part);
+	int64_t mine = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		size_t u = groups == NULL ? i : groups[i] < n ? groups[i] : n;
+		selected[i] = (among == NULL || among[i]) && unit_part[u] == part;
+		mine += selected[i];
+	}
+	free(unit);
+	free(unit_part);
+	return rc < 0 ? weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory") : mine;
+}
+
+int64_t weft__share_deal(const weft_trace *trace, const uint8_t *among, int part, int parts,
+			 uint8_t *selected)
+{
+	return weft__share_deal_groups(trace, among, NULL, part, parts, selected);
 }
 
 int64_t weft_trace_share(const weft_trace *trace, int part, int parts, uint8_t *selected)

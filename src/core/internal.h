@@ -624,6 +624,15 @@ void weft__streams_matching(const weft_trace *trace, const char *pattern, uint8_
  */
 int64_t weft__share_deal(const weft_trace *trace, const uint8_t *among, int part, int parts,
 			 uint8_t *selected);
+/*
+ * The same, the streams of one group kept together: `groups` gives each
+ * stream's group (ids below the stream count; others are one group of
+ * their own; NULL: a group per stream), and the groups are dealt by their
+ * bytes, largest first (the emulation's looms: outputs/paraver/
+ * paraver_emu_shared.c).
+ */
+int64_t weft__share_deal_groups(const weft_trace *trace, const uint8_t *among,
+				const uint32_t *groups, int part, int parts, uint8_t *selected);
 /* Packs this rank's (or thread's) result of the analysis `ctx`. */
 typedef void (*weft__dist_pack_fn)(weft__pack *out, const void *ctx);
 /* On rank 0, adds one other rank's result to the analysis's; 0 or an error. */
@@ -805,7 +814,8 @@ int weft__pieces_run(weft_trace *trace, int threads, weft__part_fn compute, void
 
 /*
  * Parts whose results go on while they run (a dump's lines, merged by the
- * caller as they come): `run` is called on each part's thread with the
+ * caller as they come), the streams of `among` dealt by bytes (by
+ * `groups`, when set: weft__share_deal_groups): `run` is called on each part's thread with the
  * part's number (0 to started - 1), then `end` (when set) with the
  * part's status, also when its handle could not be opened, so that a
  * caller waiting for the part learns it is over. weft__parts_start()
@@ -821,8 +831,8 @@ typedef struct weft__parts_live weft__parts_live;
 typedef int (*weft__part_live_fn)(weft_trace *handle, const uint8_t *selected, int part,
 				  void *arg);
 typedef void (*weft__part_end_fn)(void *arg, int part, int rc);
-int weft__parts_start(weft_trace *trace, const uint8_t *among, int threads,
-		      weft__part_live_fn run, weft__part_end_fn end, void *arg,
+int weft__parts_start(weft_trace *trace, const uint8_t *among, const uint32_t *groups,
+		      int threads, weft__part_live_fn run, weft__part_end_fn end, void *arg,
 		      weft__parts_live **live);
 void weft__parts_show_progress(weft__parts_live *live);
 int weft__parts_finish(weft__parts_live *live);

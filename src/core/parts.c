@@ -27,6 +27,7 @@
 typedef struct part_worker {
 	weft_trace *origin;
 	uint8_t *selected;      /* NULL: every stream, in pieces */
+	const uint32_t *groups; /* the deal's groups of streams (NULL: none) */
 	int index;              /* the part's number, in part order */
 	int pieces;             /* > 0: the part reads piece `index` of that many */
 	weft__part_fn compute;  /* a packed result; or: */
@@ -251,7 +252,8 @@ static int start_parts(weft__parts_live *live, const uint8_t *among, int threads
 			      : malloc(trace->stream_count ? trace->stream_count : 1);
 		if ((model->pieces == 0 &&
 		     (p->selected == NULL ||
-		      weft__share_deal(trace, among, p->index, threads, p->selected) < 0)) ||
+		      weft__share_deal_groups(trace, among, model->groups, p->index, threads,
+					      p->selected) < 0)) ||
 		    pthread_create(&p->thread, NULL, part_main, p) != 0) {
 			free(p->selected);
 			weft_trace_free(p->handle);
@@ -308,8 +310,8 @@ int weft__pieces_run(weft_trace *trace, int threads, weft__part_fn compute, void
 	return join_parts(&live, rc, merge, ctx);
 }
 
-int weft__parts_start(weft_trace *trace, const uint8_t *among, int threads,
-		      weft__part_live_fn run, weft__part_end_fn end, void *arg,
+int weft__parts_start(weft_trace *trace, const uint8_t *among, const uint32_t *groups,
+		      int threads, weft__part_live_fn run, weft__part_end_fn end, void *arg,
 		      weft__parts_live **out)
 {
 	weft__parts_live *live = calloc(1, sizeof *live);
@@ -317,7 +319,8 @@ int weft__parts_start(weft_trace *trace, const uint8_t *among, int threads,
 	if (live == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	live->trace = trace;
-	part_worker model = { .origin = trace, .live = run, .end = end, .arg = arg };
+	part_worker model = { .origin = trace, .groups = groups, .live = run, .end = end,
+			      .arg = arg };
 	int rc = start_parts(live, among, threads, &model);
 	live->rc = rc;
 	return rc < 0 ? rc : live->started;

@@ -278,7 +278,8 @@ static const char more_warnings[] = "more warnings, not listed one by one";
  * counted, and past WARNINGS_MAX distinct ones a new one only counts in
  * a last "more warnings" entry.
  */
-static void add_diag(weft__emu *e, int severity, char *file, uint64_t offset, char *message)
+static void add_diag_at(weft__emu *e, uint64_t time, int severity, char *file,
+			uint64_t offset, char *message)
 {
 	size_t nwarn = 0;
 	if (message == NULL) {
@@ -299,7 +300,7 @@ static void add_diag(weft__emu *e, int severity, char *file, uint64_t offset, ch
 		free(message);
 		if (more != NULL)
 			memcpy(more, more_warnings, sizeof more_warnings);
-		add_diag(e, severity, NULL, WEFT_NO_OFFSET, more);
+		add_diag_at(e, time, severity, NULL, WEFT_NO_OFFSET, more);
 		return;
 	}
 	if (e->ndiags == e->diags_cap) {
@@ -316,7 +317,13 @@ static void add_diag(weft__emu *e, int severity, char *file, uint64_t offset, ch
 	e->diags[e->ndiags++] = (weft__emu_diag){
 		.d = { severity, severity == WEFT_SEV_ERROR ? WEFT_EFORMAT : 0, file, offset,
 		       message },
-		.time = e->started ? e->now : UINT64_MAX, .count = 1 };
+		.time = time, .count = 1 };
+}
+
+/* The same at the emulator's time (UINT64_MAX before the first event). */
+static void add_diag(weft__emu *e, int severity, char *file, uint64_t offset, char *message)
+{
+	add_diag_at(e, e->started ? e->now : UINT64_MAX, severity, file, offset, message);
 }
 
 /* malloc'd copy of the stream file of thread `t`. */
@@ -347,7 +354,12 @@ void weft__emu_warn(weft__emu *e, const char *fmt, ...)
 	va_start(ap, fmt);
 	char *msg = vformat(fmt, ap);
 	va_end(ap);
-	if (e->ev != NULL)
+	if (e->ev != NULL && e->warning_fn != NULL && msg != NULL) {
+		uint32_t stream = e->sys->threads[e->ev->thread].stream;
+		const weft_stream_info *si = weft_trace_stream(e->trace, stream);
+		e->warning_fn(e->warning_ctx, e->now, si->file, e->ev->raw->offset, msg);
+		free(msg);
+	} else if (e->ev != NULL)
 		add_diag(e, WEFT_SEV_WARNING, thread_file(e, e->ev->thread), e->ev->raw->offset,
 			 msg);
 	else
@@ -357,6 +369,8 @@ void weft__emu_warn(weft__emu *e, const char *fmt, ...)
 void weft__emu_end_error(weft__emu *e, uint32_t t, const char *fmt, ...)
 {
 	va_list ap;
+	if (t != UINT32_MAX && e->scope != NULL && !e->scope[t])
+		return; /* another emulator's thread (weft__emu_set_scope) */
 	va_start(ap, fmt);
 	char *msg = vformat(fmt, ap);
 	va_end(ap);
@@ -596,6 +610,7 @@ void weft__emu_free(weft__emu *e)
 		if (e->models[m]->free != NULL)
 			e->models[m]->free(e);
 	weft__emu_bd_free(e);
+	free(e->scope);
 	if (e->sys != NULL)
 		weft__emu_engine_free(e);
 	for (size_t i = 0; i < e->ndiags; i++) {
@@ -612,6 +627,56 @@ void weft__emu_free(weft__emu *e)
 const weft__emu_system *weft__emu_system_of(const weft__emu *e)
 {
 	return e->sys;
+}
+
+void weft__emu_set_origin(weft__emu *e, uint64_t first_time)
+{
+	e->started = 1;
+	e->first_time = first_time;
+}
+
+void weft__emu_set_warning_sink(weft__emu *e, weft__emu_warning_fn fn, void *ctx)
+{
+	e->warning_fn = fn;
+	e->warning_ctx = ctx;
+}
+
+void weft__emu_add_warning(weft__emu *e, uint64_t time, const char *file, uint64_t offset,
+			   const char *message)
+{
+	char *f = file != NULL ? strdup(file) : NULL, *m = strdup(message);
+	if (m == NULL || (file != NULL && f == NULL)) {
+		free(f);
+		free(m);
+		return; /* as a warning that finds no memory */
+	}
+	add_diag_at(e, time, WEFT_SEV_WARNING, f, offset, m);
+}
+
+size_t weft__emu_error_count(const weft__emu *e)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < e->ndiags; i++)
+		n += e->diags[i].d.severity == WEFT_SEV_ERROR;
+	return n;
+}
+
+int weft__emu_set_scope(weft__emu *e, const uint8_t *streams)
+{
+	free(e->scope);
+	e->scope = calloc(e->sys->nthreads ? e->sys->nthreads : 1, 1);
+	if (e->scope == NULL)
+		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+	for (uint32_t t = 0; streams != NULL && t < e->sys->nthreads; t++)
+		e->scope[t] = streams[e->sys->threads[t].stream] != 0;
+	return 0;
+}
+
+void weft__emu_set_handled(weft__emu *e, uint64_t first_time, uint64_t now, uint64_t events)
+{
+	weft__emu_set_origin(e, first_time);
+	e->now = now;
+	e->events = events;
 }
 
 uint64_t weft__emu_first_time(const weft__emu *e)

@@ -307,6 +307,10 @@ struct weft__emu {
 	weft__emu_diag *diags;
 	size_t ndiags, diags_cap;
 	char *error;                  /* the first error's rule */
+	weft__emu_warning_fn warning_fn; /* the events' warnings go there, or NULL */
+	void *warning_ctx;
+	uint8_t *scope;               /* per thread: its end checks are this emulator's
+	                                 (NULL: every thread's; weft__emu_set_scope) */
 };
 
 /* ---- Calls for the models ------------------------------------------------------------ */

@@ -112,3 +112,45 @@ const char *weft__emu_task_model_label(const weft__emu_task_model *m, int64_t va
 	}
 	return NULL;
 }
+
+/* ---- Task types handed between emulators (emu.h) --------------------------------- */
+
+/* The models that run tasks, whose state is a weft__emu_task_model. */
+static const weft__emu_model_spec *const task_models[] = {
+	&weft__emu_model_nosv, &weft__emu_model_nanos6, &weft__emu_model_openmp
+};
+
+int weft__emu_task_types(weft__emu *e, uint32_t proc, weft__emu_type_fn fn, void *arg)
+{
+	for (uint32_t mi = 0; mi < e->nmodels; mi++)
+		for (size_t k = 0; k < sizeof task_models / sizeof *task_models; k++) {
+			const weft__emu_task_model *m = e->model_state[mi];
+			if (e->models[mi] != task_models[k] || m == NULL || proc >= m->nprocs)
+				continue;
+			for (uint32_t i = 0; i < weft__emu_type_count(m->procs[proc]); i++) {
+				const weft__emu_task_type *tt = weft__emu_type_at(m->procs[proc], i);
+				int rc = fn(arg, e->models[mi]->id, proc, tt->id, tt->label);
+				if (rc < 0)
+					return rc;
+			}
+		}
+	return 0;
+}
+
+int weft__emu_task_type_add(weft__emu *e, char model, uint32_t proc, uint32_t id,
+			    const char *label)
+{
+	int mi = model >= 0 ? e->model_by_id[(unsigned char)model] : -1;
+	const weft__emu_task_model *m = NULL;
+	for (size_t k = 0; mi >= 0 && k < sizeof task_models / sizeof *task_models; k++)
+		if (e->models[mi] == task_models[k])
+			m = e->model_state[mi];
+	if (m == NULL || proc >= m->nprocs)
+		return weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET,
+				   "internal error: a task type of model '%c', process %" PRIu32
+				   ", that the emulation does not have", model, proc);
+	if (weft__emu_type_create(e, m->procs[proc], id, label, strlen(label)) < 0)
+		return weft__error(WEFT_EFORMAT, NULL, WEFT_NO_OFFSET, "internal error: %s",
+				   e->error ? e->error : "a task type cannot be added");
+	return 0;
+}

@@ -226,7 +226,7 @@ static weft_dump_stage dump_shared(weft_trace *trace, const weft_dump_options *o
 		*rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 		return WEFT_DUMP_START;
 	}
-	int started = weft__parts_start(trace, among, threads, dump_part, dump_part_end, &sd,
+	int started = weft__parts_start(trace, among, NULL, threads, dump_part, dump_part_end, &sd,
 					&sd.live);
 	int write_rc = 0;
 	weft__error_copy write_error, start_error;

@@ -61,13 +61,14 @@ void weft__emu_output_read_failed(weft_output_writer *w, uint32_t stream, const 
 	w->job.report->data_lost = 1;
 }
 
-int weft__emu_output_end(weft_output_writer *w, weft__emu *e, int cut, int failed,
-			 const char *hint, int *refused)
+int weft__emu_output_end(weft_output_writer *w, weft__emu *e, const weft__emu_window *win,
+			 int failed, const char *hint, int *refused)
 {
 	weft_convert_report *r = w->job.report;
-	weft__emu_finish(e, !cut && !failed && !r->data_lost);
+	weft__emu_finish(e, !win->cut && !failed && !r->data_lost);
 	*refused = weft__emu_output_say_diags(w, e);
 	r->events = weft__emu_event_count(e);
+	weft__trace_diags_sort(w->job.trace, win->diag_from);
 	weft__convert_diags(r, w->job.trace);
 	if (failed)
 		return WEFT_EIO;
@@ -85,6 +86,7 @@ void weft__emu_window_init(weft__emu_window *win, const weft_output_writer *w)
 	win->from = w->options.filter.from;
 	win->to = w->options.filter.to;
 	win->windowed = win->from != 0 || win->to != 0;
+	win->diag_from = weft_trace_diag_count(w->job.trace);
 	win->opened = !win->windowed;
 }
 

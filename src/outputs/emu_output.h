@@ -34,17 +34,6 @@ int weft__emu_output_say_diags(weft_output_writer *w, const weft__emu *e);
 void weft__emu_output_read_failed(weft_output_writer *w, uint32_t stream,
 				  const char *message);
 
-/*
- * The end of the reading: the emulator's end checks (when every event was
- * read), its diagnostics and the trace's as report lines, the events
- * counted. 0 to write the output (*refused: an error was found, the
- * output keeps what came before it: --allow-loss), WEFT_EIO after
- * `failed`, or WEFT_EFORMAT for a refused trace without --allow-loss
- * (said in the report, with `hint`: what --allow-loss would keep).
- */
-int weft__emu_output_end(weft_output_writer *w, weft__emu *e, int cut, int failed,
-			 const char *hint, int *refused);
-
 /* The time window of an emulated output. */
 typedef struct weft__emu_window {
 	uint64_t from, to;    /* trace clock; to 0: none */
@@ -53,7 +42,21 @@ typedef struct weft__emu_window {
 	int snapshot;         /* 1 while the state at `from` is written */
 	int cut;              /* the reading stopped at the window's end */
 	uint64_t base;        /* emulator time of the window's start (0: none) */
+	size_t diag_from;     /* the trace's diagnostics before the reading */
 } weft__emu_window;
+
+/*
+ * The end of the reading: the emulator's end checks (when every event was
+ * read: not after the window's cut), its diagnostics and the trace's as
+ * report lines (the reading's in stream order, as the reading on threads
+ * gives them), the events counted. 0 to write the output (*refused: an
+ * error was found, the output keeps what came before it: --allow-loss),
+ * WEFT_EIO after `failed`, or WEFT_EFORMAT for a refused trace without
+ * --allow-loss (said in the report, with `hint`: what --allow-loss would
+ * keep).
+ */
+int weft__emu_output_end(weft_output_writer *w, weft__emu *e, const weft__emu_window *win,
+			 int failed, const char *hint, int *refused);
 
 /* The window of the writer's options (records wanted at once without one). */
 void weft__emu_window_init(weft__emu_window *win, const weft_output_writer *w);

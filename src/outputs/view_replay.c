@@ -222,11 +222,12 @@ static void rec_counter(void *ctx, const weft__view_track *t, uint64_t time, dou
 }
 
 static int part_create(weft_trace *handle, weft__view_part *p, const uint64_t *first,
-		       void **state, weft__view_sink *sink)
+		       const void *arg, void **state, weft__view_sink *sink)
 {
 	recorder *r = calloc(1, sizeof *r);
 
 	(void)handle;
+	(void)arg;
 	(void)first;
 	if (r == NULL)
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
@@ -451,5 +452,6 @@ static void add_counts(void *out, const uint64_t *counts)
 }
 
 const weft__view_share_ops weft__view_replay_ops = {
-	0, part_create, part_status, part_free, set_first_time, merge, failed, add_counts
+	0, part_create, part_status, part_free, set_first_time, merge, failed, add_counts,
+	NULL, NULL
 };

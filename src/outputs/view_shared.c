@@ -119,7 +119,8 @@ static void probe_counter(void *ctx, const weft__view_track *t, uint64_t time, d
  * takes its origin from), read on this thread: the events up to it. The
  * diagnostics of that reading are forgotten (the parts read it again).
  */
-static int find_first_time(weft_trace *trace, const weft__view_shared *job, first_time *f)
+static int find_first_time(weft_trace *trace, const weft__view_share_ops *ops,
+			   const weft__view_shared *job, first_time *f)
 {
 	weft__view_sink sink = { f, probe_track, probe_span, probe_span, probe_complete,
 				 probe_span, probe_counter };
@@ -132,10 +133,14 @@ static int find_first_time(weft_trace *trace, const weft__view_shared *job, firs
 
 	vo.no_args = 1;
 	int rc = weft__cursor_create_selected(trace, job->filter, job->among, &cursor);
-	if (rc == 0)
+	if (rc == 0 && ops->part_event == NULL)
 		rc = weft__view_create(trace, &vo, &sink, &view);
-	while (rc == 0 && !f->found && (rc = weft_cursor_next(cursor, &ev)) > 0)
-		weft__view_event(view, ev);
+	while (rc == 0 && !f->found && (rc = weft_cursor_next(cursor, &ev)) > 0) {
+		if (view != NULL)
+			weft__view_event(view, ev);
+		else
+			first_at(f, ev->time); /* parts that take events: the first */
+	}
 	weft__view_free(view);
 	weft_cursor_free(cursor);
 	weft__trace_diags_forget(trace, diags, dropped);
@@ -170,14 +175,15 @@ typedef struct shared_view {
 } shared_view;
 
 /* A part's sink from the output, writing into run `part`. */
-static int part_sink_create(weft_trace *handle, shared_view *sc, int part, weft__view_part *pt,
-			    void **state, weft__view_sink *sink)
+static int part_sink_create(weft_trace *handle, shared_view *sc, int part,
+			    const uint8_t *selected, weft__view_part *pt, void **state,
+			    weft__view_sink *sink)
 {
-	*pt = (weft__view_part){ .runs = sc->runs, .run = part, .stride = (uint32_t)sc->parts,
-				 .part = (uint32_t)part };
+	*pt = (weft__view_part){ .runs = sc->runs, .run = part, .selected = selected,
+				 .stride = (uint32_t)sc->parts, .part = (uint32_t)part };
 	*state = NULL;
-	return sc->ops->part_create(handle, pt, sc->first.found ? &sc->first.time : NULL, state,
-				    sink);
+	return sc->ops->part_create(handle, pt, sc->first.found ? &sc->first.time : NULL,
+				    sc->job->part_arg, state, sink);
 }
 
 /* The part's timelines that lost spans, kept past its view (channels copied:
@@ -203,8 +209,9 @@ static int keep_too_deep(shared_view *sc, int part, const weft__view *view)
 
 /*
  * One part: its share's events through a view of its own into the
- * output's part sink, keyed by event; then the view's finish. Runs on
- * the part's thread, with its handle.
+ * output's part sink, keyed by event; then the view's finish (or, for an
+ * output whose parts take the events, through its part_event and
+ * part_finish). Runs on the part's thread, with its handle.
  */
 static int part_run(weft_trace *handle, const uint8_t *selected, int part, void *arg)
 {
@@ -215,9 +222,10 @@ static int part_run(weft_trace *handle, const uint8_t *selected, int part, void 
 	weft__view *view = NULL;
 	weft_cursor *cursor = NULL;
 	const weft_event *ev;
-	int rc = part_sink_create(handle, sc, part, &pt, &state, &sink);
+	int rc = part_sink_create(handle, sc, part, selected, &pt, &state, &sink);
 
-	if (rc == 0)
+	int by_view = sc->ops->part_event == NULL;
+	if (rc == 0 && by_view)
 		rc = weft__view_create(handle, &sc->job->view, &sink, &view);
 	if (rc == 0)
 		rc = weft__cursor_create_selected(handle, sc->job->filter, selected, &cursor);
@@ -227,13 +235,18 @@ static int part_run(weft_trace *handle, const uint8_t *selected, int part, void 
 	while (rc == 0 && (rc = weft_cursor_next(cursor, &ev)) > 0) {
 		pt.time = ev->time;
 		pt.stream = ev->stream;
-		weft__view_event(view, ev);
-		rc = pt.rc;
+		if (by_view)
+			weft__view_event(view, ev);
+		else if ((rc = sc->ops->part_event(state, &pt, ev)) > 0)
+			break; /* the part needs no more */
+		rc = rc < 0 ? rc : pt.rc;
 	}
-	if (rc == 0) {
+	if (rc >= 0) {
 		pt.finishing = 1;
-		weft__view_finish(view);
-		rc = pt.rc;
+		if (by_view)
+			weft__view_finish(view);
+		rc = by_view ? 0 : sc->ops->part_finish(state, &pt);
+		rc = rc < 0 ? rc : pt.rc;
 	}
 	if (rc == 0)
 		rc = sc->ops->part_status(state); /* its buffer, its tracks */
@@ -291,6 +304,16 @@ int weft__view_bad_record(void)
 			   "internal error: a part wrote a record the merge cannot read");
 }
 
+/* A record into the output, which may fail. */
+static int merge_into_output(shared_view *sc, weft__view *view, uint32_t track,
+			     const char *rec, size_t len)
+{
+	int rc = sc->ops->merge(sc->out, view, track, rec, len);
+	if (rc == 0 && sc->ops->failed(sc->out))
+		rc = weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "cannot write the output");
+	return rc;
+}
+
 /* One record of a part, in the merged order, into the output. */
 static int merge_record(void *ctx, int run, const weft__line_key *line_key, const char *rec)
 {
@@ -298,6 +321,8 @@ static int merge_record(void *ctx, int run, const weft__line_key *line_key, cons
 	size_t len = line_key->len;
 	uint32_t id, stream, track;
 
+	if (sc->ops->part_event != NULL) /* records without tracks */
+		return merge_into_output(sc, NULL, 0, rec, len);
 	if (len >= 10 && rec[0] == 'D') {
 		memcpy(&id, rec + 2, 4);
 		memcpy(&stream, rec + 6, 4);
@@ -312,10 +337,7 @@ static int merge_record(void *ctx, int run, const weft__line_key *line_key, cons
 	memcpy(&id, rec + 1, 4);
 	if ((track = output_track(sc, run, id)) == 0)
 		return weft__view_bad_record();
-	int rc = sc->ops->merge(sc->out, sc->view, track, rec, len);
-	if (rc == 0 && sc->ops->failed(sc->out))
-		rc = weft__error(WEFT_EIO, NULL, WEFT_NO_OFFSET, "cannot write the output");
-	return rc;
+	return merge_into_output(sc, sc->view, track, rec, len);
 }
 
 static void merge_progress(void *ctx)
@@ -401,6 +423,8 @@ static uint64_t output_tracks(const shared_view *sc)
 {
 	weft__view_stats own;
 
+	if (sc->view == NULL)
+		return 0; /* parts that take events: no view */
 	weft__view_stats_get(sc->view, &own);
 	return own.tracks;
 }
@@ -452,7 +476,7 @@ static void shared_free(shared_view *sc)
 /* Starts this process's parts over `among`; the parts' error or the count. */
 static int start_parts(weft_trace *trace, shared_view *sc, const uint8_t *among)
 {
-	return weft__parts_start(trace, among, sc->parts, part_run, part_end, sc,
+	return weft__parts_start(trace, among, sc->job->groups, sc->parts, part_run, part_end, sc,
 				 &sc->live);
 }
 
@@ -483,7 +507,7 @@ int weft__view_convert_shared(weft_trace *trace, const weft__view_share_ops *ops
 		shared_free(&sc);
 		return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
 	}
-	int rc = ops->wants_first_time ? find_first_time(trace, job, &sc.first) : 0;
+	int rc = ops->wants_first_time ? find_first_time(trace, ops, job, &sc.first) : 0;
 	if (rc < 0) {
 		shared_free(&sc);
 		return rc;
@@ -861,6 +885,23 @@ static int merge_results(void *ctx, weft__unpack *in)
 	return rc == 0 && in->bad ? weft__view_bad_record() : rc;
 }
 
+/* The groups that hold streams of `among` (n streams). */
+static size_t groups_among(const uint32_t *groups, const uint8_t *among, size_t n)
+{
+	uint8_t *seen = calloc(n + 1, 1);
+	size_t count = 0;
+
+	for (size_t i = 0; seen != NULL && i < n; i++) {
+		size_t g = groups[i] < n ? groups[i] : n;
+		if (among[i] && !seen[g]) {
+			seen[g] = 1;
+			count++;
+		}
+	}
+	free(seen);
+	return seen != NULL ? count : 1;
+}
+
 /*
  * This rank's streams among those converted, its parts, and the tables
  * (rank 0: a run more per other rank); parts 0 when it has no stream.
@@ -874,11 +915,21 @@ static int rank_setup(weft_trace *trace, shared_view *sc, uint8_t **mine)
 	*mine = malloc(n ? n : 1);
 	if (*mine == NULL)
 		return -1;
-	for (size_t i = 0; i < n; i++)
+	if (sc->job->groups != NULL) {
+		/* groups kept whole: dealt again, not as the open dealt the streams */
+		int64_t dealt = weft__share_deal_groups(trace, among, sc->job->groups,
+							sc->dist->rank, ranks, *mine);
+		if (dealt < 0)
+			return -1;
+		count = (size_t)dealt;
+	}
+	for (size_t i = 0; sc->job->groups == NULL && i < n; i++)
 		count += (*mine)[i] = (uint8_t)((share == NULL || share[i]) && among[i]);
 	int parts = count == 0 ? 0 : weft__parts_threads(trace, *mine, 0, WEFT__WORK_HEAVY);
 	if (parts < 0)
 		parts = 1;
+	if (sc->job->groups != NULL && (size_t)parts > groups_among(sc->job->groups, *mine, n))
+		parts = (int)groups_among(sc->job->groups, *mine, n); /* no part without one */
 	int runs = parts + (sc->dist->rank == 0 ? ranks - 1 : 0);
 	sc->lens = calloc((size_t)ranks, sizeof *sc->lens);
 	sc->remote_ended = calloc((size_t)ranks, 1);
@@ -914,7 +965,7 @@ static int share_first_time(weft_trace *trace, shared_view *sc, int rc)
 
 	if (!sc->ops->wants_first_time)
 		return rc; /* every rank has the same output */
-	if (sc->dist->rank == 0 && rc == 0 && (rc = find_first_time(trace, sc->job,
+	if (sc->dist->rank == 0 && rc == 0 && (rc = find_first_time(trace, sc->ops, sc->job,
 								    &sc->first)) == 0) {
 		first[0] = (uint64_t)sc->first.found;
 		first[1] = sc->first.time;

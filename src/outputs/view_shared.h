@@ -41,6 +41,7 @@
 typedef struct weft__view_part {
 	weft__keyed_runs *runs;
 	int run;
+	const uint8_t *selected; /* the part's streams (a byte per stream) */
 	/* A track's number in the records: its view id * stride + part, so
 	 * that the parts of one rank, merged into one run for rank 0, never
 	 * give two tracks one number. */
@@ -90,9 +91,10 @@ typedef struct weft__view_share_ops {
 	int wants_first_time;
 	/* A part's sink over `handle` writing records through `p` (it sets
 	 * p->out); *state is handed to the calls below. first: NULL, or the
-	 * first time. 0 or an error. On the part's thread. */
+	 * first time; arg: the job's part_arg. 0 or an error. On the part's
+	 * thread. */
 	int (*part_create)(weft_trace *handle, weft__view_part *p, const uint64_t *first,
-			   void **state, weft__view_sink *sink);
+			   const void *arg, void **state, weft__view_sink *sink);
 	/* After the part's view finished: 0, or the error that lost records
 	 * (no memory). */
 	int (*part_status)(void *state);
@@ -105,6 +107,17 @@ typedef struct weft__view_share_ops {
 	int (*merge)(void *out, weft__view *view, uint32_t track, const char *rec, size_t len);
 	int (*failed)(void *out);
 	void (*add_counts)(void *out, const uint64_t *counts);
+	/* Optional: a part that takes the events itself instead of a view's
+	 * calls (the emulation of ovni models: outputs/paraver/
+	 * paraver_emu_shared.c). part_event gets each event of the part's
+	 * share, p->time and p->stream set to its key (0, 1 to stop
+	 * reading, or an error); part_finish ends the part, p->finishing
+	 * set (it keys what it writes itself, after every event). Its
+	 * records carry no track: the merge hands them to `merge` as they
+	 * are (view NULL, track 0), and the first time is that of the
+	 * first event. */
+	int (*part_event)(void *state, weft__view_part *p, const weft_event *ev);
+	int (*part_finish)(void *state, weft__view_part *p);
 } weft__view_share_ops;
 
 /* Chrome's (outputs/chrome/chrome_shared.c: its `out` a weft__chrome_writer). */
@@ -123,6 +136,9 @@ void weft__view_replay_free(weft__view_replay *r);
 typedef struct weft__view_shared {
 	const weft_filter *filter;   /* the cursor's: no time window */
 	const uint8_t *among;        /* per stream: converted */
+	const uint32_t *groups;      /* per stream: its group, whose streams one part
+	                                converts (weft__share_deal_groups); NULL: none */
+	const void *part_arg;        /* handed to the output's part_create */
 	int parts;                   /* threads that read them (2 or more) */
 	weft__view_options view;     /* no time window, real time */
 	/* Out: the parts' views' counts added (tracks: the output's); the

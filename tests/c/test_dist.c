@@ -3,7 +3,8 @@
  * test_dist.c - the work shared among ranks (weft/dist.h), without MPI:
  *   - weft_trace_share() deals every stream to exactly one part, the
  *     parts' bytes within one stream of each other, the same every time;
- *     weft_trace_share_among() the streams of a mask alone;
+ *     weft_trace_share_among() the streams of a mask alone; the deal by
+ *     groups (weft__share_deal_groups) keeps each group in one part;
  *   - a rank's report that does not parse (cut, garbage, a huge length)
  *     is an error that names the rank, never a crash or an allocation of
  *     what the bytes claim;
@@ -295,6 +296,89 @@ static void test_unpack_bounds(void)
 	weft__pack_release(&q);
 }
 
+/*
+ * weft__share_deal_groups() (the emulation's looms): the streams of a
+ * group in one part, every selected stream in exactly one, the groups'
+ * bytes balanced within the largest group; streams whose group id is
+ * past the streams are one group; a group per stream is the plain deal.
+ */
+static void test_share_groups(const char *rel)
+{
+	weft_trace *t = NULL;
+	REQUIRE(weft_trace_open(tu_data_path(rel), NULL, &t) == 0);
+	size_t n = weft_trace_stream_count(t);
+	REQUIRE(n >= 4);
+	uint32_t *groups = malloc(n * sizeof *groups), *own = malloc(n * sizeof *own);
+	uint8_t *sel = malloc(n), *plain = malloc(n);
+	int *part_of = malloc(n * sizeof *part_of);
+	REQUIRE(groups != NULL && own != NULL && sel != NULL && plain != NULL &&
+		part_of != NULL);
+	for (size_t i = 0; i < n; i++) {
+		groups[i] = i + 1 == n ? UINT32_MAX : (uint32_t)(i / 2); /* pairs, a loner */
+		own[i] = (uint32_t)i;
+	}
+	groups[0] = (uint32_t)n + 7; /* past the streams: with the loner */
+	for (int parts = 1; parts <= 4; parts++) {
+		uint64_t bytes[4] = { 0 }, group_bytes = 0, largest = 0;
+		for (size_t i = 0; i < n; i++)
+			part_of[i] = -1;
+		for (int p = 0; p < parts; p++) {
+			int64_t count = weft__share_deal_groups(t, NULL, groups, p, parts, sel);
+			CHECK(count >= 0);
+			for (size_t i = 0; i < n; i++)
+				if (sel[i]) {
+					CHECK(part_of[i] == -1);
+					part_of[i] = p;
+					bytes[p] += weft_trace_stream(t, i)->file_size + 1;
+				}
+			CHECK(weft__share_deal_groups(t, NULL, own, p, parts, sel) ==
+			      weft__share_deal(t, NULL, p, parts, plain));
+			CHECK(memcmp(sel, plain, n) == 0);
+		}
+		for (size_t i = 0; i < n; i++) {
+			CHECK(part_of[i] >= 0);
+			for (size_t k = 0; k < n; k++) {
+				uint32_t gi = groups[i] < n ? groups[i] : (uint32_t)n;
+				uint32_t gk = groups[k] < n ? groups[k] : (uint32_t)n;
+				if (gi == gk)
+					CHECK(part_of[i] == part_of[k]);
+			}
+		}
+		for (size_t g = 0; g <= n; g++, group_bytes = 0) {
+			for (size_t i = 0; i < n; i++)
+				if ((groups[i] < n ? groups[i] : n) == g)
+					group_bytes += weft_trace_stream(t, i)->file_size + 1;
+			largest = group_bytes > largest ? group_bytes : largest;
+		}
+		uint64_t lo = UINT64_MAX, hi = 0;
+		for (int p = 0; p < parts; p++) {
+			lo = bytes[p] < lo ? bytes[p] : lo;
+			hi = bytes[p] > hi ? bytes[p] : hi;
+		}
+		if ((size_t)parts <= n / 2)
+			CHECK(hi - lo <= largest);
+	}
+	/* a mask: its streams alone, still by groups */
+	uint8_t *among = calloc(n, 1);
+	REQUIRE(among != NULL);
+	among[0] = among[2] = among[3] = 1;
+	int64_t total = 0;
+	for (int p = 0; p < 2; p++) {
+		total += weft__share_deal_groups(t, among, groups, p, 2, sel);
+		for (size_t i = 0; i < n; i++)
+			CHECK(!sel[i] || among[i]);
+		CHECK(sel[0] == sel[3]); /* one group: past the streams, and the loner */
+	}
+	CHECK(total == 3);
+	free(among);
+	free(groups);
+	free(own);
+	free(sel);
+	free(plain);
+	free(part_of);
+	weft_trace_free(t);
+}
+
 int main(void)
 {
 	test_share("ovni/v3/mpi-func-4procs/ovni");
@@ -303,6 +387,8 @@ int main(void)
 	test_share("ross/phold-evtrace-full/np1/ross-stats-evtrace.bin");
 	test_share_among("ovni/v3/nosv-parallel-tasks/ovni");
 	test_share_among("ross/phold-evtrace-full/np1/ross-stats-evtrace.bin");
+	test_share_groups("ovni/v3/mpi-func-4procs/ovni");
+	test_share_groups("ovni/v3/bench-valid-small/ovni");
 	test_reports();
 	test_unpack_bounds();
 	return tu_result();

@@ -224,6 +224,31 @@ def test_viewer_on_ranks_with_a_damaged_stream(mpi_runner, tmp_path, looms_trace
         assert outputs_of(out, output) == outputs_of(reference, output), f"{ranks} ranks"
 
 
+def test_emulation_on_ranks_writes_what_one_emulator_writes(mpi_runner, tmp_path):
+    """The emulated Paraver output on ranks: each rank emulates whole
+    looms on its threads, rank 0 merges the lines, counts the warnings
+    and adds the task types (outputs/paraver/paraver_emu_shared.c); a loom
+    whose emulation fails makes rank 0 convert again alone. The traces of
+    tests/python/test_emu_shared.py, on 2 and 4 ranks of 1 and 2 threads."""
+    from test_emu_shared import files, make_failing_mix, make_runtime_mix
+
+    mpiexec, runner = mpi_runner
+    traces = {"runtimes": (make_runtime_mix(tmp_path / "runtimes"), [], 0),
+              "failing": (make_failing_mix(tmp_path / "failing"), ["--allow-loss"], 1)}
+    for name, (trace, extra, status) in traces.items():
+        reference = tmp_path / f"{name}.serial"
+        expected = convert([WEFT], trace, "paraver", reference, extra + ["--threads", "1"])
+        assert expected.returncode == status, expected.stderr
+        for ranks, threads in ((2, 1), (2, 2), (4, 1)):
+            out = tmp_path / f"{name}-{ranks}-{threads}"
+            got = convert([mpiexec, "-n", str(ranks), runner], trace, "paraver", out,
+                          extra + ["--threads", str(threads)])
+            what = f"{name} on {ranks} ranks of {threads} threads"
+            assert got.returncode == expected.returncode, what + "\n" + got.stderr
+            assert got.stderr == expected.stderr, what
+            assert files(out) == files(reference) != {}, what
+
+
 def test_table_threads_do_not_change_the_output(tmp_path):
     run_dir = DATA_DIR / "ross" / "im-everything" / "np1"  # every level
     for level in ("pe", "kp", "lp", "event", "model"):
@@ -250,8 +275,8 @@ RANK_TRACES = {
     "pallas": SHARED,
     "otf2": SHARED,
     # the viewers: every rank converts its share, rank 0 merges
-    # (docs/mpi.md; ovni traces converted emulated into perfetto and
-    # paraver run on rank 0)
+    # (docs/mpi.md; ovni traces converted emulated into perfetto run on
+    # rank 0, into paraver share their looms among the ranks)
     "perfetto": VIEWER_TRACES,
     "chrome": VIEWER_TRACES,
     "paraver": VIEWER_TRACES,

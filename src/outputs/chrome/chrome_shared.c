@@ -78,11 +78,12 @@ void weft__chrome_part_flow(weft__chrome_writer *w, const weft__view_track *t,
 
 /* A part's writer: part mode, the origin set, the run's chunks as its buffer. */
 static int part_create(weft_trace *handle, weft__view_part *p, const uint64_t *first,
-		       void **state, weft__view_sink *sink)
+		       const void *arg, void **state, weft__view_sink *sink)
 {
 	weft__chrome_writer *w = NULL;
 	int rc = weft__chrome_writer_create(handle, WEFT__OUTBUF_GROW, NULL, &w);
 
+	(void)arg;
 	if (rc < 0)
 		return rc;
 	weft__outbuf_destroy(&w->out); /* the run's chunks are its buffers */
@@ -164,5 +165,6 @@ static void add_counts(void *out, const uint64_t *counts)
 }
 
 const weft__view_share_ops weft__chrome_share_ops = {
-	1, part_create, part_status, part_free, set_first_time, merge, failed, add_counts
+	1, part_create, part_status, part_free, set_first_time, merge, failed, add_counts,
+	NULL, NULL
 };

@@ -33,53 +33,14 @@
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "emu/emu.h"
-#include "outputs/bg_writer.h"
-#include "outputs/emu_output.h"
 #include "outputs/outdir.h"
-#include "outputs/outputs.h"
 #include "outputs/paraver/paraver_cfg.h"
-#include "outputs/writer.h"
+#include "outputs/paraver/paraver_emu.h"
 
 static const char *const suffixes[3] = { ".prv", ".pcf", ".row" };
 
-/* Bytes a .prv's buffer hands to its writer thread at once (and slack for
- * the record that crosses that). */
-#define CHUNK (1u << 20)
-#define CHUNK_SLACK (4u << 10)
-
-/*
- * One .prv being written: formatted into `ob`, whose full buffers a
- * thread of its own writes (positioned, written back to the disk as it
- * goes, as the output is synced at the end), so that formatting and the
- * kernel's copying overlap: the .prv are several times larger than the
- * trace.
- */
-typedef struct prv_file {
-	int fd;
-	weft__outbuf ob;
-	weft__bg_output bg;
-	/* per row, "2:0:1:1:<row>:" (ROW_PREFIX bytes each, length in [0]) */
-	char *prefix;
-} prv_file;
-
-#define ROW_PREFIX 32
-
-typedef struct emu_writer {
-	weft__emu *emu;
-	char *out;            /* OUT (the directory) */
-	char *tmp;            /* the temporary directory being written */
-	char *cfg_source;     /* ovni's views to copy into cfg/, or NULL */
-	int replace;          /* OUT exists and is replaced */
-	int committed;
-	prv_file prv[WEFT__EMU_KINDS]; /* thread, cpu, the breakdowns (fd -1: none) */
-	uint64_t records;
-	weft__emu_window win; /* the time window */
-	/* the text of the last record time (the records of an event share it) */
-	uint64_t time;
-	char time_text[24];
-	size_t time_len;
-} emu_writer;
+typedef weft__paraver_emu emu_writer;
+typedef weft__prv_file prv_file;
 
 /* "<trace name><suffix>" of trace `kind`, part `part` (.prv, .pcf, .row). */
 static void file_name(int kind, int part, char *buf, size_t cap)
@@ -128,55 +89,96 @@ static int write_file(emu_writer *ew, const char *name, const char *text)
 
 /* ---- Records -------------------------------------------------------------------- */
 
+int weft__prv_lines_init(weft__prv_lines *l, const weft__emu *e)
+{
+	memset(l, 0, sizeof *l);
+	for (int k = 0; k < WEFT__EMU_KINDS; k++) {
+		if (!weft__emu_trace_on(e, (weft__emu_kind)k))
+			continue;
+		uint32_t rows = weft__emu_trace_rows(e, (weft__emu_kind)k);
+		char *t = malloc(((size_t)rows + 1) * WEFT__PRV_ROW_PREFIX);
+		if (t == NULL) {
+			weft__prv_lines_free(l);
+			return weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		}
+		for (uint32_t r = 0; r < rows; r++) {
+			char *p = &t[(size_t)r * WEFT__PRV_ROW_PREFIX];
+			int n = snprintf(p + 1, WEFT__PRV_ROW_PREFIX - 1, "2:0:1:1:%" PRIu32 ":",
+					 r + 1);
+			p[0] = (char)n;
+		}
+		l->prefix[k] = t;
+	}
+	return 0;
+}
+
+void weft__prv_lines_free(weft__prv_lines *l)
+{
+	for (int k = 0; k < WEFT__EMU_KINDS; k++) {
+		free(l->prefix[k]);
+		l->prefix[k] = NULL;
+	}
+}
+
 /*
- * One record: "2:0:1:1:<row>:<time>:<type>:<value>", from the row's
- * prefix made once and the time's text made once per time (the hot path:
- * the .prv are several times larger than the trace).
+ * "2:0:1:1:<row>:<time>:<type>:<value>", from the row's prefix made once
+ * and the time's text made once per time (the hot path: the .prv are
+ * several times larger than the trace).
  */
+char *weft__prv_line(weft__prv_lines *l, const weft__emu_record *r, uint64_t time, char *p)
+{
+	if (time != l->time || l->time_len == 0) {
+		l->time = time;
+		l->time_len = (size_t)(weft__fmt_u64(l->time_text, time) - l->time_text);
+		l->time_text[l->time_len++] = ':';
+	}
+	const char *pre = &l->prefix[r->kind][(size_t)r->row * WEFT__PRV_ROW_PREFIX];
+	memcpy(p, pre + 1, WEFT__PRV_ROW_PREFIX - 1);
+	p += (unsigned char)pre[0];
+	memcpy(p, l->time_text, sizeof l->time_text);
+	p += l->time_len;
+	p = weft__fmt_u64(p, r->type);
+	*p++ = ':';
+	p = weft__fmt_i64(p, r->value);
+	*p++ = '\n';
+	return p;
+}
+
+/* A .prv's buffer after a line: handed to its thread when full; its error. */
+static int line_written(emu_writer *ew, int kind)
+{
+	prv_file *f = &ew->prv[kind];
+	if (f->bg.running && f->ob.len >= WEFT__PRV_CHUNK)
+		weft__bg_output_hand_over(&f->bg, &f->ob);
+	if (f->ob.error != 0)
+		return weft__error(WEFT_EIO, weft__emu_trace_name((weft__emu_kind)kind),
+				   WEFT_NO_OFFSET, "cannot write: %s", strerror(f->ob.error));
+	return 0;
+}
+
+/* One record of the emulator (its sink), into its .prv. */
 static int put_record(void *ctx, const weft__emu_record *r)
 {
 	emu_writer *ew = ctx;
 	if (!ew->win.opened)
 		return 0;
-	prv_file *f = &ew->prv[r->kind];
-	weft__outbuf *ob = &f->ob;
-	uint64_t time = r->time - ew->win.base;
-	if (time != ew->time || ew->time_len == 0) {
-		ew->time = time;
-		ew->time_len = (size_t)(weft__fmt_u64(ew->time_text, time) - ew->time_text);
-		ew->time_text[ew->time_len++] = ':';
-	}
-	/* prefix (31) + time (24) + type and value (21 each) + 2 */
-	char *p = weft__outbuf_reserve(ob, 128);
-	const char *pre = &f->prefix[(size_t)r->row * ROW_PREFIX];
-	memcpy(p, pre + 1, ROW_PREFIX - 1);
-	p += (unsigned char)pre[0];
-	memcpy(p, ew->time_text, sizeof ew->time_text);
-	p += ew->time_len;
-	p = weft__fmt_u64(p, r->type);
-	*p++ = ':';
-	p = weft__fmt_i64(p, r->value);
-	*p++ = '\n';
-	weft__outbuf_commit(ob, p);
-	ew->records++;
-	if (f->bg.running && ob->len >= CHUNK)
-		weft__bg_output_hand_over(&f->bg, ob);
-	if (ob->error != 0)
-		return weft__error(WEFT_EIO, weft__emu_trace_name(r->kind), WEFT_NO_OFFSET,
-				   "cannot write: %s", strerror(ob->error));
-	return 0;
+	weft__outbuf *ob = &ew->prv[r->kind].ob;
+	char *p = weft__outbuf_reserve(ob, WEFT__PRV_LINE_MAX);
+	weft__outbuf_commit(ob, weft__prv_line(&ew->lines, r, r->time - ew->win.base, p));
+	return line_written(ew, r->kind);
 }
 
-/* The row prefixes of a trace: "2:0:1:1:<row + 1>:", their length first. */
-static char *row_prefixes(uint32_t rows)
+int weft__paraver_emu_put(weft__paraver_emu *ew, int kind, const char *lines, size_t len)
 {
-	char *t = malloc(((size_t)rows + 1) * ROW_PREFIX);
-	for (uint32_t r = 0; t != NULL && r < rows; r++) {
-		char *p = &t[(size_t)r * ROW_PREFIX];
-		int n = snprintf(p + 1, ROW_PREFIX - 1, "2:0:1:1:%" PRIu32 ":", r + 1);
-		p[0] = (char)n;
+	weft__outbuf *ob = &ew->prv[kind].ob;
+	if (len <= WEFT__OUTBUF_MAX_RESERVE) {
+		char *p = weft__outbuf_reserve(ob, len);
+		memcpy(p, lines, len);
+		weft__outbuf_commit(ob, p + len);
+	} else {
+		weft__outbuf_put(ob, lines, len);
 	}
-	return t;
+	return line_written(ew, kind);
 }
 
 /* Opens a .prv in the temporary directory, with its header. */
@@ -191,12 +193,9 @@ static int open_prv(emu_writer *ew, int kind)
 	if (f->fd < 0)
 		return weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot create: %s",
 				   strerror(errno));
-	int rc = weft__bg_output_start(&f->bg, f->fd, 1, CHUNK + CHUNK_SLACK);
+	int rc = weft__bg_output_start(&f->bg, f->fd, 1, WEFT__PRV_CHUNK + WEFT__PRV_CHUNK_SLACK);
 	if (rc == 0)
-		rc = weft__outbuf_init(&f->ob, f->fd, CHUNK + CHUNK_SLACK);
-	if (rc == 0 && (f->prefix = row_prefixes(weft__emu_trace_rows(ew->emu,
-								     (weft__emu_kind)kind))) == NULL)
-		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
+		rc = weft__outbuf_init(&f->ob, f->fd, WEFT__PRV_CHUNK + WEFT__PRV_CHUNK_SLACK);
 	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, 0);
 	if (rc == 0 && head == NULL)
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
@@ -243,8 +242,6 @@ static int close_prv(emu_writer *ew, int kind)
 	f->fd = -1;
 	weft__outbuf_destroy(&f->ob);
 	weft__bg_output_free(&f->bg);
-	free(f->prefix);
-	f->prefix = NULL;
 	return rc;
 }
 
@@ -262,29 +259,70 @@ static int check_options(weft_output_writer *w)
 	return weft__emu_output_check(w, NULL);
 }
 
-static void emu_writer_free_impl(emu_writer *ew)
+/* Drops the emulation: its .prv files closed as they are, the emulator freed. */
+static void stop_emulation(emu_writer *ew)
 {
-	if (ew == NULL)
-		return;
 	for (int k = 0; k < WEFT__EMU_KINDS; k++)
 		if (ew->prv[k].fd >= 0) {
 			weft__bg_output_free(&ew->prv[k].bg);
 			close(ew->prv[k].fd);
+			ew->prv[k].fd = -1;
 			weft__outbuf_destroy(&ew->prv[k].ob);
-			free(ew->prv[k].prefix);
 		}
+	weft__prv_lines_free(&ew->lines);
+	weft__emu_free(ew->emu);
+	ew->emu = NULL;
+}
+
+static void emu_writer_free_impl(emu_writer *ew)
+{
+	if (ew == NULL)
+		return;
+	stop_emulation(ew);
 	if (ew->tmp != NULL && !ew->committed)
 		weft__outdir_remove_tree(ew->tmp);
-	weft__emu_free(ew->emu);
 	free(ew->tmp);
 	free(ew->cfg_source);
 	free(ew->out);
 	free(ew);
 }
 
+/* The emulator and the .prv files it writes (created, or emptied). */
+static int start_emulation(weft_output_writer *w, emu_writer *ew)
+{
+	weft_convert_report *r = w->job.report;
+	weft__emu_options eo = { .all_models = w->options.all_models,
+				 .breakdown = w->options.breakdown };
+	weft__emu_sink sink = { ew, put_record };
+	int rc = weft__emu_create(w->job.trace, &eo, &sink, &ew->emu);
+	if (rc < 0) {
+		weft__convert_say(r, "cannot emulate the trace: %s", weft_last_error());
+		return rc;
+	}
+	rc = weft__prv_lines_init(&ew->lines, ew->emu);
+	for (int k = 0; rc == 0 && k < WEFT__EMU_KINDS; k++)
+		if (weft__emu_trace_on(ew->emu, (weft__emu_kind)k))
+			rc = open_prv(ew, k);
+	if (rc < 0)
+		weft__convert_say(r, "%s", weft_last_error());
+	weft__emu_window_init(&ew->win, w);
+	memset(&ew->shared, 0, sizeof ew->shared);
+	return rc;
+}
+
+int weft__paraver_emu_restart(weft_output_writer *w)
+{
+	emu_writer *ew = w->impl;
+	stop_emulation(ew);
+	return start_emulation(w, ew);
+}
+
 static int emu_create(weft_output_writer *w)
 {
 	weft_convert_report *r = w->job.report;
+	w->filter = (weft_filter){ .order = WEFT_ORDER_TIME };
+	if (w->follower)
+		return 0; /* another rank's part: paraver_emu_shared.c, no output */
 	int rc = check_options(w);
 	if (rc < 0)
 		return rc;
@@ -306,24 +344,13 @@ static int emu_create(weft_output_writer *w)
 		rc = weft__outdir_check(r, ew->out, w->options.force, &emu_dir, &ew->replace);
 	if (rc == 0 && (ew->tmp = weft__outdir_make_sibling(r, ew->out, "tmp")) == NULL)
 		rc = WEFT_EIO;
-	if (rc == 0) {
-		weft__emu_options eo = { .all_models = w->options.all_models,
-					 .breakdown = w->options.breakdown };
-		weft__emu_sink sink = { ew, put_record };
-		rc = weft__emu_create(w->job.trace, &eo, &sink, &ew->emu);
-		if (rc < 0)
-			weft__convert_say(r, "cannot emulate the trace: %s", weft_last_error());
-	}
-	for (int k = 0; rc == 0 && k < WEFT__EMU_KINDS; k++)
-		if (weft__emu_trace_on(ew->emu, (weft__emu_kind)k) && (rc = open_prv(ew, k)) < 0)
-			weft__convert_say(r, "%s", weft_last_error());
+	if (rc == 0)
+		rc = start_emulation(w, ew);
 	if (rc < 0) {
 		emu_writer_free_impl(ew);
 		return rc;
 	}
 	weft__emu_output_say_models(w, ew->emu);
-	weft__emu_window_init(&ew->win, w);
-	w->filter = (weft_filter){ .order = WEFT_ORDER_TIME };
 	w->impl = ew;
 	return 0;
 }
@@ -394,7 +421,7 @@ static int emu_finish(weft_output_writer *w, int failed)
 	emu_writer *ew = w->impl;
 	weft_convert_report *r = w->job.report;
 	int refused;
-	int rc = weft__emu_output_end(w, ew->emu, ew->win.cut, failed, "--allow-loss keeps the "
+	int rc = weft__emu_output_end(w, ew->emu, &ew->win, failed, "--allow-loss keeps the "
 				      "records before the error, as ovniemu does", &refused);
 	if (rc < 0)
 		return rc;
@@ -427,4 +454,5 @@ const weft__writer_ops weft__paraver_emu_writer_ops = {
 	.read_failed = weft__emu_output_read_failed,
 	.finish = emu_finish,
 	.free = emu_free,
+	.convert_shared = weft__paraver_emu_convert_shared,
 };

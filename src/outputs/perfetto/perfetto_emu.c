@@ -935,7 +935,7 @@ static int pfe_finish(weft_output_writer *w, int failed)
 	pfe_writer *pf = w->impl;
 	weft_convert_report *r = w->job.report;
 	int refused;
-	int rc = weft__emu_output_end(w, pf->emu, pf->win.cut, failed, "--allow-loss keeps the "
+	int rc = weft__emu_output_end(w, pf->emu, &pf->win, failed, "--allow-loss keeps the "
 				      "slices before the error, as ovniemu keeps its records",
 				      &refused);
 	if (rc < 0)
