@@ -122,8 +122,8 @@ if [ -n "${SCALING_DUMP-yes}" ]; then
 	done
 fi
 
-# The emulation of ovni models into Paraver, looms shared among threads
-# and ranks (outputs/paraver/paraver_emu_shared.c): a nOS-V program of 8
+# The emulation of ovni models into Paraver and Perfetto, looms shared
+# among threads and ranks (outputs/emu_shared.c): a nOS-V program of 8
 # looms x 4 threads (bench_emit --nosv --looms 8, 512 MiB), on 1 thread,
 # 2 (the pipeline), 3 and 5 (2 and 4 parts and the merge) and 2 ranks;
 # every output compared with the serial one first (3.1 GB of .prv).
@@ -135,28 +135,30 @@ if [ -n "${SCALING_EMU-yes}" ]; then
 	echo "trace: $emu ($(du -sb "$emu" | cut -f1) bytes, 8 looms)"
 	# the trace's warnings (large flushes) are said by every run: not shown
 	quiet='exec "$@" 2> /dev/null'
-	rm -rf "$tmp/e1" "$tmp/e2"
-	sh -c "$quiet" sh "$weft" convert -q -t paraver --threads 1 -o "$tmp/e1" "$emu"
-	best "convert emulated --threads 1" "" sh -c "$quiet" sh "$weft" convert -q -f \
-		-t paraver --threads 1 -o "$tmp/e2" "$emu"
-	base=$last
-	for n in 2 3 5; do
-		rm -rf "$tmp/e2"
-		sh -c "$quiet" sh "$weft" convert -q -t paraver --threads "$n" -o "$tmp/e2" "$emu"
-		diff -r "$tmp/e1" "$tmp/e2" > /dev/null || {
-			echo "convert emulated --threads $n: the output differs" >&2; exit 1; }
-		best "convert emulated --threads $n" "$base" sh -c "$quiet" sh "$weft" convert \
-			-q -f -t paraver --threads "$n" -o "$tmp/e2" "$emu"
+	for out in paraver perfetto; do
+		ext=; [ "$out" = paraver ] || ext=.pftrace
+		rm -rf "$tmp/e1$ext" "$tmp/e2$ext"
+		sh -c "$quiet" sh "$weft" convert -q -t "$out" --threads 1 -o "$tmp/e1$ext" "$emu"
+		best "convert emulated -t $out --threads 1" "" sh -c "$quiet" sh "$weft" convert \
+			-q -f -t "$out" --threads 1 -o "$tmp/e2$ext" "$emu"
+		base=$last
+		for n in 2 3 5 ranks; do
+			rm -rf "$tmp/e2$ext"
+			if [ "$n" = ranks ]; then
+				set -- mpiexec -n 2 /usr/bin/time -f "%e %M" -a -o "$tmp/ranks" \
+					"$runner" convert -q -t "$out" --threads 1
+				name="weft-mpi convert emulated -t $out, 2 ranks"
+			else
+				set -- "$weft" convert -q -t "$out" --threads "$n"
+				name="convert emulated -t $out --threads $n"
+			fi
+			sh -c "$quiet" sh "$@" -o "$tmp/e2$ext" "$emu"
+			diff -r "$tmp/e1$ext" "$tmp/e2$ext" > /dev/null || {
+				echo "$name: the output differs" >&2; exit 1; }
+			best "$name" "$base" sh -c "$quiet" sh "$@" -f -o "$tmp/e2$ext" "$emu"
+		done
+		rm -rf "$tmp/e1$ext" "$tmp/e2$ext"
 	done
-	rm -rf "$tmp/e2"
-	sh -c "$quiet" sh mpiexec -n 2 "$runner" convert -q -t paraver --threads 1 \
-		-o "$tmp/e2" "$emu"
-	diff -r "$tmp/e1" "$tmp/e2" > /dev/null || {
-		echo "convert emulated on 2 ranks: the output differs" >&2; exit 1; }
-	best "weft-mpi convert emulated, 2 ranks" "$base" sh -c "$quiet" sh mpiexec -n 2 \
-		/usr/bin/time -f "%e %M" -a -o "$tmp/ranks" "$runner" convert -q -f -t paraver \
-		--threads 1 -o "$tmp/e2" "$emu"
-	rm -rf "$tmp/e1" "$tmp/e2"
 fi
 
 # The fixed cost of a run on R ranks: a trace of one small stream.

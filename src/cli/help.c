@@ -105,7 +105,7 @@ const cli_help_note cli_write_threads_notes[] = {
 		     "streams or more, one thread reads and merges the streams while another "
 		     "writes; 1 forces one thread, 2 or more two, except convert -t chrome, "
 		     "perfetto or paraver with 3 or more: N - 1 threads each read their share "
-		     "of the streams (paraver of emulated ovni models: whole looms) and one "
+		     "of the streams (emulated ovni models: whole looms) and one "
 		     "merges them. dump and table: one thread reads and "
 		     "merges, and N threads (it too) format batches of events at once, written "
 		     "in order (by default one per CPU, at most 8); dump with 3 or more, where "

@@ -628,8 +628,7 @@ int64_t weft__share_deal(const weft_trace *trace, const uint8_t *among, int part
  * The same, the streams of one group kept together: `groups` gives each
  * stream's group (ids below the stream count; others are one group of
  * their own; NULL: a group per stream), and the groups are dealt by their
- * bytes, largest first (the emulation's looms: outputs/paraver/
- * paraver_emu_shared.c).
+ * bytes, largest first (the emulation's looms: outputs/emu_shared.c).
  */
 int64_t weft__share_deal_groups(const weft_trace *trace, const uint8_t *among,
 				const uint32_t *groups, int part, int parts, uint8_t *selected);

@@ -195,7 +195,7 @@ uint32_t weft__emu_trace_rows(const weft__emu *e, weft__emu_kind kind);
 /* The .row text and the .prv header line of a trace (malloc'd, or NULL). */
 char *weft__emu_trace_row_text(const weft__emu *e, weft__emu_kind kind);
 char *weft__emu_trace_prv_header(const weft__emu *e, weft__emu_kind kind, uint64_t duration);
-/* ---- An emulation shared by looms (outputs/paraver/paraver_emu_shared.c) ------ */
+/* ---- An emulation shared by looms (outputs/emu_shared.c) ---------------------- */
 
 /*
  * The looms of a system share nothing while they are emulated: an event
@@ -203,11 +203,13 @@ char *weft__emu_trace_prv_header(const weft__emu *e, weft__emu_kind kind, uint64
  * tasks) and of the CPUs of its loom. So emulators that each take the
  * events of some looms, in the merged order of their streams, write the
  * records one emulator writes of those looms' events, provided each
- * counts time from the same first event. What crosses looms is known at
- * the end: the task types of every process (the .pcf lists them process
- * by process; a hash collision between two is an end error) and the
- * clock of the last event. These calls carry that to one emulator, which
- * then ends as if it had handled every event.
+ * counts time from the same first event. What crosses looms: the
+ * warnings (a message is counted over the whole trace), the task types
+ * of every process (the labels of their values, known as they are
+ * created; the .pcf lists them process by process; a hash collision
+ * between two is an end error) and the clock of the last event. These
+ * calls carry that to one emulator, which then ends as if it had handled
+ * every event.
  */
 
 /* Counts time from `first_time` (the trace clock of the first event of
@@ -233,11 +235,11 @@ int weft__emu_set_scope(weft__emu *e, const uint8_t *streams);
 /* The emulation was done by others: started at `first_time`, its last
  * event at `now` (since then), `events` handled. */
 void weft__emu_set_handled(weft__emu *e, uint64_t first_time, uint64_t now, uint64_t events);
-/* A task type of process `proc` for a model (its character): each, in
- * creation order, handed to `fn` (0 or an error, which stops); 0 or it. */
-typedef int (*weft__emu_type_fn)(void *arg, char model, uint32_t proc, uint32_t id,
-				 const char *label);
-int weft__emu_task_types(weft__emu *e, uint32_t proc, weft__emu_type_fn fn, void *arg);
+/* Each task type created (by an event: model character, process, id,
+ * label) is also handed to `fn`, as it is created. */
+typedef void (*weft__emu_type_fn)(void *ctx, char model, uint32_t proc, uint32_t id,
+				  const char *label);
+void weft__emu_set_type_sink(weft__emu *e, weft__emu_type_fn fn, void *ctx);
 /* Creates a task type so handed over: 0, or WEFT_EFORMAT (a model not
  * emulated, no such process, a type the process has: a bug) or WEFT_ENOMEM. */
 int weft__emu_task_type_add(weft__emu *e, char model, uint32_t proc, uint32_t id,

@@ -309,6 +309,8 @@ struct weft__emu {
 	char *error;                  /* the first error's rule */
 	weft__emu_warning_fn warning_fn; /* the events' warnings go there, or NULL */
 	void *warning_ctx;
+	weft__emu_type_fn type_fn;    /* told of each task type created, or NULL */
+	void *type_ctx;
 	uint8_t *scope;               /* per thread: its end checks are this emulator's
 	                                 (NULL: every thread's; weft__emu_set_scope) */
 };

@@ -78,7 +78,16 @@ int weft__emu_task_model_type_event(weft__emu *e, weft__emu_task_model *m,
 	const char *label = (const char *)ev->payload + 4;
 	const char *nul = memchr(label, '\0', ev->payload_size - 4);
 	size_t len = nul != NULL ? (size_t)(nul - label) : ev->payload_size - 4;
-	return weft__emu_type_create(e, weft__emu_task_model_of(e, m, ev->thread), id, label, len);
+	weft__emu_tasks *t = weft__emu_task_model_of(e, m, ev->thread);
+	if (weft__emu_type_create(e, t, id, label, len) < 0)
+		return -1;
+	if (e->type_fn != NULL) {
+		uint32_t last = (uint32_t)weft__emu_type_count(t) - 1;
+		const weft__emu_task_type *tt = weft__emu_type_at(t, last);
+		e->type_fn(e->type_ctx, ev->m, (uint32_t)e->th[ev->thread].info->proc, tt->id,
+			   tt->label);
+	}
+	return 0;
 }
 
 int weft__emu_task_model_pcf(weft__emu *e, const weft__emu_task_model *m, weft__emu_pcf *pcf,
@@ -115,27 +124,16 @@ const char *weft__emu_task_model_label(const weft__emu_task_model *m, int64_t va
 
 /* ---- Task types handed between emulators (emu.h) --------------------------------- */
 
+void weft__emu_set_type_sink(weft__emu *e, weft__emu_type_fn fn, void *ctx)
+{
+	e->type_fn = fn;
+	e->type_ctx = ctx;
+}
+
 /* The models that run tasks, whose state is a weft__emu_task_model. */
 static const weft__emu_model_spec *const task_models[] = {
 	&weft__emu_model_nosv, &weft__emu_model_nanos6, &weft__emu_model_openmp
 };
-
-int weft__emu_task_types(weft__emu *e, uint32_t proc, weft__emu_type_fn fn, void *arg)
-{
-	for (uint32_t mi = 0; mi < e->nmodels; mi++)
-		for (size_t k = 0; k < sizeof task_models / sizeof *task_models; k++) {
-			const weft__emu_task_model *m = e->model_state[mi];
-			if (e->models[mi] != task_models[k] || m == NULL || proc >= m->nprocs)
-				continue;
-			for (uint32_t i = 0; i < weft__emu_type_count(m->procs[proc]); i++) {
-				const weft__emu_task_type *tt = weft__emu_type_at(m->procs[proc], i);
-				int rc = fn(arg, e->models[mi]->id, proc, tt->id, tt->label);
-				if (rc < 0)
-					return rc;
-			}
-		}
-	return 0;
-}
 
 int weft__emu_task_type_add(weft__emu *e, char model, uint32_t proc, uint32_t id,
 			    const char *label)

@@ -10,12 +10,15 @@
  * view is at; the engine merges the runs (and, on ranks, one run per
  * other rank) and hands each record back to the output, in the merged
  * order of all streams, with its track numbered on one view for the whole
- * output. Two kinds of output use it:
+ * output. Three kinds of output use it:
  *   - Chrome JSON (outputs/chrome/chrome_shared.c): its parts format the
  *     events' text, the merge adds the heads and flow ids;
  *   - every other viewer (Perfetto, Paraver: outputs/view_replay.c): the
  *     parts record the view's calls with what they carry, the merge makes
- *     the same calls on the output's sink, in the same order.
+ *     the same calls on the output's sink, in the same order;
+ *   - the emulation of ovni models (outputs/emu_shared.c): its parts take
+ *     the events themselves (no view, records without tracks), each an
+ *     emulator of whole looms (the deal by groups).
  *
  * Internal to libweft (weft__ prefix).
  */
@@ -108,14 +111,13 @@ typedef struct weft__view_share_ops {
 	int (*failed)(void *out);
 	void (*add_counts)(void *out, const uint64_t *counts);
 	/* Optional: a part that takes the events itself instead of a view's
-	 * calls (the emulation of ovni models: outputs/paraver/
-	 * paraver_emu_shared.c). part_event gets each event of the part's
-	 * share, p->time and p->stream set to its key (0, 1 to stop
-	 * reading, or an error); part_finish ends the part, p->finishing
-	 * set (it keys what it writes itself, after every event). Its
-	 * records carry no track: the merge hands them to `merge` as they
-	 * are (view NULL, track 0), and the first time is that of the
-	 * first event. */
+	 * calls (the emulation of ovni models: outputs/emu_shared.c).
+	 * part_event gets each event of the part's share, p->time and
+	 * p->stream set to its key (0, 1 to stop reading, or an error);
+	 * part_finish ends the part, p->finishing set (it keys what it
+	 * writes itself, after every event). Its records carry no track:
+	 * the merge hands them to `merge` as they are (view NULL, track 0),
+	 * and the first time is that of the first event. */
 	int (*part_event)(void *state, weft__view_part *p, const weft_event *ev);
 	int (*part_finish)(void *state, weft__view_part *p);
 } weft__view_share_ops;

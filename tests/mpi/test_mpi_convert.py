@@ -224,26 +224,28 @@ def test_viewer_on_ranks_with_a_damaged_stream(mpi_runner, tmp_path, looms_trace
         assert outputs_of(out, output) == outputs_of(reference, output), f"{ranks} ranks"
 
 
-def test_emulation_on_ranks_writes_what_one_emulator_writes(mpi_runner, tmp_path):
-    """The emulated Paraver output on ranks: each rank emulates whole
-    looms on its threads, rank 0 merges the lines, counts the warnings
-    and adds the task types (outputs/paraver/paraver_emu_shared.c); a loom
-    whose emulation fails makes rank 0 convert again alone. The traces of
-    tests/python/test_emu_shared.py, on 2 and 4 ranks of 1 and 2 threads."""
-    from test_emu_shared import files, make_failing_mix, make_runtime_mix
+@pytest.mark.parametrize("output", ("paraver", "perfetto"))
+def test_emulation_on_ranks_writes_what_one_emulator_writes(mpi_runner, tmp_path, output):
+    """The emulated outputs on ranks: each rank emulates whole looms on
+    its threads, rank 0 merges the lines (Paraver) or records (Perfetto),
+    counts the warnings and adds the task types (outputs/emu_shared.c); a
+    loom whose emulation fails makes rank 0 convert again alone. The
+    traces of tests/python/test_emu_shared.py, on 2 and 4 ranks of 1 and 2
+    threads."""
+    from test_emu_shared import files, make_failing_mix, make_runtime_mix, out_name
 
     mpiexec, runner = mpi_runner
     traces = {"runtimes": (make_runtime_mix(tmp_path / "runtimes"), [], 0),
               "failing": (make_failing_mix(tmp_path / "failing"), ["--allow-loss"], 1)}
     for name, (trace, extra, status) in traces.items():
-        reference = tmp_path / f"{name}.serial"
-        expected = convert([WEFT], trace, "paraver", reference, extra + ["--threads", "1"])
+        reference = out_name(tmp_path / f"{name}.serial", output)
+        expected = convert([WEFT], trace, output, reference, extra + ["--threads", "1"])
         assert expected.returncode == status, expected.stderr
         for ranks, threads in ((2, 1), (2, 2), (4, 1)):
-            out = tmp_path / f"{name}-{ranks}-{threads}"
-            got = convert([mpiexec, "-n", str(ranks), runner], trace, "paraver", out,
+            out = out_name(tmp_path / f"{name}-{ranks}-{threads}", output)
+            got = convert([mpiexec, "-n", str(ranks), runner], trace, output, out,
                           extra + ["--threads", str(threads)])
-            what = f"{name} on {ranks} ranks of {threads} threads"
+            what = f"{output} of {name} on {ranks} ranks of {threads} threads"
             assert got.returncode == expected.returncode, what + "\n" + got.stderr
             assert got.stderr == expected.stderr, what
             assert files(out) == files(reference) != {}, what
@@ -275,8 +277,7 @@ RANK_TRACES = {
     "pallas": SHARED,
     "otf2": SHARED,
     # the viewers: every rank converts its share, rank 0 merges
-    # (docs/mpi.md; ovni traces converted emulated into perfetto run on
-    # rank 0, into paraver share their looms among the ranks)
+    # (docs/mpi.md; ovni traces converted emulated share their looms)
     "perfetto": VIEWER_TRACES,
     "chrome": VIEWER_TRACES,
     "paraver": VIEWER_TRACES,

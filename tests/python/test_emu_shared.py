@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""The emulated Paraver output of an ovni trace with its looms shared among
-threads (outputs/paraver/paraver_emu_shared.c): `weft convert -t paraver
---threads N` writes, byte for byte, what one emulator writes, and says
+"""The emulated Paraver and Perfetto outputs of an ovni trace with its looms
+shared among threads (outputs/emu_shared.c): `weft convert -t paraver` (or
+`-t perfetto`) `--threads N` writes, byte for byte, what one emulator
+writes, and says
 what it says (warnings counted across looms, the reading's notes), for
 N = 4 and 6 (one part fewer than the threads), on every reference case of
 several looms and on traces put together from the cases' looms:
@@ -73,9 +74,16 @@ def make_failing_mix(root):
 
 
 def files(out):
-    """{name: bytes} of an emulated Paraver output (empty when none)."""
+    """{name: bytes} of an emulated Paraver output (a directory) or a
+    Perfetto one (a file); empty when none."""
     out = Path(out)
+    if out.suffix == ".pftrace":
+        return {"trace.pftrace": out.read_bytes()} if out.exists() else {}
     return {f: (out / f).read_bytes() for f in FILES if (out / f).exists()}
+
+
+def out_name(base, output):
+    return Path(f"{base}.pftrace") if output == "perfetto" else Path(base)
 
 
 def quiet(stderr):
@@ -91,24 +99,24 @@ def threads_used(stderr):
     raise AssertionError("no 'threads used' line:\n" + stderr)
 
 
-def check_shared(tmp_path, trace, extra=(), again=False):
+def check_shared(tmp_path, trace, extra=(), again=False, output="paraver"):
     """--threads 4 and 6 against --threads 1: the same files, stderr and
     status; the parts ran (one a loom at most, one thread fewer than asked:
     more than the two of one emulator's pipeline but for two looms or
     streams) and,
     when `again`, the conversion was done again on one thread."""
-    one = run_weft("convert", trace, "-t", "paraver", "--threads", "1", *extra,
-                   "-o", tmp_path / "one")
+    one = run_weft("convert", trace, "-t", output, "--threads", "1", *extra,
+                   "-o", out_name(tmp_path / "one", output))
     assert one.returncode in (0, 1, 2), one.stderr
-    want = files(tmp_path / "one")
+    want = files(out_name(tmp_path / "one", output))
     assert (want != {}) == (one.returncode != 2), one.stderr
     nlooms = len(looms(trace))
     nstreams = len(list(Path(trace).rglob("stream.obs")))
     for threads in (4, 6):
-        out = tmp_path / f"threads{threads}"
-        got = run_weft("convert", trace, "-t", "paraver", "--threads", threads, *extra,
+        out = out_name(tmp_path / f"threads{threads}", output)
+        got = run_weft("convert", trace, "-t", output, "--threads", threads, *extra,
                        "--verbose", "-o", out)
-        what = f"{trace} on {threads} threads {list(extra)}"
+        what = f"{output} of {trace} on {threads} threads {list(extra)}"
         assert got.returncode == one.returncode, what + "\n" + got.stderr
         assert quiet(got.stderr) == one.stderr, what
         assert files(out) == want, what
@@ -120,26 +128,43 @@ def check_shared(tmp_path, trace, extra=(), again=False):
     return one
 
 
+OUTPUTS = ("paraver", "perfetto")
+
+
+@pytest.mark.parametrize("output", OUTPUTS)
 @pytest.mark.parametrize("case", multi_loom_cases())
-def test_reference_case_on_threads(tmp_path, case):
-    check_shared(tmp_path, EMU_DATA / case / "ovni")
+def test_reference_case_on_threads(tmp_path, case, output):
+    check_shared(tmp_path, EMU_DATA / case / "ovni", output=output)
 
 
-def test_warnings_counted_across_looms(tmp_path):
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_warnings_counted_across_looms(tmp_path, output):
     trace = make_runtime_mix(tmp_path / "mix")
-    one = check_shared(tmp_path, trace)
+    one = check_shared(tmp_path, trace, output=output)
     assert one.returncode == 0, one.stderr
     # each loom warns; one emulator counts them under the first
     assert "warning: ignoring old event OCn (6 times)" in one.stderr
     assert one.stderr.count("note: OCn has 8 payload bytes") == 1
 
 
+@pytest.mark.parametrize("output", OUTPUTS)
 @pytest.mark.parametrize("extra", [[], ["--allow-loss"]])
-def test_a_failing_loom_is_converted_again_on_one_thread(tmp_path, extra):
+def test_a_failing_loom_is_converted_again_on_one_thread(tmp_path, extra, output):
     trace = make_failing_mix(tmp_path / "mix")
-    one = check_shared(tmp_path, trace, extra, again=True)
+    one = check_shared(tmp_path, trace, extra, again=True, output=output)
     assert one.returncode == (1 if extra else 2), one.stderr
     assert "cannot nest body(id=1,taskid=2)" in one.stderr
+
+
+def test_perfetto_window_not_shared(tmp_path):
+    trace = make_runtime_mix(tmp_path / "mix")
+    one = run_weft("convert", trace, "-t", "perfetto", "--threads", "1", "--from", "1",
+                   "-o", tmp_path / "one.pftrace", expect=0)
+    got = run_weft("convert", trace, "-t", "perfetto", "--threads", "6", "--from", "1",
+                   "--verbose", "-o", tmp_path / "six.pftrace", expect=0)
+    assert quiet(got.stderr) == one.stderr
+    assert threads_used(got.stderr) <= 3  # the pipeline and the encoder's writer
+    assert (tmp_path / "one.pftrace").read_bytes() == (tmp_path / "six.pftrace").read_bytes()
 
 
 def test_not_shared_with_a_window_or_breakdowns(tmp_path):

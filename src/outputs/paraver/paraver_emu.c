@@ -33,14 +33,46 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "emu/emu.h"
+#include "outputs/bg_writer.h"
+#include "outputs/emu_output.h"
+#include "outputs/emu_shared.h"
 #include "outputs/outdir.h"
+#include "outputs/outputs.h"
 #include "outputs/paraver/paraver_cfg.h"
-#include "outputs/paraver/paraver_emu.h"
+#include "outputs/writer.h"
 
 static const char *const suffixes[3] = { ".prv", ".pcf", ".row" };
 
-typedef weft__paraver_emu emu_writer;
-typedef weft__prv_file prv_file;
+/* Bytes a .prv's buffer hands to its writer thread at once (and slack for
+ * the record that crosses that). */
+#define CHUNK (1u << 20)
+#define CHUNK_SLACK (4u << 10)
+
+/*
+ * One .prv being written: formatted into `ob`, whose full buffers a
+ * thread of its own writes (positioned, written back to the disk as it
+ * goes, as the output is synced at the end), so that formatting and the
+ * kernel's copying overlap: the .prv are several times larger than the
+ * trace.
+ */
+typedef struct prv_file {
+	int fd;
+	weft__outbuf ob;
+	weft__bg_output bg;
+} prv_file;
+
+typedef struct emu_writer {
+	weft__emu *emu;
+	char *out;            /* OUT (the directory) */
+	char *tmp;            /* the temporary directory being written */
+	char *cfg_source;     /* ovni's views to copy into cfg/, or NULL */
+	int replace;          /* OUT exists and is replaced */
+	int committed;
+	prv_file prv[WEFT__EMU_KINDS]; /* thread, cpu, the breakdowns (fd -1: none) */
+	weft__emu_window win; /* the time window */
+	weft__prv_lines lines;
+} emu_writer;
 
 /* "<trace name><suffix>" of trace `kind`, part `part` (.prv, .pcf, .row). */
 static void file_name(int kind, int part, char *buf, size_t cap)
@@ -148,7 +180,7 @@ char *weft__prv_line(weft__prv_lines *l, const weft__emu_record *r, uint64_t tim
 static int line_written(emu_writer *ew, int kind)
 {
 	prv_file *f = &ew->prv[kind];
-	if (f->bg.running && f->ob.len >= WEFT__PRV_CHUNK)
+	if (f->bg.running && f->ob.len >= CHUNK)
 		weft__bg_output_hand_over(&f->bg, &f->ob);
 	if (f->ob.error != 0)
 		return weft__error(WEFT_EIO, weft__emu_trace_name((weft__emu_kind)kind),
@@ -168,8 +200,10 @@ static int put_record(void *ctx, const weft__emu_record *r)
 	return line_written(ew, r->kind);
 }
 
-int weft__paraver_emu_put(weft__paraver_emu *ew, int kind, const char *lines, size_t len)
+/* Lines of trace `kind` made by a part (emu_shared.c), into its .prv. */
+static int put_lines(void *w, int kind, const char *lines, size_t len)
 {
+	emu_writer *ew = w;
 	weft__outbuf *ob = &ew->prv[kind].ob;
 	if (len <= WEFT__OUTBUF_MAX_RESERVE) {
 		char *p = weft__outbuf_reserve(ob, len);
@@ -193,9 +227,9 @@ static int open_prv(emu_writer *ew, int kind)
 	if (f->fd < 0)
 		return weft__error(WEFT_EIO, name, WEFT_NO_OFFSET, "cannot create: %s",
 				   strerror(errno));
-	int rc = weft__bg_output_start(&f->bg, f->fd, 1, WEFT__PRV_CHUNK + WEFT__PRV_CHUNK_SLACK);
+	int rc = weft__bg_output_start(&f->bg, f->fd, 1, CHUNK + CHUNK_SLACK);
 	if (rc == 0)
-		rc = weft__outbuf_init(&f->ob, f->fd, WEFT__PRV_CHUNK + WEFT__PRV_CHUNK_SLACK);
+		rc = weft__outbuf_init(&f->ob, f->fd, CHUNK + CHUNK_SLACK);
 	char *head = weft__emu_trace_prv_header(ew->emu, (weft__emu_kind)kind, 0);
 	if (rc == 0 && head == NULL)
 		rc = weft__error(WEFT_ENOMEM, NULL, WEFT_NO_OFFSET, "out of memory");
@@ -306,11 +340,11 @@ static int start_emulation(weft_output_writer *w, emu_writer *ew)
 	if (rc < 0)
 		weft__convert_say(r, "%s", weft_last_error());
 	weft__emu_window_init(&ew->win, w);
-	memset(&ew->shared, 0, sizeof ew->shared);
 	return rc;
 }
 
-int weft__paraver_emu_restart(weft_output_writer *w)
+/* Starts over from nothing: a new emulator, the .prv files emptied. */
+static int restart(weft_output_writer *w)
 {
 	emu_writer *ew = w->impl;
 	stop_emulation(ew);
@@ -322,7 +356,7 @@ static int emu_create(weft_output_writer *w)
 	weft_convert_report *r = w->job.report;
 	w->filter = (weft_filter){ .order = WEFT_ORDER_TIME };
 	if (w->follower)
-		return 0; /* another rank's part: paraver_emu_shared.c, no output */
+		return 0; /* another rank's part: emu_shared.c, no output */
 	int rc = check_options(w);
 	if (rc < 0)
 		return rc;
@@ -447,6 +481,41 @@ static void emu_free(weft_output_writer *w)
 	w->impl = NULL;
 }
 
+/* ---- On looms shared among threads and ranks (emu_shared.c) --------------------------- */
+
+/* A time window (the state at its start is every row's) and the
+ * breakdown traces (their rows sort the CPUs of every loom) are one
+ * emulator's. */
+static int can_share(const weft_output_writer *w)
+{
+	const emu_writer *ew = w->impl;
+	return ew != NULL && !ew->win.windowed && !w->options.breakdown;
+}
+
+static weft__emu *emulator(void *w)
+{
+	return ((emu_writer *)w)->emu;
+}
+
+static int failed(void *w)
+{
+	const emu_writer *ew = w;
+	for (int k = 0; k < WEFT__EMU_KINDS; k++)
+		if (ew->prv[k].fd >= 0 && ew->prv[k].ob.error != 0)
+			return 1;
+	return 0;
+}
+
+static const weft__emu_target paraver_target = {
+	.lines = 1, .can_share = can_share, .emulator = emulator, .put_lines = put_lines,
+	.failed = failed, .restart = restart,
+};
+
+static int emu_convert_shared(weft_output_writer *w)
+{
+	return weft__emu_convert_shared(w, &paraver_target);
+}
+
 const weft__writer_ops weft__paraver_emu_writer_ops = {
 	.by_stream = 0,
 	.create = emu_create,
@@ -454,5 +523,5 @@ const weft__writer_ops weft__paraver_emu_writer_ops = {
 	.read_failed = weft__emu_output_read_failed,
 	.finish = emu_finish,
 	.free = emu_free,
-	.convert_shared = weft__paraver_emu_convert_shared,
+	.convert_shared = emu_convert_shared,
 };

@@ -46,6 +46,7 @@
 #include "core/internal.h"
 #include "emu/emu.h"
 #include "outputs/emu_output.h"
+#include "outputs/emu_shared.h"
 #include "outputs/outfile.h"
 #include "outputs/perfetto.h"
 #include "outputs/view.h"
@@ -157,7 +158,24 @@ typedef struct pfe_writer {
 	uint64_t first;             /* trace clock of the emulator's time 0 */
 	int clip;                   /* slices begun now are cut by the window */
 	int error;                  /* WEFT_ENOMEM once an allocation failed */
+	/* a record handed over by a part of a shared conversion (emu_shared.c):
+	 * what the emulator knew of it, instead of asking this one */
+	int replaying;
+	int32_t replay_thread;
+	const int64_t *replay_stack;
 } pfe_writer;
+
+/* The thread whose channels a record's row shows (weft__emu_record_thread). */
+static int32_t record_thread(const pfe_writer *pf, const weft__emu_record *r)
+{
+	return pf->replaying ? pf->replay_thread : weft__emu_record_thread(pf->emu, r);
+}
+
+/* The entries of a stack channel's record (weft__emu_record_stack). */
+static const int64_t *record_stack(const pfe_writer *pf, const weft__emu_record *r)
+{
+	return pf->replaying ? pf->replay_stack : weft__emu_record_stack(pf->emu, r);
+}
 
 #define SYS_LINE0 0u  /* threads: state; CPUs: the running threads counter */
 #define SYS_LINE1 1u  /* threads: CPU affinity */
@@ -626,10 +644,10 @@ static int group_record(pfe_writer *pf, uint32_t row, uint32_t g, unsigned field
 	if (field == FIELD_ID) {
 		gs->id = r->value;
 		gs->depth = r->depth;
-		gs->thread = weft__emu_record_thread(pf->emu, r);
+		gs->thread = record_thread(pf, r);
 		gs->nentries = 0;
 		const int64_t *st = pf->groups[g].id_stack && r->value != 0
-				    ? weft__emu_record_stack(pf->emu, r) : NULL;
+				    ? record_stack(pf, r) : NULL;
 		if (st != NULL) {
 			if (r->depth > gs->cap) {
 				int64_t *p = realloc(gs->entries, r->depth * sizeof *p);
@@ -709,8 +727,7 @@ static int on_record(void *ctx, const weft__emu_record *r)
 		return -1;
 	if (!sr->line)
 		return 0;
-	const int64_t *st = sr->stack && r->value != 0 ? weft__emu_record_stack(pf->emu, r)
-						       : NULL;
+	const int64_t *st = sr->stack && r->value != 0 ? record_stack(pf, r) : NULL;
 	if (st != NULL)
 		return line_apply(pf, row, r->slot, st, r->depth, slot_value_name, sr->category);
 	return line_apply(pf, row, r->slot, &r->value, r->value != 0, slot_value_name,
@@ -825,24 +842,21 @@ static void pfe_free_impl(pfe_writer *pf)
 
 /* ---- The writer -------------------------------------------------------------------------- */
 
-static int pfe_create(weft_output_writer *w)
+/*
+ * The output file, the emulator, the tables and the encoder: *out, or
+ * < 0 said in the report (nothing left).
+ */
+static int pfe_start(weft_output_writer *w, pfe_writer **out)
 {
 	weft_convert_report *r = w->job.report;
-	const char *cfg = w->options.ovni_cfg;
-	int rc = weft__emu_output_check(w, w->options.breakdown
-					   ? "the breakdown traces are Paraver's (-t paraver "
-					     "--breakdown)"
-					   : cfg != NULL && *cfg ? "the .cfg views are Paraver's "
-					     "(-t paraver --ovni-cfg DIR)" : NULL);
-	if (rc < 0)
-		return rc;
 	pfe_writer *pf = calloc(1, sizeof *pf);
+	*out = NULL;
 	if (pf == NULL) {
 		weft__convert_say(r, "out of memory");
 		return WEFT_ENOMEM;
 	}
-	rc = weft__outfile_open(&pf->file, w->options.path, w->options.force,
-				w->options.remove_on_signal);
+	int rc = weft__outfile_open(&pf->file, w->options.path, w->options.force,
+				    w->options.remove_on_signal);
 	if (rc < 0) {
 		weft__convert_say(r, "%s", weft_last_error());
 		free(pf);
@@ -870,11 +884,30 @@ static int pfe_create(weft_output_writer *w)
 		pfe_free_impl(pf);
 		return rc;
 	}
-	weft__trace_threads_note(w->job.trace, 2); /* the encoder writes behind on a thread */
 	pf->sink = weft__perfetto_writer_sink(pf->pw);
-	weft__emu_output_say_models(w, pf->emu);
 	weft__emu_window_init(&pf->win, w);
+	*out = pf;
+	return 0;
+}
+
+static int pfe_create(weft_output_writer *w)
+{
+	const char *cfg = w->options.ovni_cfg;
 	w->filter = (weft_filter){ .order = WEFT_ORDER_TIME };
+	if (w->follower)
+		return 0; /* another rank's part: emu_shared.c, no output */
+	int rc = weft__emu_output_check(w, w->options.breakdown
+					   ? "the breakdown traces are Paraver's (-t paraver "
+					     "--breakdown)"
+					   : cfg != NULL && *cfg ? "the .cfg views are Paraver's "
+					     "(-t paraver --ovni-cfg DIR)" : NULL);
+	pfe_writer *pf = NULL;
+	if (rc == 0)
+		rc = pfe_start(w, &pf);
+	if (rc < 0)
+		return rc;
+	weft__trace_threads_note(w->job.trace, 2); /* the encoder writes behind on a thread */
+	weft__emu_output_say_models(w, pf->emu);
 	w->impl = pf;
 	return 0;
 }
@@ -964,6 +997,59 @@ static void pfe_free(weft_output_writer *w)
 	w->impl = NULL;
 }
 
+/* ---- On looms shared among threads and ranks (emu_shared.c) --------------------------- */
+
+/* A time window is one emulator's: the state at its start is every row's. */
+static int can_share(const weft_output_writer *w)
+{
+	const pfe_writer *pf = w->impl;
+	return pf != NULL && !pf->win.windowed;
+}
+
+static weft__emu *emulator(void *w)
+{
+	return ((pfe_writer *)w)->emu;
+}
+
+/* A record of a part, with what its emulator knew of it. */
+static int put_record(void *w, const weft__emu_record *r, int32_t thread,
+		      const int64_t *stack)
+{
+	pfe_writer *pf = w;
+	pf->replaying = 1;
+	pf->replay_thread = thread;
+	pf->replay_stack = stack;
+	int rc = on_record(pf, r);
+	pf->replaying = 0;
+	return rc < 0 ? (pf->error ? pf->error : WEFT_ENOMEM) : 0;
+}
+
+static int failed(void *w)
+{
+	return ((pfe_writer *)w)->error != 0;
+}
+
+/* Starts over from nothing: the output file, the emulator, the tables. */
+static int restart(weft_output_writer *w)
+{
+	pfe_writer *pf = NULL;
+	pfe_free_impl(w->impl);
+	w->impl = NULL;
+	int rc = pfe_start(w, &pf);
+	w->impl = pf;
+	return rc;
+}
+
+static const weft__emu_target perfetto_target = {
+	.lines = 0, .can_share = can_share, .emulator = emulator, .put_record = put_record,
+	.failed = failed, .restart = restart,
+};
+
+static int pfe_convert_shared(weft_output_writer *w)
+{
+	return weft__emu_convert_shared(w, &perfetto_target);
+}
+
 const weft__writer_ops weft__perfetto_emu_writer_ops = {
 	.by_stream = 0,
 	.create = pfe_create,
@@ -971,4 +1057,5 @@ const weft__writer_ops weft__perfetto_emu_writer_ops = {
 	.read_failed = weft__emu_output_read_failed,
 	.finish = pfe_finish,
 	.free = pfe_free,
+	.convert_shared = pfe_convert_shared,
 };
