@@ -236,10 +236,11 @@ typedef struct weft_backend {
 	 * 1 when nothing that reads the trace once it is open (the stream
 	 * readers, cursors, event_fields) writes the backend's data, the
 	 * streams, nodes or metadata: the threads of weft__parts_run then
-	 * borrow the trace (weft__trace_borrow) instead of opening it again.
-	 * Not Heph (the first reader in time order builds the index), nor
-	 * Pallas (its shared decoded-values cache would serialise the threads
-	 * on its lock; a copy has its own).
+	 * borrow the trace (weft__trace_borrow) instead of opening it again
+	 * (Heph: the first reader in time order builds the index under a
+	 * lock, the others wait for it). Not Pallas (its shared
+	 * decoded-values cache would serialise the threads on its lock; a
+	 * copy has its own).
 	 */
 	int readers_share_data;
 } weft_backend;

@@ -4,8 +4,10 @@
  * borrow the open trace for the formats whose readers never write what
  * the open built (ovni, OTF2, ROSS: readers_share_data), sharing its
  * backend data with one thread each in their options, and open their own
- * copy for the others (Pallas, Heph); either way every stream is read by
- * one part, and a stream file that changed since the open is caught.
+ * copy for the others (Pallas); either way every stream is read by one
+ * part, and a stream file that changed since the open is caught. Heph's
+ * parts borrow too: the first to read in time order builds the index the
+ * others wait for and share (every event read once, as one reader does).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +65,57 @@ static int run_parts(const char *path, totals *t)
 	return rc;
 }
 
+/* A part that reads its streams in time order (Heph: through the index). */
+static int read_part(weft_trace *handle, const uint8_t *selected, weft__pack *result,
+		     void *arg)
+{
+	weft_filter f = { .order = WEFT_ORDER_TIME };
+	weft_cursor *c = NULL;
+	const weft_event *ev;
+	uint64_t events = 0;
+	int rc;
+	(void)arg;
+	if ((rc = weft__cursor_create_selected(handle, &f, selected, &c)) < 0)
+		return rc;
+	while ((rc = weft_cursor_next(c, &ev)) > 0)
+		events++;
+	weft_cursor_free(c);
+	weft__pack_u64(result, events);
+	return rc;
+}
+
+static int add_events(void *ctx, weft__unpack *u)
+{
+	*(uint64_t *)ctx += weft__unpack_u64(u);
+	return 0;
+}
+
+/* Heph on 2 and 3 threads, time order: the events one cursor reads. */
+static void test_heph_index_shared(void)
+{
+	weft_trace *trace;
+	REQUIRE(weft_trace_open(tu_data_path("heph/heph_sample.bin.log"), NULL, &trace) == 0);
+	weft_filter f = { .order = WEFT_ORDER_TIME };
+	weft_cursor *c = NULL;
+	const weft_event *ev;
+	uint64_t alone = 0;
+	REQUIRE(weft_cursor_create(trace, &f, &c) == 0);
+	while (weft_cursor_next(c, &ev) > 0)
+		alone++;
+	weft_cursor_free(c);
+	weft_trace_free(trace);
+	CHECK(alone > 0);
+	for (int threads = 2; threads <= 3; threads++) {
+		uint64_t shared = 0;
+		REQUIRE(weft_trace_open(tu_data_path("heph/heph_sample.bin.log"), NULL,
+					&trace) == 0);
+		CHECK(weft__parts_run(trace, NULL, threads, read_part, NULL, add_events,
+				      &shared) == 0);
+		CHECK_EQ_I64(shared, alone);
+		weft_trace_free(trace);
+	}
+}
+
 int main(void)
 {
 	static const struct { const char *rel; int borrows; } cases[] = {
@@ -70,7 +123,7 @@ int main(void)
 		{ "otf2/mpi-threads/traces.otf2", 1 },
 		{ "ross/phold-gvt-pekplp/np2", 1 },
 		{ "pallas/weft_order/trace", 0 },
-		{ "heph/heph_sample.bin.log", 0 },
+		{ "heph/heph_sample.bin.log", 1 },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		totals t;
@@ -81,6 +134,7 @@ int main(void)
 		CHECK_EQ_I64(t.shared, cases[i].borrows ? parts : 0);
 		CHECK_EQ_I64(t.one_thread, parts);
 	}
+	test_heph_index_shared();
 
 	/* A borrowed part checks its streams' files against the open's sizes. */
 	char *dir = tu_mkdtemp("parts-borrow");

@@ -13,6 +13,8 @@
 #ifndef WEFT_HEPH_INTERNAL_H
 #define WEFT_HEPH_INTERNAL_H
 
+#include <pthread.h>
+
 #include <jansson.h>
 
 #include "core/internal.h"
@@ -244,6 +246,11 @@ typedef struct heph_data {
 	uint64_t sort_budget;
 	heph_index *index;         /* built on first time-ordered read */
 	int index_failed;
+	/* The index is built by the first reader that needs it, of any
+	 * thread: threads borrow the trace (weft_backend.readers_share_data)
+	 * and this lock makes the others wait for it, then share it (its
+	 * readers read it with positioned reads). */
+	pthread_mutex_t index_lock;
 	/* Event packets the scan skipped (bad body, times out of range), by
 	 * offset ascending: the sequential passes re-validate only these. */
 	uint64_t *bad_offsets;

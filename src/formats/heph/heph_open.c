@@ -144,6 +144,7 @@ static void heph_close(weft_trace *trace)
 	if (d == NULL)
 		return;
 	weft__heph_index_free(d->index);
+	pthread_mutex_destroy(&d->index_lock);
 	free(d->bad_offsets);
 	free(d->map_pairs);
 	free(d->map_values);
@@ -162,11 +163,13 @@ static int data_create(weft_trace *trace, const char *path,
 		free(d);
 		return weft__error(WEFT_ENOMEM, path, WEFT_NO_OFFSET, "out of memory");
 	}
+	pthread_mutex_init(&d->index_lock, NULL);
 	const char *slash = strrchr(d->file, '/');
 	d->name = slash != NULL && slash[1] != '\0' ? slash + 1 : d->file;
 	uint64_t budget = 0;
 	int rc = weft__option_u64(o, "heph.sort_budget_bytes", &budget);
 	if (rc < 0) {
+		pthread_mutex_destroy(&d->index_lock);
 		free(d->file);
 		free(d);
 		return rc;
@@ -236,4 +239,6 @@ const weft_backend weft__heph_backend = {
 	.counts_bytes = 1,
 	.options = heph_options,
 	.option_count = sizeof heph_options / sizeof heph_options[0],
+	/* the time-order index, the one thing a reader builds, under its lock */
+	.readers_share_data = 1,
 };

@@ -212,20 +212,23 @@ static int reader_create(weft_trace *trace, uint64_t window, heph_reader **out)
 	return 0;
 }
 
-/* The index, built on the first time-ordered read of the trace. */
+/* The index, built on the first time-ordered read of the trace (by one
+ * thread of those that borrow it: the others wait, then share it). */
 static int ensure_index(weft_trace *trace, heph_data *d)
 {
-	if (d->index != NULL)
-		return 0;
-	if (d->index_failed)
-		return weft__error(WEFT_EIO, d->name, WEFT_NO_OFFSET,
-				   "the time-order index could not be built");
-	/* a stage of its own: a pass over the whole file before the first event */
-	const char *outer = weft__progress_stage_begin(trace, "indexing");
-	int rc = weft__heph_index_build(d, trace, &d->index);
-	weft__progress_stage_end(trace, outer);
-	if (rc < 0)
-		d->index_failed = 1;
+	int rc = 0;
+	pthread_mutex_lock(&d->index_lock);
+	if (d->index == NULL && !d->index_failed) {
+		/* a stage of its own: a pass over the whole file before the first event */
+		const char *outer = weft__progress_stage_begin(trace, "indexing");
+		rc = weft__heph_index_build(d, trace, &d->index);
+		weft__progress_stage_end(trace, outer);
+		d->index_failed = rc < 0;
+	} else if (d->index == NULL) {
+		rc = weft__error(WEFT_EIO, d->name, WEFT_NO_OFFSET,
+				 "the time-order index could not be built");
+	}
+	pthread_mutex_unlock(&d->index_lock);
 	return rc;
 }
 
