@@ -891,7 +891,9 @@ static size_t groups_among(const uint32_t *groups, const uint8_t *among, size_t 
 	uint8_t *seen = calloc(n + 1, 1);
 	size_t count = 0;
 
-	for (size_t i = 0; seen != NULL && i < n; i++) {
+	if (seen == NULL)
+		return 1; /* one part, then */
+	for (size_t i = 0; i < n; i++) {
 		size_t g = groups[i] < n ? groups[i] : n;
 		if (among[i] && !seen[g]) {
 			seen[g] = 1;
@@ -899,7 +901,7 @@ static size_t groups_among(const uint32_t *groups, const uint8_t *among, size_t 
 		}
 	}
 	free(seen);
-	return seen != NULL ? count : 1;
+	return count;
 }
 
 /*
