@@ -930,8 +930,9 @@ static int rank_setup(weft_trace *trace, shared_view *sc, uint8_t **mine)
 	int parts = count == 0 ? 0 : weft__parts_threads(trace, *mine, 0, WEFT__WORK_HEAVY);
 	if (parts < 0)
 		parts = 1;
-	if (sc->job->groups != NULL && (size_t)parts > groups_among(sc->job->groups, *mine, n))
-		parts = (int)groups_among(sc->job->groups, *mine, n); /* no part without one */
+	size_t groups = sc->job->groups != NULL ? groups_among(sc->job->groups, *mine, n) : 0;
+	if (groups > 0 && (size_t)parts > groups)
+		parts = (int)groups; /* no part without a group */
 	int runs = parts + (sc->dist->rank == 0 ? ranks - 1 : 0);
 	sc->lens = calloc((size_t)ranks, sizeof *sc->lens);
 	sc->remote_ended = calloc((size_t)ranks, 1);

@@ -204,14 +204,7 @@ static int put_record(void *ctx, const weft__emu_record *r)
 static int put_lines(void *w, int kind, const char *lines, size_t len)
 {
 	emu_writer *ew = w;
-	weft__outbuf *ob = &ew->prv[kind].ob;
-	if (len <= WEFT__OUTBUF_MAX_RESERVE) {
-		char *p = weft__outbuf_reserve(ob, len);
-		memcpy(p, lines, len);
-		weft__outbuf_commit(ob, p + len);
-	} else {
-		weft__outbuf_put(ob, lines, len);
-	}
+	weft__outbuf_put(&ew->prv[kind].ob, lines, len);
 	return line_written(ew, kind);
 }
 
